@@ -1,0 +1,5 @@
+import sys
+
+from protokube.cli import main
+
+sys.exit(main())
