@@ -1,0 +1,354 @@
+"""Kubernetes JSON (or YAML, already parsed) → protobuf message, reporting what upstream reports.
+
+Decoding follows sigs.k8s.io/json, the decoder kube-apiserver uses: case-sensitive keys, JSON
+null leaves a field unset, numbers must fit the Go integer type. A value of the wrong type is
+fatal (``DecodeError``, worded like Go's ``json: cannot unmarshal …``); unknown and duplicate
+fields are collected with their paths (``spec.containers[0].imagePullPolcy``) so the caller can
+apply fieldValidation=Ignore|Warn|Strict.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from google.protobuf.message import Message
+from protokube.options.v1 import options_pb2 as opts
+
+from protokube.schema import goshape, quantity, wellknown
+from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, STRING, FieldShape, MessageShape, shape
+
+_INT_RANGES = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+}
+
+
+class DecodeError(ValueError):
+    """The body cannot be decoded into the kind at all (upstream answers 400 BadRequest)."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+
+
+@dataclass
+class Decoded:
+    message: Message
+    # apiVersion and kind as the body states them ("" when absent).
+    api_version: str = ""
+    kind: str = ""
+    # Field-validation findings, in upstream's wording: 'unknown field "spec.foo"'.
+    unknown: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[str]:
+        return [f'unknown field "{p}"' for p in self.unknown] + [
+            f'duplicate field "{p}"' for p in self.duplicates
+        ]
+
+
+class JSONObject(dict):
+    """A parsed JSON object that remembers which keys it saw more than once."""
+
+    __slots__ = ("duplicates", "yaml_errors")
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        self.duplicates: tuple[str, ...] = ()
+        self.yaml_errors: tuple[str, ...] = ()
+        if len(self) != len(pairs):
+            seen: set[str] = set()
+            dups = []
+            for key, _ in pairs:
+                if key in seen and key not in dups:
+                    dups.append(key)
+                seen.add(key)
+            self.duplicates = tuple(dups)
+
+
+def parse_json(data: bytes | str) -> Any:
+    """Parse JSON keeping track of duplicate keys (orjson when there can be none)."""
+    try:
+        return json.loads(data, object_pairs_hook=JSONObject)
+    except (ValueError, RecursionError) as err:
+        raise DecodeError(_json_syntax_message(data, err)) from None
+
+
+def _json_syntax_message(data: bytes | str, err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return "json: exceeded max depth"
+    if isinstance(err, json.JSONDecodeError):
+        return f"json: {err.msg.lower()} at offset {err.pos}"
+    return f"json: {err}"
+
+
+def decode(data: Any, full_name: str) -> Decoded:
+    """Decode a parsed JSON value into the message ``full_name``."""
+    msg_shape = shape(full_name)
+    if not isinstance(data, dict):
+        go_type = _go_type_of_message(full_name)
+        raise DecodeError(f"json: cannot unmarshal {_json_kind(data)} into Go value of type {go_type}")
+    result = Decoded(message=msg_shape.cls())
+    decoder = _Decoder(result)
+    decoder.message(data, msg_shape, result.message, "", top=True)
+    goshape.normalize(result.message)
+    return result
+
+
+def decode_bytes(body: bytes, full_name: str) -> Decoded:
+    return decode(parse_json(body), full_name)
+
+
+class _Decoder:
+    def __init__(self, result: Decoded) -> None:
+        self.result = result
+
+    def message(
+        self, data: dict, msg_shape: MessageShape, target: Message, path: str, top: bool = False
+    ) -> None:
+        if isinstance(data, JSONObject) and data.duplicates:
+            self.result.duplicates.extend(_join(path, key) for key in data.duplicates)
+        typemeta = msg_shape.descriptor.GetOptions().HasExtension(opts.kind)
+        for key, value in data.items():
+            fields = msg_shape.by_json.get(key)
+            if fields is None:
+                if typemeta and key in ("kind", "apiVersion"):
+                    if not isinstance(value, str | None):
+                        raise DecodeError(self._type_error(value, msg_shape, _join(path, key), "string"))
+                    if top:
+                        setattr(self.result, "kind" if key == "kind" else "api_version", value or "")
+                    continue
+                self.result.unknown.append(_join(path, key))
+                continue
+            if value is None:
+                continue
+            owner, owner_shape = target, msg_shape
+            for inline in fields[:-1]:
+                owner = getattr(owner, inline.name)
+                owner.SetInParent()
+                owner_shape = shape(inline.message)
+            self.field(value, fields[-1], owner_shape, owner, _join(path, key))
+
+    def field(self, value: Any, f: FieldShape, parent: MessageShape, target: Message, path: str) -> None:
+        if f.is_map:
+            if not isinstance(value, dict):
+                raise DecodeError(self._type_error(value, parent, path, _go_type(f)))
+            if isinstance(value, JSONObject) and value.duplicates:
+                self.result.duplicates.extend(_join(path, key) for key in value.duplicates)
+            container = getattr(target, f.name)
+            for key, item in value.items():
+                if item is None:
+                    if f.value_kind != MESSAGE:
+                        container[key] = _ZERO_BY_KIND[f.value_kind]
+                    continue
+                if f.value_kind == MESSAGE:
+                    self.into_message(item, f, parent, container[key], _join(path, key))
+                else:
+                    container[key] = self.scalar(item, f.value_kind, f, parent, path)
+        elif f.repeated:
+            if not isinstance(value, list):
+                raise DecodeError(self._type_error(value, parent, path, _go_type(f)))
+            container = getattr(target, f.name)
+            if f.kind == MESSAGE:
+                for i, item in enumerate(value):
+                    element = container.add()
+                    if item is not None:
+                        self.into_message(item, f, parent, element, f"{path}[{i}]")
+            else:
+                container.extend(
+                    self.scalar(item, f.kind, f, parent, path) for item in value if item is not None
+                )
+        elif f.kind == MESSAGE:
+            self.into_message(value, f, parent, getattr(target, f.name), path)
+            getattr(target, f.name).SetInParent()
+        else:
+            setattr(target, f.name, self.scalar(value, f.kind, f, parent, path))
+
+    def into_message(
+        self, value: Any, f: FieldShape, parent: MessageShape, target: Message, path: str
+    ) -> None:
+        if f.special is not None:
+            try:
+                SPECIAL_DECODERS[f.special](value, target)
+            except (TypeError, ValueError, KeyError) as err:
+                raise DecodeError(self._special_error(value, f, parent, path, err), path) from None
+            return
+        if not isinstance(value, dict):
+            raise DecodeError(self._type_error(value, parent, path, _go_type_of_message(f.message)))
+        self.message(value, shape(f.message), target, path)
+
+    def scalar(self, value: Any, kind: str, f: FieldShape, parent: MessageShape, path: str) -> Any:
+        go_type = _go_scalar_type(f)
+        if kind == STRING:
+            if isinstance(value, str):
+                return value
+        elif kind == BOOL:
+            if isinstance(value, bool):
+                return value
+        elif kind == INT:
+            if isinstance(value, int) and not isinstance(value, bool):
+                low, high = _INT_RANGES.get(go_type, _INT_RANGES["int64"])
+                if low <= value <= high:
+                    return value
+                raise DecodeError(self._type_error(value, parent, path, go_type, number=True), path)
+            if isinstance(value, float):
+                raise DecodeError(self._type_error(value, parent, path, go_type, number=True), path)
+        elif kind == FLOAT:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return float(value)
+        elif kind == BYTES and isinstance(value, str):
+            try:
+                return base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                raise DecodeError(
+                    f"json: illegal base64 data at input byte 0 in Go struct field {parent.name}.{path}", path
+                ) from None
+        raise DecodeError(self._type_error(value, parent, path, go_type), path)
+
+    @staticmethod
+    def _type_error(value: Any, parent: MessageShape, path: str, go_type: str, number: bool = False) -> str:
+        described = f"number {value}" if number else _json_kind(value)
+        where = f"{parent.name}.{_go_path(path)}"
+        return f"json: cannot unmarshal {described} into Go struct field {where} of type {go_type}"
+
+    @staticmethod
+    def _special_error(value: Any, f: FieldShape, parent: MessageShape, path: str, err: Exception) -> str:
+        if f.special == "quantity" and isinstance(value, str | int | float):
+            return str(err)
+        if f.special in ("time", "microtime", "duration") and isinstance(value, str):
+            return str(err)
+        return (
+            f"json: cannot unmarshal {_json_kind(value)} into Go struct field {parent.name}.{_go_path(path)} "
+            f"of type {_go_type_of_message(f.message)}"
+        )
+
+
+def _go_path(path: str) -> str:
+    """Go names the field path without list indexes: spec.containers.ports.containerPort."""
+    return _INDEX.sub("", path)
+
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if value is None:
+        return "null"
+    return "object"
+
+
+_ZERO_BY_KIND = {STRING: "", INT: 0, BOOL: False, BYTES: b"", FLOAT: 0.0}
+
+
+def _go_scalar_type(f: FieldShape) -> str:
+    fd = f.descriptor.message_type.fields_by_name["value"] if f.is_map else f.descriptor
+    return _GO_SCALARS.get(fd.type, "string")
+
+
+_GO_SCALARS = {
+    1: "float64",
+    2: "float32",
+    3: "int64",
+    4: "uint64",
+    5: "int32",
+    8: "bool",
+    9: "string",
+    12: "[]uint8",
+    13: "uint32",
+}
+
+
+def _go_type_of_message(full_name: str | None) -> str:
+    package, _, name = (full_name or "").rpartition(".")
+    return f"{package.rpartition('.')[2]}.{name}"
+
+
+def _go_type(f: FieldShape) -> str:
+    if f.is_map:
+        value = _go_type_of_message(f.message) if f.value_kind == MESSAGE else _go_scalar_type(f)
+        return f"map[string]{value}"
+    element = _go_type_of_message(f.message) if f.kind == MESSAGE else _go_scalar_type(f)
+    return f"[]{element}" if f.repeated else element
+
+
+# Custom JSON forms (see jsonencode.SPECIAL_ENCODERS for the other direction).
+def _set_time(value: Any, target: Message) -> None:
+    seconds, _ = wellknown.parse_time(_expect_str(value))
+    target.seconds = seconds
+
+
+def _set_micro_time(value: Any, target: Message) -> None:
+    seconds, nanos = wellknown.parse_time(_expect_str(value))
+    target.seconds = seconds
+    target.nanos = nanos // 1000 * 1000
+
+
+def _set_quantity(value: Any, target: Message) -> None:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise TypeError("quantity")
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    target.string = quantity.canonical(text)
+
+
+def _set_int_or_string(value: Any, target: Message) -> None:
+    if isinstance(value, str):
+        target.type, target.intVal, target.strVal = 1, 0, value
+    elif isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31:
+        target.type, target.intVal, target.strVal = 0, value, ""
+    else:
+        raise TypeError("intorstring")
+
+
+def _set_raw(value: Any, target: Message) -> None:
+    target.raw = orjson.dumps(value)
+
+
+def _set_fields_v1(value: Any, target: Message) -> None:
+    if not isinstance(value, dict):
+        raise TypeError("fieldsv1")
+    target.Raw = orjson.dumps(value)
+
+
+def _set_verbs(value: Any, target: Message) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError("verbs")
+    target.items.extend(value)
+
+
+def _expect_str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("string expected")
+    return value
+
+
+SPECIAL_DECODERS = {
+    "time": _set_time,
+    "microtime": _set_micro_time,
+    "duration": lambda v, t: setattr(t, "duration", wellknown.parse_duration(_expect_str(v))),
+    "quantity": _set_quantity,
+    "intorstring": _set_int_or_string,
+    "rawextension": _set_raw,
+    "fieldsv1": _set_fields_v1,
+    "verbs": _set_verbs,
+}

@@ -1,0 +1,124 @@
+"""Protobuf message → Kubernetes JSON, following upstream's Go encoding/json conventions.
+
+- Keys in Go struct order (the .proto declaration order); map keys sorted, as encoding/json does.
+- omitempty as upstream: a non-pointer scalar, list or map is left out when empty unless its
+  field says ``emit_empty``; a pointer (``nullable``) field is written whenever it is set; a
+  non-pointer struct is always written (encoding/json never omits structs).
+- int64 as JSON numbers; bytes as base64; Time, MicroTime, Duration, Quantity, IntOrString,
+  RawExtension and FieldsV1 in their custom forms.
+- Output bytes escape ``<``, ``>``, ``&``, U+2028 and U+2029 like Go's encoder does.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import orjson
+from google.protobuf.message import Message
+
+from protokube.schema import wellknown
+from protokube.schema.shape import BYTES, MESSAGE, FieldShape, shape
+
+JSONValue = Any
+
+
+def to_dict(message: Message) -> dict[str, JSONValue]:
+    """The JSON object of a message (without kind/apiVersion)."""
+    present = {fd.name: value for fd, value in message.ListFields()}
+    out: dict[str, JSONValue] = {}
+    for field in shape(message.DESCRIPTOR.full_name).fields:
+        value = present.get(field.name, _ABSENT)
+        if field.inline:
+            out.update(to_dict(getattr(message, field.name)))
+            continue
+        if value is _ABSENT:
+            if field.kind == MESSAGE and not (field.nullable or field.repeated or field.is_map):
+                out[field.json_name] = _special_or_object(field, getattr(message, field.name))
+            elif field.emit_empty:
+                out[field.json_name] = None if (field.repeated or field.is_map) else field.zero
+            continue
+        if field.is_map:
+            out[field.json_name] = _map(field, value)
+        elif field.repeated:
+            out[field.json_name] = [_single(field, item) for item in value]
+        elif field.kind == MESSAGE:
+            out[field.json_name] = _special_or_object(field, value)
+        elif field.nullable or field.emit_empty or value:
+            out[field.json_name] = _scalar(field.kind, value)
+    return out
+
+
+def object_to_dict(message: Message, kind: str, api_version: str) -> dict[str, JSONValue]:
+    """A top-level object: kind and apiVersion first, as upstream's inlined TypeMeta."""
+    out: dict[str, JSONValue] = {"kind": kind, "apiVersion": api_version}
+    out.update(to_dict(message))
+    return out
+
+
+def dumps(value: JSONValue, *, pretty: bool = False) -> bytes:
+    """Serialize to JSON bytes the way Go's encoding/json writes them."""
+    data = orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0)
+    return go_escape(data)
+
+
+def go_escape(data: bytes) -> bytes:
+    """Escape what Go escapes in strings; these bytes can only occur inside JSON strings."""
+    if b"<" in data or b">" in data or b"&" in data:
+        data = data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+    if b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data:
+        data = data.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+    return data
+
+
+_ABSENT = object()
+
+
+def _scalar(kind: str, value: JSONValue) -> JSONValue:
+    return base64.b64encode(value).decode() if kind == BYTES else value
+
+
+def _single(field: FieldShape, value: JSONValue) -> JSONValue:
+    return _special_or_object(field, value) if field.kind == MESSAGE else _scalar(field.kind, value)
+
+
+def _map(field: FieldShape, value: Any) -> dict[str, JSONValue]:
+    keys = sorted(value)
+    if field.value_kind == MESSAGE:
+        return {k: _special_or_object(field, value[k]) for k in keys}
+    return {k: _scalar(field.value_kind, value[k]) for k in keys}
+
+
+def _special_or_object(field: FieldShape, value: Message) -> JSONValue:
+    special = field.special
+    if special is None:
+        return to_dict(value)
+    return SPECIAL_ENCODERS[special](value)
+
+
+def _time(m: Message) -> str | None:
+    return wellknown.format_time(m.seconds) if m.HasField("seconds") else None
+
+
+def _micro_time(m: Message) -> str | None:
+    return wellknown.format_micro_time(m.seconds, m.nanos) if m.HasField("seconds") else None
+
+
+def _int_or_string(m: Message) -> int | str:
+    return m.strVal if m.type == 1 else m.intVal
+
+
+def _raw_json(raw: bytes) -> JSONValue:
+    return orjson.loads(raw) if raw else None
+
+
+SPECIAL_ENCODERS = {
+    "time": _time,
+    "microtime": _micro_time,
+    "duration": lambda m: wellknown.format_duration(m.duration),
+    "quantity": lambda m: m.string or "0",
+    "intorstring": _int_or_string,
+    "rawextension": lambda m: _raw_json(m.raw),
+    "fieldsv1": lambda m: _raw_json(m.Raw),
+    "verbs": lambda m: list(m.items),
+}
