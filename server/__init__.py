@@ -1,0 +1,1 @@
+"""protokube storage: an etcd-v3-compatible gRPC service over embedded SQLite."""

@@ -1,0 +1,156 @@
+"""Build and run the storage service; the in-process API is `start_storage`."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import grpc
+
+from server.backend import Backend
+from server.compaction import Compactor
+from server.groupcommit import GroupCommitter
+from server.kv import KVService
+from server.lease import LeaseService
+from server.lessor import Lessor
+from server.maintenance import MaintenanceService
+from server.mvcc import Store, entry_from_row
+from server.rpc import generic_handler
+from server.watch import WatchService
+from server.watchhub import WatchHub
+
+GRPC_OVERHEAD_BYTES = 512 * 1024  # etcd lets gRPC accept this much beyond --max-request-bytes
+
+
+@dataclass
+class StorageOptions:
+    compaction_retention: float = 300.0  # seconds of history kept by auto-compaction; 0 = off
+    max_request_bytes: int = 1572864  # etcd's default --max-request-bytes (1.5 MiB)
+    group_commit: bool = True  # batch concurrent writes into one SQLite commit
+    watch_ring_size: int = 100_000  # recent events kept in memory for watch catch-up
+    progress_notify_interval: float = 600.0  # etcd's default: 10 minutes
+    lease_check_interval: float = 0.5  # how often expired leases are looked for
+    min_lease_ttl: int = 2  # etcd's minimum TTL with default election settings
+
+
+class StorageServer:
+    """A running storage service."""
+
+    def __init__(
+        self,
+        server: grpc.aio.Server,
+        port: int,
+        host: str,
+        backend: Backend,
+        store: Store,
+        hub: WatchHub,
+        committer: GroupCommitter,
+        compactor: Compactor,
+        leases: LeaseService,
+    ) -> None:
+        self.port = port
+        self.address = f"{host}:{port}"
+        self.store = store
+        self.hub = hub
+        self._server = server
+        self._backend = backend
+        self._committer = committer
+        self._compactor = compactor
+        self._leases = leases
+
+    @property
+    def commits(self) -> int:
+        """SQLite write transactions committed since start."""
+        return self._backend.commits
+
+    @property
+    def writes(self) -> int:
+        """Write requests committed since start."""
+        return self._committer.writes
+
+    async def stop(self, grace: float = 1.0) -> None:
+        await self._server.stop(grace)
+        await self._leases.stop()
+        await self._compactor.stop()
+        await self.hub.stop()
+        await self._committer.stop()
+        self._backend.close()
+
+
+def _load(backend: Backend, options: StorageOptions) -> tuple[Store, int]:
+    """Rebuild the in-memory store from the database; returns it and the physical-compaction mark."""
+    loaded = backend.load()
+    meta = loaded.meta
+    if "cluster_id" not in meta:
+        meta["cluster_id"] = random.getrandbits(63) | 1
+        meta["member_id"] = random.getrandbits(63) | 1
+        backend.set_meta({"cluster_id": meta["cluster_id"], "member_id": meta["member_id"]})
+    lessor = Lessor(options.min_lease_ttl)
+    store = Store(backend, lessor, meta["cluster_id"], meta["member_id"])
+    store.rev = meta.get("revision", 1)
+    store.compacted = meta.get("compacted", 0)
+    for lease_id, ttl in loaded.leases:
+        lessor.grant(lease_id, ttl)  # full TTL again, as etcd after a leader change
+    for row in loaded.current:
+        entry = entry_from_row(row)
+        store.state[entry.key] = entry
+        lessor.attach(entry.key, 0, entry.lease)
+    return store, meta.get("compact_done", 0)
+
+
+def _split_listen(listen: str) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--listen must be HOST:PORT, got {listen!r}")
+    return host.strip("[]"), int(port)
+
+
+async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer:
+    """Open (or create) the store in data_dir and serve it on listen (HOST:PORT, port 0 = any).
+
+    Options are the fields of StorageOptions.
+    """
+    known = {f.name for f in fields(StorageOptions)}
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError(f"unknown storage options: {sorted(unknown)}")
+    opts = StorageOptions(**options)
+    host, port = _split_listen(listen)
+
+    backend = Backend(Path(data_dir))
+    store, compact_done = _load(backend, opts)
+    hub = WatchHub(store, ring_size=opts.watch_ring_size, progress_interval=opts.progress_notify_interval)
+    committer = GroupCommitter(store, hub, batching=opts.group_commit)
+    compactor = Compactor(store, committer, retention=opts.compaction_retention, done=compact_done)
+    leases = LeaseService(store, committer, opts.lease_check_interval)
+
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", opts.max_request_bytes + GRPC_OVERHEAD_BYTES),
+            ("grpc.max_send_message_length", 2**31 - 1),
+            ("grpc.so_reuseport", 0),
+            # etcd clients (the Kubernetes API server) ping every few seconds: allow it.
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", 5000),
+            ("grpc.http2.max_ping_strikes", 0),
+        ]
+    )
+    server.add_generic_rpc_handlers(
+        (
+            generic_handler("KV", KVService(store, committer, compactor, opts.max_request_bytes)),
+            generic_handler("Watch", WatchService(hub)),
+            generic_handler("Lease", leases),
+            generic_handler("Maintenance", MaintenanceService(store)),
+        )
+    )
+    bound = server.add_insecure_port(f"{host}:{port}" if ":" not in host else f"[{host}]:{port}")
+    if bound == 0:
+        backend.close()
+        raise OSError(f"cannot listen on {listen}")
+    committer.start()
+    hub.start()
+    compactor.start()
+    leases.start()
+    await server.start()
+    return StorageServer(server, bound, host, backend, store, hub, committer, compactor, leases)

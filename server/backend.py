@@ -1,0 +1,234 @@
+"""SQLite persistence: schema, the write transaction of a commit batch, history reads.
+
+All writes run on one dedicated writer thread (one connection); history reads run on a
+small pool of reader threads, each with its own connection. WAL mode lets readers see a
+consistent snapshot while the writer commits; synchronous=FULL makes every commit durable
+(fsync) before it returns.
+
+Tables:
+  history  every change of every key: (rev, sub) orders changes, sub numbering the changes
+           of one revision; deleted=1 marks a tombstone. mod_revision is rev. The current
+           state is the newest row of each key, loaded into memory at startup.
+  leases   granted leases (id, ttl).
+  meta     counters: current and compacted revision, cluster and member ids.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS history (
+    rev INTEGER NOT NULL,
+    sub INTEGER NOT NULL,
+    key BLOB NOT NULL,
+    create_rev INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    lease INTEGER NOT NULL,
+    deleted INTEGER NOT NULL,
+    value BLOB NOT NULL,
+    PRIMARY KEY (rev, sub)
+);
+CREATE INDEX IF NOT EXISTS history_by_key ON history (key, rev);
+CREATE TABLE IF NOT EXISTS leases (id INTEGER PRIMARY KEY, ttl INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+DB_FILE = "storage.db"
+
+# A history row: (rev, sub, key, create_rev, version, lease, deleted, value).
+Row = tuple[int, int, bytes, int, int, int, int, bytes]
+ROW_COLUMNS = "rev, sub, key, create_rev, version, lease, deleted, value"
+
+
+@dataclass
+class CommitBatch:
+    """Everything one commit writes, in one SQLite transaction."""
+
+    rows: list[Row] = field(default_factory=list)
+    leases_granted: list[tuple[int, int]] = field(default_factory=list)
+    leases_revoked: list[int] = field(default_factory=list)
+    meta: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class LoadedState:
+    meta: dict[str, int]
+    current: list[Row]
+    leases: list[tuple[int, int]]
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA cache_size=-65536")
+    return conn
+
+
+def _key_range_sql(key: bytes, end: bytes | None) -> tuple[str, list]:
+    """SQL condition for a key range: end None = single key; b"" = every key >= key."""
+    if end is None:
+        return "key = ?", [key]
+    if end == b"":
+        return "key >= ?", [key]
+    return "key >= ? AND key < ?", [key, end]
+
+
+class Backend:
+    """The SQLite database of one data directory."""
+
+    def __init__(self, data_dir: Path) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.path = data_dir / DB_FILE
+        self._writer = _connect(self.path)
+        self._writer.executescript(SCHEMA)
+        self.write_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
+        self.read_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sqlite-reader")
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self.commits = 0  # SQLite write transactions committed (group commit makes this << writes)
+
+    def _reader(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = _connect(self.path)
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    # --- startup ------------------------------------------------------------------------
+    def load(self) -> LoadedState:
+        """Meta counters, every live key (newest row per key, not a tombstone), leases."""
+        db = self._writer
+        meta = dict(db.execute("SELECT name, value FROM meta"))
+        current = db.execute(
+            f"SELECT {ROW_COLUMNS} FROM history AS h WHERE rev = "
+            "(SELECT MAX(rev) FROM history WHERE key = h.key) AND deleted = 0 ORDER BY key"
+        ).fetchall()
+        leases = db.execute("SELECT id, ttl FROM leases").fetchall()
+        return LoadedState(meta, current, leases)
+
+    def set_meta(self, values: dict[str, int]) -> None:
+        """Write meta counters in their own transaction (startup only)."""
+        self.commit(CommitBatch(meta=values))
+
+    # --- writer thread ----------------------------------------------------------------
+    def commit(self, batch: CommitBatch) -> None:
+        """Write one batch in one transaction and return once it is durable."""
+        db = self._writer
+        db.execute("BEGIN")
+        try:
+            if batch.rows:
+                db.executemany(f"INSERT INTO history ({ROW_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)", batch.rows)
+            if batch.leases_granted:
+                db.executemany("INSERT OR REPLACE INTO leases (id, ttl) VALUES (?, ?)", batch.leases_granted)
+            if batch.leases_revoked:
+                db.executemany("DELETE FROM leases WHERE id = ?", [(i,) for i in batch.leases_revoked])
+            if batch.meta:
+                db.executemany(
+                    "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", list(batch.meta.items())
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self.commits += 1
+
+    def compact_step(self, done: int, target: int) -> None:
+        """Physically remove history made unreachable by compacting from `done` to `target`.
+
+        After compaction to C, a key keeps its newest row at or below C (unless that row is
+        a tombstone below C) and every row above C: reads at revision >= C and watches from
+        revision >= C still find everything they need.
+        """
+        db = self._writer
+        db.execute("BEGIN")
+        try:
+            # Rows superseded by a newer row at or below target, for keys changed since `done`.
+            db.execute(
+                "DELETE FROM history WHERE rowid IN ("
+                " SELECT h.rowid FROM history AS h"
+                " WHERE h.key IN (SELECT key FROM history WHERE rev > ? AND rev <= ?)"
+                " AND h.rev < (SELECT MAX(rev) FROM history WHERE key = h.key AND rev <= ?))",
+                (done, target, target),
+            )
+            # Tombstones below target are the newest row of their key: nothing to keep.
+            db.execute("DELETE FROM history WHERE deleted = 1 AND rev >= ? AND rev < ?", (done, target))
+            db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('compact_done', ?)", (target,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self.commits += 1
+
+    def vacuum(self) -> None:
+        self._writer.execute("VACUUM")
+
+    # --- reader threads ---------------------------------------------------------------
+    def range_at(self, key: bytes, end: bytes | None, rev: int) -> list[Row]:
+        """Keys live at revision `rev` in the range, in key order."""
+        cond, args = _key_range_sql(key, end)
+        rows = (
+            self._reader()
+            .execute(
+                f"SELECT {ROW_COLUMNS} FROM history AS h WHERE {cond} AND rev = "
+                "(SELECT MAX(rev) FROM history WHERE key = h.key AND rev <= ?) ORDER BY key",
+                [*args, rev],
+            )
+            .fetchall()
+        )
+        return [r for r in rows if not r[6]]
+
+    def events(self, key: bytes, end: bytes | None, first: int, last: int) -> list[Row]:
+        """Changes in the key range with first <= rev <= last, in (rev, sub) order."""
+        cond, args = _key_range_sql(key, end)
+        return (
+            self._reader()
+            .execute(
+                f"SELECT {ROW_COLUMNS} FROM history WHERE rev >= ? AND rev <= ? AND {cond} ORDER BY rev, sub",
+                [first, last, *args],
+            )
+            .fetchall()
+        )
+
+    def previous(self, keys_revs: Iterable[tuple[bytes, int]]) -> list[Row | None]:
+        """For each (key, rev): the key's newest row before rev (None if there is none)."""
+        db = self._reader()
+        out: list[Row | None] = []
+        for key, rev in keys_revs:
+            out.append(
+                db.execute(
+                    f"SELECT {ROW_COLUMNS} FROM history WHERE key = ? AND rev < ? ORDER BY rev DESC LIMIT 1",
+                    (key, rev),
+                ).fetchone()
+            )
+        return out
+
+    def sizes(self) -> tuple[int, int]:
+        """(bytes of the database files, bytes of pages in use)."""
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(f"{self.path}{suffix}")
+        db = self._reader()
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        free = db.execute("PRAGMA freelist_count").fetchone()[0]
+        return total, (pages - free) * page_size
+
+    def close(self) -> None:
+        self.write_executor.shutdown(wait=True)
+        self.read_executor.shutdown(wait=True)
+        with self._readers_lock:
+            for conn in self._readers:
+                conn.close()
+        self._writer.close()

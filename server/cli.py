@@ -1,0 +1,74 @@
+"""`protokube storage`: run the etcd-compatible storage service until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from server.app import StorageOptions, start_storage
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "storage"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    defaults = StorageOptions()
+    p = argparse.ArgumentParser(prog="protokube storage", description=__doc__)
+    p.add_argument("--listen", default="127.0.0.1:2379", help="HOST:PORT to serve gRPC on (port 0: any)")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="directory of the database")
+    p.add_argument(
+        "--compaction-retention",
+        type=float,
+        default=defaults.compaction_retention,
+        metavar="SECONDS",
+        help="history kept by periodic auto-compaction (0: never compact automatically)",
+    )
+    p.add_argument("--max-request-bytes", type=int, default=defaults.max_request_bytes, metavar="N")
+    p.add_argument(
+        "--no-group-commit", action="store_true", help="one SQLite commit per write request (benchmarking)"
+    )
+    p.add_argument(
+        "--progress-notify-interval",
+        type=float,
+        default=defaults.progress_notify_interval,
+        metavar="SECONDS",
+        help="interval of progress notifications to watches that ask for them",
+    )
+    p.add_argument("--watch-ring-size", type=int, default=defaults.watch_ring_size, metavar="EVENTS")
+    p.add_argument("--log-level", default="WARNING")
+    return p.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    server = await start_storage(
+        args.listen,
+        args.data_dir,
+        compaction_retention=args.compaction_retention,
+        max_request_bytes=args.max_request_bytes,
+        group_commit=not args.no_group_commit,
+        progress_notify_interval=args.progress_notify_interval,
+        watch_ring_size=args.watch_ring_size,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"storage listening on {server.address}", flush=True)
+    await stop.wait()
+    await server.stop()
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        asyncio.run(serve(args))
+    except (OSError, ValueError) as exc:
+        print(f"protokube storage: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,50 @@
+"""The KV service: Range, Put, DeleteRange, Txn, Compact."""
+
+from __future__ import annotations
+
+from etcdserverpb import rpc_pb2
+
+from server import apply, errors
+from server.compaction import Compactor
+from server.groupcommit import GroupCommitter
+from server.mvcc import Batch, Store, WriteView
+
+
+class KVService:
+    def __init__(
+        self, store: Store, committer: GroupCommitter, compactor: Compactor, max_request_bytes: int
+    ) -> None:
+        self.store = store
+        self.committer = committer
+        self.compactor = compactor
+        self.max_request_bytes = max_request_bytes
+
+    def _check_size(self, request) -> None:
+        # etcd limits the size of requests that go through raft (writes), not of reads.
+        if request.ByteSize() > self.max_request_bytes:
+            raise errors.REQUEST_TOO_LARGE
+
+    async def Range(self, request: rpc_pb2.RangeRequest, context) -> bytes:
+        apply.check_range(request)
+        return await self.store.range(request)
+
+    async def Put(self, request: rpc_pb2.PutRequest, context) -> rpc_pb2.PutResponse:
+        self._check_size(request)
+        apply.check_put(request)
+        return await self.committer.submit(lambda view: apply.evaluate_put(view, request))
+
+    async def DeleteRange(self, request: rpc_pb2.DeleteRangeRequest, context) -> rpc_pb2.DeleteRangeResponse:
+        self._check_size(request)
+        apply.check_delete(request)
+        return await self.committer.submit(lambda view: apply.evaluate_delete(view, request))
+
+    async def Txn(self, request: rpc_pb2.TxnRequest, context) -> rpc_pb2.TxnResponse:
+        self._check_size(request)
+        apply.check_txn(request)
+        if apply.is_read_only(request):
+            # Reads only: evaluated at once on the committed state, no commit needed.
+            return apply.evaluate_txn(WriteView(Batch(self.store)), request)
+        return await self.committer.submit(lambda view: apply.evaluate_txn(view, request))
+
+    async def Compact(self, request: rpc_pb2.CompactionRequest, context) -> rpc_pb2.CompactionResponse:
+        return await self.compactor.compact(request.revision, physical=request.physical)

@@ -1,0 +1,83 @@
+"""gRPC plumbing: method handlers built from the service descriptors, with etcd-style errors.
+
+Handlers may return a message or already-serialized bytes (hot paths pre-encode responses).
+A StorageError becomes its gRPC status; any other exception is logged and becomes INTERNAL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import grpc
+from etcdserverpb import rpc_pb2
+from google.protobuf import message_factory
+
+from server.errors import StorageError
+
+log = logging.getLogger(__name__)
+
+INTERNAL_MESSAGE = "etcdserver: internal error"
+
+
+def _serialize(response) -> bytes:
+    return response if isinstance(response, bytes) else response.SerializeToString()
+
+
+def _guard_unary(name: str, fn: Callable):
+    async def handler(request, context: grpc.aio.ServicerContext):
+        try:
+            return await fn(request, context)
+        except StorageError as exc:
+            await context.abort(exc.code, exc.message)
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception:
+            log.exception("%s failed", name)
+            await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+
+    return handler
+
+
+def _guard_stream(name: str, fn: Callable):
+    async def handler(request_iterator, context: grpc.aio.ServicerContext):
+        try:
+            await fn(request_iterator, context)
+        except StorageError as exc:
+            await context.abort(exc.code, exc.message)
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception:
+            log.exception("%s failed", name)
+            await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+
+    return handler
+
+
+def generic_handler(service_name: str, servicer: object) -> grpc.GenericRpcHandler:
+    """Handlers for every method of etcdserverpb.<service_name> that `servicer` implements.
+
+    Unary methods are `async def Name(request, context)`; bidirectional streams are
+    `async def Name(request_iterator, context)` and write with `context.write`.
+    """
+    service = rpc_pb2.DESCRIPTOR.services_by_name[service_name]
+    handlers = {}
+    for method in service.methods:
+        fn = getattr(servicer, method.name, None)
+        if fn is None:
+            continue
+        request_cls = message_factory.GetMessageClass(method.input_type)
+        if method.client_streaming:
+            handlers[method.name] = grpc.stream_stream_rpc_method_handler(
+                _guard_stream(method.full_name, fn),
+                request_deserializer=request_cls.FromString,
+                response_serializer=_serialize,
+            )
+        else:
+            handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+                _guard_unary(method.full_name, fn),
+                request_deserializer=request_cls.FromString,
+                response_serializer=_serialize,
+            )
+    return grpc.method_handlers_generic_handler(service.full_name, handlers)

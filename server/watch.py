@@ -1,0 +1,86 @@
+"""The Watch service: one bidirectional stream carries any number of watches."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+from etcdserverpb import rpc_pb2
+
+from server.mvcc import range_end
+from server.records import watch_response
+from server.watchhub import Watcher, WatchHub, WatchStream
+
+FilterType = rpc_pb2.WatchCreateRequest.FilterType
+
+# etcd's mvcc errors, sent as cancel_reason of a refused create request.
+DUPLICATE_WATCH_ID = "mvcc: duplicate watch ID provided on the WatchStream"
+EMPTY_WATCHER_RANGE = "mvcc: watcher range is empty"
+
+
+class WatchService:
+    def __init__(self, hub: WatchHub) -> None:
+        self.hub = hub
+
+    async def Watch(self, request_iterator, context: grpc.aio.ServicerContext) -> None:
+        stream = WatchStream()
+        sender = asyncio.get_running_loop().create_task(self._send_loop(stream, context))
+        try:
+            while True:
+                request = await context.read()
+                if request is grpc.aio.EOF:
+                    break
+                self._handle(stream, request)
+            # The client closed its side: keep sending until it goes away (as etcd does).
+            await sender
+        finally:
+            self.hub.remove_stream(stream)
+            sender.cancel()
+
+    async def _send_loop(self, stream: WatchStream, context: grpc.aio.ServicerContext) -> None:
+        outgoing = stream.outgoing
+        while True:
+            await context.write(await outgoing.get())
+
+    def _handle(self, stream: WatchStream, request: rpc_pb2.WatchRequest) -> None:
+        kind = request.WhichOneof("request_union")
+        if kind == "create_request":
+            self._create(stream, request.create_request)
+        elif kind == "cancel_request":
+            w = stream.watchers.get(request.cancel_request.watch_id)
+            if w is not None:  # etcd ignores unknown IDs
+                self.hub.remove(w)
+                stream.send(watch_response(self.hub.store.header_bytes(self.hub.rev), w.id, canceled=True))
+        elif kind == "progress_request":
+            self.hub.request_progress(stream)
+
+    def _create(self, stream: WatchStream, req: rpc_pb2.WatchCreateRequest) -> None:
+        header = self.hub.store.header_bytes(self.hub.rev)
+        end = range_end(req.range_end)
+        if req.watch_id and req.watch_id in stream.watchers:
+            stream.send(
+                watch_response(
+                    header, req.watch_id, created=True, canceled=True, cancel_reason=DUPLICATE_WATCH_ID
+                )
+            )
+            return
+        watch_id = req.watch_id or stream.new_id()
+        if end not in (None, b"") and end <= req.key:
+            stream.send(
+                watch_response(
+                    header, watch_id, created=True, canceled=True, cancel_reason=EMPTY_WATCHER_RANGE
+                )
+            )
+            return
+        w = Watcher(
+            stream,
+            watch_id,
+            req.key,
+            end,
+            prev_kv=req.prev_kv,
+            no_put=FilterType.NOPUT in req.filters,
+            no_delete=FilterType.NODELETE in req.filters,
+            progress_notify=req.progress_notify,
+        )
+        stream.send(watch_response(header, watch_id, created=True))
+        self.hub.add(w, req.start_revision)

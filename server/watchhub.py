@@ -1,0 +1,315 @@
+"""Watch hub: fan-out of committed events to watchers, a ring of recent events, catch-up.
+
+Every commit batch's events are published here (after the commit is durable) in revision
+order. A *synced* watcher gets, per publish, one response with all of its matching events.
+A watcher that starts at a past revision is first *caught up*:
+
+- from the in-memory ring of recent events, synchronously, when the ring still holds its
+  start revision;
+- otherwise from the SQLite history, page by page, in a task. Events published while that
+  task runs are buffered on the watcher (`pending`) and sent right after the history pages,
+  so nothing is lost or repeated: the history read covers revisions up to the revision
+  published when the watcher registered, and the buffer holds exactly the later ones.
+
+Responses never split a revision; a stream's responses go through one FIFO queue, so a
+progress response queued after a watcher's events is sent after them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+
+from server.backend import Backend, Row
+from server.mvcc import Store, in_range
+from server.records import DELETE, PUT, Entry, Event, watch_response
+
+log = logging.getLogger(__name__)
+
+PROGRESS_WATCH_ID = -1  # etcd 3.5 answers a stream-wide progress request with watch_id -1
+CATCH_UP_PAGE_REVS = 1000  # revisions read from the history per query
+MAX_EVENTS_PER_RESPONSE = 1000  # a response may exceed it to keep a revision whole
+
+
+class Watcher:
+    """One watch of one stream."""
+
+    __slots__ = (
+        "canceled",
+        "end",
+        "id",
+        "key",
+        "last_sent",
+        "next_rev",
+        "no_delete",
+        "no_put",
+        "pending",
+        "prev_kv",
+        "progress_notify",
+        "stream",
+        "synced",
+    )
+
+    def __init__(
+        self,
+        stream: WatchStream,
+        watch_id: int,
+        key: bytes,
+        end: bytes | None,
+        *,
+        prev_kv: bool = False,
+        no_put: bool = False,
+        no_delete: bool = False,
+        progress_notify: bool = False,
+    ) -> None:
+        self.stream = stream
+        self.id = watch_id
+        self.key = key
+        self.end = end  # None: the single key; b"": every key >= key
+        self.prev_kv = prev_kv
+        self.no_put = no_put
+        self.no_delete = no_delete
+        self.progress_notify = progress_notify
+        self.next_rev = 0  # events below this revision are not for this watcher
+        self.synced = False
+        self.pending: list[Event] = []  # events published during catch-up
+        self.canceled = False
+        self.last_sent = time.monotonic()
+
+    def wants(self, ev: Event) -> bool:
+        if ev.rev < self.next_rev:
+            return False
+        return not (self.no_put if ev.type == PUT else self.no_delete)
+
+
+class WatchStream:
+    """The outgoing side of one gRPC Watch stream: its watchers and its response queue."""
+
+    def __init__(self) -> None:
+        self.watchers: dict[int, Watcher] = {}
+        self.outgoing: asyncio.Queue[bytes] = asyncio.Queue()
+        self.next_id = 0
+        self.progress_pending = False
+
+    def new_id(self) -> int:
+        """etcd assigns IDs from 0 upwards, skipping IDs the client chose itself."""
+        while self.next_id in self.watchers:
+            self.next_id += 1
+        self.next_id += 1
+        return self.next_id - 1
+
+    def send(self, response: bytes) -> None:
+        self.outgoing.put_nowait(response)
+
+
+class WatchHub:
+    def __init__(self, store: Store, *, ring_size: int = 100_000, progress_interval: float = 600.0) -> None:
+        self.store = store
+        self.backend: Backend = store.backend
+        self.ring: deque[tuple[int, list[Event]]] = deque()
+        self.ring_size = ring_size
+        self.ring_events = 0
+        self.ring_first_rev = store.rev + 1  # the ring holds every event from this revision on
+        self.rev = store.rev  # newest revision published
+        self.progress_interval = progress_interval
+        self._by_key: dict[bytes, set[Watcher]] = {}
+        self._ranges: set[Watcher] = set()
+        self._notify: set[Watcher] = set()  # watchers with progress_notify
+        self._tasks: set[asyncio.Task] = set()
+        self._ticker: asyncio.Task | None = None
+        self.catch_ups_from_history = 0  # catch-ups that read SQLite (tests observe it)
+
+    def start(self) -> None:
+        self._ticker = asyncio.get_running_loop().create_task(self._progress_loop(), name="watch-progress")
+
+    async def stop(self) -> None:
+        for task in [*self._tasks, *([self._ticker] if self._ticker else [])]:
+            task.cancel()
+        for task in [*self._tasks, *([self._ticker] if self._ticker else [])]:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # --- publishing ---------------------------------------------------------------------
+    def publish(self, batches: list[tuple[int, list[Event]]]) -> None:
+        """Take a durable batch's events (revision order): keep them in the ring, fan them out."""
+        for rev, events in batches:
+            self.ring.append((rev, events))
+            self.ring_events += len(events)
+        while self.ring_events > self.ring_size and len(self.ring) > 1:
+            rev, events = self.ring.popleft()
+            self.ring_events -= len(events)
+            self.ring_first_rev = rev + 1
+        self.rev = batches[-1][0]
+
+        matched: dict[Watcher, list[Event]] = {}
+        by_key, ranges = self._by_key, self._ranges
+        for _, events in batches:
+            for ev in events:
+                for w in by_key.get(ev.key, ()):
+                    if w.wants(ev):
+                        matched.setdefault(w, []).append(ev)
+                for w in ranges:
+                    if in_range(ev.key, w.key, w.end) and w.wants(ev):
+                        matched.setdefault(w, []).append(ev)
+        if not matched:
+            return
+        header = self.store.header_bytes(self.rev)
+        now = time.monotonic()
+        for w, events in matched.items():
+            if w.synced:
+                w.stream.send(watch_response(header, w.id, [ev.encoded(w.prev_kv) for ev in events]))
+                w.last_sent = now
+            else:
+                w.pending += events
+
+    # --- watchers -----------------------------------------------------------------------
+    def add(self, w: Watcher, start_rev: int) -> None:
+        """Register a watcher (its `created` response is already queued) and start its events."""
+        stream = w.stream
+        stream.watchers[w.id] = w
+        if start_rev > 0 and start_rev < self.store.compacted:
+            self._cancel_compacted(w)
+            return
+        if w.end is None:
+            self._by_key.setdefault(w.key, set()).add(w)
+        else:
+            self._ranges.add(w)
+        if w.progress_notify:
+            self._notify.add(w)
+        if start_rev <= 0 or start_rev > self.rev:
+            w.next_rev = start_rev if start_rev > 0 else self.rev + 1
+            w.synced = True
+        elif start_rev >= self.ring_first_rev:
+            w.next_rev = start_rev
+            events = [ev for rev, evs in self.ring if rev >= start_rev for ev in evs if self._matches(w, ev)]
+            self._send_grouped(w, events)
+            w.synced = True
+        else:
+            w.next_rev = start_rev
+            self.catch_ups_from_history += 1
+            task = asyncio.get_running_loop().create_task(self._catch_up(w, start_rev, self.rev))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def remove(self, w: Watcher) -> None:
+        w.canceled = True
+        w.stream.watchers.pop(w.id, None)
+        if w.end is None:
+            watchers = self._by_key.get(w.key)
+            if watchers is not None:
+                watchers.discard(w)
+                if not watchers:
+                    del self._by_key[w.key]
+        else:
+            self._ranges.discard(w)
+        self._notify.discard(w)
+        self._maybe_send_progress(w.stream)
+
+    def remove_stream(self, stream: WatchStream) -> None:
+        for w in list(stream.watchers.values()):
+            self.remove(w)
+
+    def request_progress(self, stream: WatchStream) -> None:
+        """A progress response once every watcher of the stream has been sent everything
+        up to the revision it reports."""
+        stream.progress_pending = True
+        self._maybe_send_progress(stream)
+
+    # --- internals ----------------------------------------------------------------------
+    @staticmethod
+    def _matches(w: Watcher, ev: Event) -> bool:
+        return in_range(ev.key, w.key, w.end) and w.wants(ev)
+
+    def _maybe_send_progress(self, stream: WatchStream) -> None:
+        if stream.progress_pending and all(w.synced for w in stream.watchers.values()):
+            stream.progress_pending = False
+            stream.send(watch_response(self.store.header_bytes(self.rev), PROGRESS_WATCH_ID))
+
+    def _send_grouped(self, w: Watcher, events: list[Event]) -> None:
+        """Send events in responses of whole revisions."""
+        if not events:
+            return
+        header = self.store.header_bytes(self.rev)
+        chunk: list[bytes] = []
+        for i, ev in enumerate(events):
+            chunk.append(ev.encoded(w.prev_kv))
+            last_of_rev = i + 1 == len(events) or events[i + 1].rev != ev.rev
+            if last_of_rev and (len(chunk) >= MAX_EVENTS_PER_RESPONSE or i + 1 == len(events)):
+                w.stream.send(watch_response(header, w.id, chunk))
+                chunk = []
+        w.last_sent = time.monotonic()
+
+    def _cancel_compacted(self, w: Watcher) -> None:
+        """etcd: a response with compact_revision set and canceled=true ends the watch."""
+        self.remove(w)
+        w.stream.send(
+            watch_response(
+                self.store.header_bytes(self.rev), w.id, canceled=True, compact_revision=self.store.compacted
+            )
+        )
+
+    async def _catch_up(self, w: Watcher, first: int, last: int) -> None:
+        """Send the history [first, last] from SQLite, then the events buffered meanwhile."""
+        loop = asyncio.get_running_loop()
+        try:
+            rev = first
+            while rev <= last and not w.canceled:
+                hi = min(last, rev + CATCH_UP_PAGE_REVS - 1)
+                events = await loop.run_in_executor(
+                    self.backend.read_executor, self._read_events, w.key, w.end, rev, hi, w.prev_kv
+                )
+                if w.canceled:
+                    return
+                if first < self.store.compacted:  # compacted while we read
+                    self._cancel_compacted(w)
+                    return
+                self._send_grouped(w, [ev for ev in events if w.wants(ev)])
+                rev = hi + 1
+            if w.canceled:
+                return
+            pending, w.pending = w.pending, []
+            w.synced = True
+            self._send_grouped(w, pending)
+            self._maybe_send_progress(w.stream)
+        except Exception:
+            log.exception("watch catch-up failed")
+            self.remove(w)
+            w.stream.send(
+                watch_response(
+                    self.store.header_bytes(self.rev), w.id, canceled=True, cancel_reason="catch-up failed"
+                )
+            )
+
+    def _read_events(
+        self, key: bytes, end: bytes | None, first: int, last: int, with_prev: bool
+    ) -> list[Event]:
+        """(reader thread) history rows turned into events, with prev_kv when asked for."""
+        rows = self.backend.events(key, end, first, last)
+        prevs: list[Row | None] = (
+            self.backend.previous((r[2], r[0]) for r in rows) if with_prev else [None] * len(rows)
+        )
+        events = []
+        for row, prev_row in zip(rows, prevs, strict=True):
+            rev, _sub, k, create, version, lease, deleted, value = row
+            prev = None
+            if prev_row is not None and not prev_row[6]:
+                prev = Entry(k, prev_row[3], prev_row[0], prev_row[4], prev_row[7], prev_row[5])
+            if deleted:
+                events.append(Event(DELETE, k, rev, None, prev))
+            else:
+                events.append(Event(PUT, k, rev, Entry(k, create, rev, version, value, lease), prev))
+        return events
+
+    async def _progress_loop(self) -> None:
+        """Periodic progress notifications for idle synced watchers that asked for them."""
+        while True:
+            await asyncio.sleep(self.progress_interval)
+            now = time.monotonic()
+            header = self.store.header_bytes(self.rev)
+            for w in list(self._notify):
+                if w.synced and now - w.last_sent >= self.progress_interval * 0.9:
+                    w.stream.send(watch_response(header, w.id))
+                    w.last_sent = now
