@@ -13,6 +13,7 @@ from server import apply
 from server.errors import StorageError
 from server.groupcommit import GroupCommitter
 from server.mvcc import Store
+from server.rpc import require_valid
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class LeaseService:
             request = await context.read()
             if request is grpc.aio.EOF:
                 return
+            require_valid(request)
             ttl = self.lessor.renew(request.ID)  # 0: no such lease (etcd answers, not errors)
             await context.write(
                 rpc_pb2.LeaseKeepAliveResponse(header=self.store.header(), ID=request.ID, TTL=ttl)

@@ -101,9 +101,9 @@ class Store:
     def count(self, key: bytes, end: bytes | None) -> int:
         if end is None:
             return 1 if key in self.state else 0
-        keys = self.state.keys()
-        hi = len(keys) if end == b"" else keys.bisect_left(end)
-        return max(0, hi - keys.bisect_left(key))
+        state = self.state
+        hi = len(state) if end == b"" else state.bisect_left(end)
+        return max(0, hi - state.bisect_left(key))
 
     # --- reads --------------------------------------------------------------------------
     def check_read_revision(self, rev: int, current: int) -> None:

@@ -13,7 +13,9 @@ from collections.abc import Callable
 import grpc
 from etcdserverpb import rpc_pb2
 from google.protobuf import message_factory
+from google.protobuf.message import DecodeError
 
+from server import errors
 from server.errors import StorageError
 
 log = logging.getLogger(__name__)
@@ -25,9 +27,33 @@ def _serialize(response) -> bytes:
     return response if isinstance(response, bytes) else response.SerializeToString()
 
 
+class MalformedRequest:
+    """Stands for request bytes that did not parse; handlers answer INVALID_ARGUMENT."""
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+
+def _deserializer(request_cls):
+    def parse(data: bytes):
+        try:
+            return request_cls.FromString(data)
+        except DecodeError:
+            return MalformedRequest(request_cls.DESCRIPTOR.full_name)
+
+    return parse
+
+
+def require_valid(request) -> None:
+    """Raise INVALID_ARGUMENT for a request that did not parse (stream handlers call it)."""
+    if isinstance(request, MalformedRequest):
+        raise errors.invalid(f"malformed request: not a valid {request.type_name}")
+
+
 def _guard_unary(name: str, fn: Callable):
     async def handler(request, context: grpc.aio.ServicerContext):
         try:
+            require_valid(request)
             return await fn(request, context)
         except StorageError as exc:
             await context.abort(exc.code, exc.message)
@@ -71,13 +97,13 @@ def generic_handler(service_name: str, servicer: object) -> grpc.GenericRpcHandl
         if method.client_streaming:
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
                 _guard_stream(method.full_name, fn),
-                request_deserializer=request_cls.FromString,
+                request_deserializer=_deserializer(request_cls),
                 response_serializer=_serialize,
             )
         else:
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
                 _guard_unary(method.full_name, fn),
-                request_deserializer=request_cls.FromString,
+                request_deserializer=_deserializer(request_cls),
                 response_serializer=_serialize,
             )
     return grpc.method_handlers_generic_handler(service.full_name, handlers)

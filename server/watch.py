@@ -9,6 +9,7 @@ from etcdserverpb import rpc_pb2
 
 from server.mvcc import range_end
 from server.records import watch_response
+from server.rpc import require_valid
 from server.watchhub import Watcher, WatchHub, WatchStream
 
 FilterType = rpc_pb2.WatchCreateRequest.FilterType
@@ -30,6 +31,7 @@ class WatchService:
                 request = await context.read()
                 if request is grpc.aio.EOF:
                     break
+                require_valid(request)
                 self._handle(stream, request)
             # The client closed its side: keep sending until it goes away (as etcd does).
             await sender
