@@ -1,0 +1,248 @@
+"""Watch over gRPC: several watches per stream, ordering, cancel, progress, filters, prev_kv,
+compacted and future start revisions, catch-up from history while writes go on."""
+
+from __future__ import annotations
+
+import asyncio
+
+from etcdserverpb import rpc_pb2 as pb
+from mvccpb import kv_pb2
+
+from .helpers import run
+
+PUT, DELETE = kv_pb2.Event.PUT, kv_pb2.Event.DELETE
+NOPUT, NODELETE = pb.WatchCreateRequest.NOPUT, pb.WatchCreateRequest.NODELETE
+
+
+def prefix_end(prefix: bytes) -> bytes:
+    return prefix[:-1] + bytes([prefix[-1] + 1])
+
+
+class WatchClient:
+    """One Watch stream, read with timeouts."""
+
+    def __init__(self, stubs) -> None:
+        self.call = stubs.watch.Watch()
+
+    async def create(self, **kw) -> pb.WatchResponse:
+        await self.call.write(pb.WatchRequest(create_request=pb.WatchCreateRequest(**kw)))
+        created = await self.read()
+        assert created.created
+        return created
+
+    async def read(self, timeout: float = 5.0) -> pb.WatchResponse:
+        return await asyncio.wait_for(self.call.read(), timeout)
+
+    async def nothing_within(self, seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(self.call.read(), seconds)
+        except TimeoutError:
+            return True
+        return False
+
+    async def events(self, count: int, watch_id: int | None = None) -> list[tuple[int, kv_pb2.Event]]:
+        """Read responses until `count` events arrived: (watch_id, event) in order."""
+        got: list[tuple[int, kv_pb2.Event]] = []
+        while len(got) < count:
+            r = await self.read()
+            assert not r.canceled, r
+            if watch_id is not None and r.watch_id != watch_id:
+                continue
+            revs = [ev.kv.mod_revision for ev in r.events]
+            assert revs == sorted(revs)
+            got += [(r.watch_id, ev) for ev in r.events]
+        return got
+
+
+def test_several_watches_per_stream(storage, prefix):
+    async def test(s):
+        w = WatchClient(s)
+        a = await w.create(key=prefix + b"a")
+        everything = await w.create(key=prefix, range_end=prefix_end(prefix))
+        assert a.watch_id != everything.watch_id
+        revs = []
+        for i in range(10):
+            key = prefix + (b"a" if i % 2 == 0 else b"b")
+            revs.append((await s.kv.Put(pb.PutRequest(key=key, value=b"%d" % i))).header.revision)
+        got = await w.events(15)  # 10 on the range watch, 5 on the key watch
+        by_watch: dict[int, list[int]] = {}
+        for watch_id, ev in got:
+            by_watch.setdefault(watch_id, []).append(ev.kv.mod_revision)
+        assert by_watch[everything.watch_id] == revs  # every revision once, in order
+        assert by_watch[a.watch_id] == revs[::2]
+
+    run(storage.address, test)
+
+
+def test_events_of_one_txn_share_a_response(storage, prefix):
+    async def test(s):
+        w = WatchClient(s)
+        await w.create(key=prefix, range_end=prefix_end(prefix))
+        ops = [pb.RequestOp(request_put=pb.PutRequest(key=prefix + b"%d" % i)) for i in range(5)]
+        txn = await s.kv.Txn(pb.TxnRequest(success=ops))
+        r = await w.read()
+        assert len(r.events) == 5 and {ev.kv.mod_revision for ev in r.events} == {txn.header.revision}
+
+    run(storage.address, test)
+
+
+def test_cancel(storage, prefix):
+    async def test(s):
+        w = WatchClient(s)
+        created = await w.create(key=prefix + b"k")
+        await w.call.write(pb.WatchRequest(cancel_request=pb.WatchCancelRequest(watch_id=created.watch_id)))
+        r = await w.read()
+        assert r.canceled and r.watch_id == created.watch_id
+        await s.kv.Put(pb.PutRequest(key=prefix + b"k", value=b"x"))
+        assert await w.nothing_within(0.3)
+
+    run(storage.address, test)
+
+
+def test_filters_and_prev_kv(storage, prefix):
+    async def test(s):
+        key = prefix + b"k"
+        w = WatchClient(s)
+        no_put = await w.create(key=key, filters=[NOPUT], prev_kv=True)
+        no_delete = await w.create(key=key, filters=[NODELETE])
+        await s.kv.Put(pb.PutRequest(key=key, value=b"1"))
+        await s.kv.Put(pb.PutRequest(key=key, value=b"2"))
+        await s.kv.DeleteRange(pb.DeleteRangeRequest(key=key))
+        got = await w.events(3)
+        puts = [ev for wid, ev in got if wid == no_delete.watch_id]
+        deletes = [ev for wid, ev in got if wid == no_put.watch_id]
+        assert [(ev.type, ev.kv.value) for ev in puts] == [(PUT, b"1"), (PUT, b"2")]
+        assert not puts[1].HasField("prev_kv")  # not asked for
+        assert [ev.type for ev in deletes] == [DELETE]
+        assert deletes[0].prev_kv.value == b"2" and deletes[0].kv.key == key
+        assert deletes[0].kv.mod_revision > puts[1].kv.mod_revision and deletes[0].kv.version == 0
+
+    run(storage.address, test)
+
+
+def test_start_revision_in_the_past_and_future(storage, prefix):
+    async def test(s):
+        key = prefix + b"k"
+        revs = [(await s.kv.Put(pb.PutRequest(key=key, value=b"%d" % i))).header.revision for i in range(3)]
+        w = WatchClient(s)
+        await w.create(key=key, start_revision=revs[1], prev_kv=True)
+        got = await w.events(2)
+        assert [ev.kv.mod_revision for _, ev in got] == revs[1:]
+        assert got[0][1].prev_kv.value == b"0"
+        future = revs[-1] + 3
+        w2 = WatchClient(s)
+        await w2.create(key=prefix, range_end=prefix_end(prefix), start_revision=future)
+        for i in range(4):
+            await s.kv.Put(pb.PutRequest(key=prefix + b"f", value=b"%d" % i))
+        got = await w2.events(2)
+        assert [ev.kv.mod_revision for _, ev in got] == [future, future + 1]
+        assert await w2.nothing_within(0.2)
+
+    run(storage.address, test)
+
+
+def test_progress_request(storage, prefix):
+    async def test(s):
+        w = WatchClient(s)
+        await w.create(key=prefix + b"k")
+        put = await s.kv.Put(pb.PutRequest(key=prefix + b"k", value=b"v"))
+        await w.call.write(pb.WatchRequest(progress_request=pb.WatchProgressRequest()))
+        event = await w.read()
+        assert event.events[0].kv.mod_revision == put.header.revision  # events first
+        progress = await w.read()
+        assert progress.watch_id == -1 and not progress.events and not progress.created
+        assert progress.header.revision >= put.header.revision
+
+    run(storage.address, test)
+
+
+def test_progress_notify(storage, prefix):
+    """The shared server sends progress notifications every second to idle watches."""
+
+    async def test(s):
+        w = WatchClient(s)
+        created = await w.create(key=prefix + b"quiet", progress_notify=True)
+        r = await w.read(timeout=5)
+        assert r.watch_id == created.watch_id and not r.events and not r.canceled
+        assert r.header.revision >= created.header.revision
+
+    run(storage.address, test)
+
+
+def test_compacted_start_revision(storage_factory):
+    server = storage_factory("--compaction-retention", "0")
+
+    async def test(s):
+        revs = [(await s.kv.Put(pb.PutRequest(key=b"k", value=b"%d" % i))).header.revision for i in range(4)]
+        await s.kv.Compact(pb.CompactionRequest(revision=revs[2]))
+        w = WatchClient(s)
+        created = await w.create(key=b"k", start_revision=revs[0])
+        r = await w.read()
+        assert r.canceled and r.compact_revision == revs[2] and r.watch_id == created.watch_id
+        await w.create(key=b"k", start_revision=revs[2])  # the compacted revision itself is still readable
+        got = await w.events(2)
+        assert [ev.kv.mod_revision for _, ev in got] == revs[2:]
+
+    run(server.address, test)
+
+
+def test_catch_up_from_history_during_writes(storage_factory):
+    """A tiny ring forces catch-up from SQLite; writes continue while it runs: no gap, no duplicate."""
+    server = storage_factory("--compaction-retention", "0", "--watch-ring-size", "5")
+
+    async def test(s):
+        first = (await s.kv.Put(pb.PutRequest(key=b"/p/0", value=b"x"))).header.revision
+        for i in range(1, 300):
+            await s.kv.Put(pb.PutRequest(key=b"/p/%d" % (i % 7), value=b"x"))
+
+        async def writer():
+            for i in range(200):
+                await s.kv.Put(pb.PutRequest(key=b"/p/w", value=b"%d" % i))
+
+        w = WatchClient(s)
+        task = asyncio.create_task(writer())
+        await w.create(key=b"/p/", range_end=b"/p0", start_revision=first, prev_kv=True)
+        got = await w.events(500)
+        await task
+        revs = [ev.kv.mod_revision for _, ev in got]
+        assert revs == list(range(first, first + 500))
+        last_rev: dict[bytes, int] = {}
+        for _, ev in got:  # prev_kv is the key's previous version (none before the watch's start)
+            if ev.kv.key in last_rev:
+                assert ev.prev_kv.mod_revision == last_rev[ev.kv.key]
+            last_rev[ev.kv.key] = ev.kv.mod_revision
+
+    run(server.address, test, timeout=60)
+
+
+def test_watch_sees_deletes_of_a_range(storage, prefix):
+    async def test(s):
+        for k in (b"a", b"b"):
+            await s.kv.Put(pb.PutRequest(key=prefix + k))
+        w = WatchClient(s)
+        await w.create(key=prefix, range_end=prefix_end(prefix))
+        deleted = await s.kv.DeleteRange(pb.DeleteRangeRequest(key=prefix, range_end=prefix_end(prefix)))
+        r = await w.read()
+        assert [(ev.type, ev.kv.key) for ev in r.events] == [(DELETE, prefix + b"a"), (DELETE, prefix + b"b")]
+        assert {ev.kv.mod_revision for ev in r.events} == {deleted.header.revision}
+
+    run(storage.address, test)
+
+
+def test_invalid_watch_requests(storage, prefix):
+    async def test(s):
+        w = WatchClient(s)
+        await w.call.write(
+            pb.WatchRequest(create_request=pb.WatchCreateRequest(key=prefix + b"b", range_end=prefix + b"a"))
+        )
+        r = await w.read()
+        assert r.created and r.canceled and r.cancel_reason
+        ok = await w.create(key=prefix + b"x", watch_id=7)
+        assert ok.watch_id == 7
+        await w.call.write(
+            pb.WatchRequest(create_request=pb.WatchCreateRequest(key=prefix + b"y", watch_id=7))
+        )
+        dup = await w.read()
+        assert dup.canceled and "duplicate" in dup.cancel_reason
+
+    run(storage.address, test)
