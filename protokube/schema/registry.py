@@ -69,6 +69,9 @@ class Resource:
     # Field selector keys, metadata.name and metadata.namespace first.
     selectable_fields: tuple[str, ...]
     storage_prefix: str
+    name_rule: int
+    allow_create_on_update: bool
+    return_deleted_object: bool
     # Protobuf full names of the kind and its list.
     message: str
     list_message: str
@@ -88,6 +91,11 @@ class Resource:
     @property
     def list_kind(self) -> str:
         return self.gvk.kind + "List"
+
+    @property
+    def has_status(self) -> bool:
+        """Status is written only through the status subresource (upstream's status strategy)."""
+        return "status" in self.subresources
 
     @property
     def group_resource(self) -> str:
@@ -168,6 +176,9 @@ def _build_resource(
         printer_columns=columns,
         selectable_fields=("metadata.name", "metadata.namespace", *option.selectable_fields),
         storage_prefix=option.storage_prefix or option.plural,
+        name_rule=option.name_rule,
+        allow_create_on_update=option.allow_create_on_update,
+        return_deleted_object=option.return_deleted_object,
         message=desc.full_name,
         list_message=list_message,
     )

@@ -14,6 +14,13 @@ class Scope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SCOPE_NAMESPACED: _ClassVar[Scope]
     SCOPE_CLUSTER: _ClassVar[Scope]
 
+class NameRule(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    NAME_RULE_UNSPECIFIED: _ClassVar[NameRule]
+    NAME_RULE_DNS1123_LABEL: _ClassVar[NameRule]
+    NAME_RULE_DNS1035_LABEL: _ClassVar[NameRule]
+    NAME_RULE_PATH_SEGMENT: _ClassVar[NameRule]
+
 class ListType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     LIST_TYPE_UNSPECIFIED: _ClassVar[ListType]
@@ -29,6 +36,10 @@ class Granularity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
 SCOPE_UNSPECIFIED: Scope
 SCOPE_NAMESPACED: Scope
 SCOPE_CLUSTER: Scope
+NAME_RULE_UNSPECIFIED: NameRule
+NAME_RULE_DNS1123_LABEL: NameRule
+NAME_RULE_DNS1035_LABEL: NameRule
+NAME_RULE_PATH_SEGMENT: NameRule
 LIST_TYPE_UNSPECIFIED: ListType
 LIST_TYPE_ATOMIC: ListType
 LIST_TYPE_SET: ListType
@@ -82,7 +93,7 @@ class PrinterColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., format: _Optional[str] = ..., description: _Optional[str] = ..., priority: _Optional[int] = ..., json_path: _Optional[str] = ..., cell: _Optional[str] = ...) -> None: ...
 
 class Resource(_message.Message):
-    __slots__ = ("plural", "singular", "short_names", "categories", "scope", "verbs", "subresources", "printer_columns", "selectable_fields", "storage_prefix")
+    __slots__ = ("plural", "singular", "short_names", "categories", "scope", "verbs", "subresources", "printer_columns", "selectable_fields", "storage_prefix", "name_rule", "allow_create_on_update", "return_deleted_object")
     PLURAL_FIELD_NUMBER: _ClassVar[int]
     SINGULAR_FIELD_NUMBER: _ClassVar[int]
     SHORT_NAMES_FIELD_NUMBER: _ClassVar[int]
@@ -93,6 +104,9 @@ class Resource(_message.Message):
     PRINTER_COLUMNS_FIELD_NUMBER: _ClassVar[int]
     SELECTABLE_FIELDS_FIELD_NUMBER: _ClassVar[int]
     STORAGE_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    NAME_RULE_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_CREATE_ON_UPDATE_FIELD_NUMBER: _ClassVar[int]
+    RETURN_DELETED_OBJECT_FIELD_NUMBER: _ClassVar[int]
     plural: str
     singular: str
     short_names: _containers.RepeatedScalarFieldContainer[str]
@@ -103,7 +117,10 @@ class Resource(_message.Message):
     printer_columns: _containers.RepeatedCompositeFieldContainer[PrinterColumn]
     selectable_fields: _containers.RepeatedScalarFieldContainer[str]
     storage_prefix: str
-    def __init__(self, plural: _Optional[str] = ..., singular: _Optional[str] = ..., short_names: _Optional[_Iterable[str]] = ..., categories: _Optional[_Iterable[str]] = ..., scope: _Optional[_Union[Scope, str]] = ..., verbs: _Optional[_Iterable[str]] = ..., subresources: _Optional[_Iterable[_Union[Subresource, _Mapping]]] = ..., printer_columns: _Optional[_Iterable[_Union[PrinterColumn, _Mapping]]] = ..., selectable_fields: _Optional[_Iterable[str]] = ..., storage_prefix: _Optional[str] = ...) -> None: ...
+    name_rule: NameRule
+    allow_create_on_update: bool
+    return_deleted_object: bool
+    def __init__(self, plural: _Optional[str] = ..., singular: _Optional[str] = ..., short_names: _Optional[_Iterable[str]] = ..., categories: _Optional[_Iterable[str]] = ..., scope: _Optional[_Union[Scope, str]] = ..., verbs: _Optional[_Iterable[str]] = ..., subresources: _Optional[_Iterable[_Union[Subresource, _Mapping]]] = ..., printer_columns: _Optional[_Iterable[_Union[PrinterColumn, _Mapping]]] = ..., selectable_fields: _Optional[_Iterable[str]] = ..., storage_prefix: _Optional[str] = ..., name_rule: _Optional[_Union[NameRule, str]] = ..., allow_create_on_update: _Optional[bool] = ..., return_deleted_object: _Optional[bool] = ...) -> None: ...
 
 class Field(_message.Message):
     __slots__ = ("nullable", "emit_empty", "patch_strategy", "patch_merge_key", "list_type", "list_map_keys", "granularity", "inline")
