@@ -48,12 +48,16 @@ class Decoded:
     # Field-validation findings, in upstream's wording: 'unknown field "spec.foo"'.
     unknown: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
+    # For YAML input, duplicate keys as YAML reports them ('line 5: key "x" already set in map').
+    yaml_duplicates: list[str] = field(default_factory=list)
 
     @property
     def violations(self) -> list[str]:
-        return [f'unknown field "{p}"' for p in self.unknown] + [
-            f'duplicate field "{p}"' for p in self.duplicates
-        ]
+        return (
+            [f'unknown field "{p}"' for p in self.unknown]
+            + [f'duplicate field "{p}"' for p in self.duplicates]
+            + self.yaml_duplicates
+        )
 
 
 class JSONObject(dict):
@@ -112,9 +116,7 @@ class _Decoder:
     def __init__(self, result: Decoded) -> None:
         self.result = result
 
-    def message(
-        self, data: dict, msg_shape: MessageShape, target: Message, path: str, top: bool = False
-    ) -> None:
+    def message(self, data: dict, msg_shape: MessageShape, target: Message, path: str, top: bool = False) -> None:
         if isinstance(data, JSONObject) and data.duplicates:
             self.result.duplicates.extend(_join(path, key) for key in data.duplicates)
         typemeta = msg_shape.descriptor.GetOptions().HasExtension(opts.kind)
@@ -164,18 +166,14 @@ class _Decoder:
                     if item is not None:
                         self.into_message(item, f, parent, element, f"{path}[{i}]")
             else:
-                container.extend(
-                    self.scalar(item, f.kind, f, parent, path) for item in value if item is not None
-                )
+                container.extend(self.scalar(item, f.kind, f, parent, path) for item in value if item is not None)
         elif f.kind == MESSAGE:
             self.into_message(value, f, parent, getattr(target, f.name), path)
             getattr(target, f.name).SetInParent()
         else:
             setattr(target, f.name, self.scalar(value, f.kind, f, parent, path))
 
-    def into_message(
-        self, value: Any, f: FieldShape, parent: MessageShape, target: Message, path: str
-    ) -> None:
+    def into_message(self, value: Any, f: FieldShape, parent: MessageShape, target: Message, path: str) -> None:
         if f.special is not None:
             try:
                 SPECIAL_DECODERS[f.special](value, target)

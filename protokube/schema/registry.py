@@ -138,9 +138,7 @@ def _parse_gvk(text: str, where: str) -> GroupVersionKind:
     return GroupVersionKind(*parts)
 
 
-def _build_resource(
-    desc: Descriptor, gvk: GroupVersionKind, option: opts.Resource, reg: Registry
-) -> Resource:
+def _build_resource(desc: Descriptor, gvk: GroupVersionKind, option: opts.Resource, reg: Registry) -> Resource:
     where = desc.full_name
     if not option.plural or option.plural != option.plural.lower():
         raise RegistryError(f"{where}: resource option needs a lower-case plural")
@@ -161,9 +159,7 @@ def _build_resource(
     )
     for column in columns:
         if bool(column.json_path) == bool(column.cell):
-            raise RegistryError(
-                f"{where}: printer column {column.name!r} needs exactly one of json_path, cell"
-            )
+            raise RegistryError(f"{where}: printer column {column.name!r} needs exactly one of json_path, cell")
     return Resource(
         gvk=gvk,
         plural=option.plural,

@@ -78,9 +78,7 @@ def iter_fields(data: bytes, base: int = 0) -> Iterator[RawField]:
         elif wire_type == LEN:
             length, pos = read_varint(data, pos)
             if pos + length > len(data):
-                raise WireError(
-                    f"offset {base + pos}: length {length} runs past the end ({len(data) - pos} left)"
-                )
+                raise WireError(f"offset {base + pos}: length {length} runs past the end ({len(data) - pos} left)")
             yield RawField(base + start, number, wire_type, data[pos : pos + length], base + pos)
             pos += length
         else:
@@ -218,9 +216,7 @@ def split_watch_frames(data: bytes) -> list[tuple[int, bytes]]:
     return frames
 
 
-def annotate(
-    data: bytes, form: str = "auto", type_name: str | None = None, out: list[str] | None = None
-) -> list[str]:
+def annotate(data: bytes, form: str = "auto", type_name: str | None = None, out: list[str] | None = None) -> list[str]:
     """Annotate bytes; ``form`` is auto, envelope, watch or message (with ``type_name``).
 
     Lines go to ``out`` as they are made, so a caller keeps what was read before a WireError.
@@ -262,15 +258,9 @@ def _resolve_type(name: str) -> str:
     """A full message name, or a kind name such as Pod or apps/v1/Deployment."""
     if "." in name:
         return name
-    matches = [
-        m
-        for gvk, m in registry().kinds.items()
-        if gvk.kind == name or f"{gvk.api_version}/{gvk.kind}" == name
-    ]
+    matches = [m for gvk, m in registry().kinds.items() if gvk.kind == name or f"{gvk.api_version}/{gvk.kind}" == name]
     if len(matches) != 1:
-        raise SystemExit(
-            f"protokube wire: --type {name!r} names {len(matches)} kinds; give a full message name"
-        )
+        raise SystemExit(f"protokube wire: --type {name!r} names {len(matches)} kinds; give a full message name")
     return matches[0]
 
 

@@ -104,9 +104,7 @@ def _to_json_values(value: Any) -> Any:
         for item in value:
             _to_json_values(item)
     elif isinstance(value, bytes | set):
-        raise DecodeError(
-            f"error converting YAML to JSON: yaml: unsupported value of type {type(value).__name__}"
-        )
+        raise DecodeError(f"error converting YAML to JSON: yaml: unsupported value of type {type(value).__name__}")
     return value
 
 

@@ -1,0 +1,117 @@
+"""`protokube serve`: the API server — the HTTP gateway plus its storage.
+
+By default the storage service runs embedded, as a child process on a free loopback port with its
+data under --data-dir (its own CPU core: the gateway and storage do not share one Python
+interpreter). ``--storage HOST:PORT`` points the gateway at a running storage service or a real
+etcd instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from gateway.app import Gateway, create_app
+from gateway.server import serve_app
+from gateway.storage.etcd import Etcd
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+log = logging.getLogger("protokube.serve")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="protokube serve", description=__doc__.split("\n\n")[0])
+    p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT for the HTTP API")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="data directory of embedded storage")
+    p.add_argument("--storage", help="HOST:PORT of an etcd-v3 API endpoint instead of embedded storage")
+    p.add_argument(
+        "--compaction-retention",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="history the embedded storage keeps (etcd's 5 minutes by default)",
+    )
+    p.add_argument("--access-log", action="store_true")
+    p.add_argument("--log-level", default="WARNING")
+    return p.parse_args(argv)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """In the child: receive SIGTERM when the gateway process dies, even by SIGKILL (Linux)."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def start_embedded_storage(data_dir: Path, retention: float) -> tuple[subprocess.Popen[str], str]:
+    address = f"127.0.0.1:{_free_port()}"
+    command = [
+        sys.executable,
+        "-m",
+        "protokube",
+        "storage",
+        "--listen",
+        address,
+        "--data-dir",
+        str(data_dir / "storage"),
+        "--compaction-retention",
+        str(retention),
+    ]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    if "listening" not in line:
+        child.kill()
+        raise RuntimeError(f"embedded storage did not start: {line.strip() or 'no output'}")
+    return child, address
+
+
+async def run(args: argparse.Namespace) -> None:
+    child = None
+    storage = args.storage
+    if storage is None:
+        child, storage = start_embedded_storage(args.data_dir, args.compaction_retention)
+    etcd = Etcd(storage)
+    try:
+        await etcd.wait_ready(10)
+        gateway = Gateway(etcd, args.listen)
+        await gateway.start()
+        shutdown = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, shutdown.set)
+        print(f"protokube serving on http://{args.listen} (storage {storage})", flush=True)
+        await serve_app(create_app(gateway), args.listen, shutdown, access_log=args.access_log)
+        await gateway.stop()
+    finally:
+        if child is not None:
+            child.terminate()
+            try:
+                child.wait(5)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    os.makedirs(args.data_dir, exist_ok=True)
+    try:
+        asyncio.run(run(args))
+    except (OSError, RuntimeError) as err:
+        print(f"protokube serve: {err}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,215 @@
+"""Errors as kube-apiserver reports them: a ``StatusError`` carries a ``metav1.Status``.
+
+Handlers raise; one place (responses.py) renders the Status in the negotiated format. Each
+constructor matches the upstream function in k8s.io/apimachinery/pkg/api/errors of the same
+name: status code, reason, message wording and details.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
+
+from protokube.schema.registry import Resource
+
+_FIELD_ERROR_LABELS = {
+    "FieldValueInvalid": "Invalid value",
+    "FieldValueRequired": "Required value",
+    "FieldValueNotSupported": "Unsupported value",
+    "FieldValueForbidden": "Forbidden",
+    "FieldValueDuplicate": "Duplicate value",
+    "FieldValueTooLong": "Too long",
+    "FieldValueNotFound": "Not found",
+    "FieldValueTypeInvalid": "Invalid value",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One entry of upstream's field.ErrorList: ``metadata.name: Invalid value: "X": detail``."""
+
+    type: str  # FieldValueInvalid, FieldValueRequired, FieldValueNotSupported, FieldValueForbidden...
+    field: str
+    detail: str = ""
+    value: object = None
+    has_value: bool = False
+
+    @classmethod
+    def invalid(cls, field: str, value: object, detail: str) -> FieldError:
+        return cls("FieldValueInvalid", field, detail, value, True)
+
+    @classmethod
+    def required(cls, field: str, detail: str = "") -> FieldError:
+        return cls("FieldValueRequired", field, detail)
+
+    @classmethod
+    def forbidden(cls, field: str, detail: str) -> FieldError:
+        return cls("FieldValueForbidden", field, detail)
+
+    @classmethod
+    def not_supported(cls, field: str, value: object, supported: Sequence[str]) -> FieldError:
+        detail = "supported values: " + ", ".join(f'"{s}"' for s in supported)
+        return cls("FieldValueNotSupported", field, detail, value, True)
+
+    def body(self) -> str:
+        """The message without the field path (upstream's Error.ErrorBody)."""
+        text = _FIELD_ERROR_LABELS.get(self.type, self.type)
+        if self.has_value:
+            text += f": {_go_value(self.value)}"
+        if self.detail:
+            text += f": {self.detail}"
+        return text
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.body()}"
+
+
+def _go_value(value: object) -> str:
+    """Format a value as upstream's field errors do (%q for strings, Go syntax for lists)."""
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[]string{" + ", ".join(_go_value(v) for v in value) + "}"
+    return str(value)
+
+
+def aggregate(errors: Sequence[FieldError | str]) -> str:
+    """upstream's utilerrors.NewAggregate(...).Error(): one error as is, several as [a, b]."""
+    texts = [str(e) for e in errors]
+    return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+
+
+class StatusError(Exception):
+    """An API error; ``status`` is the metav1.Status sent to the client."""
+
+    def __init__(self, status: meta.Status, headers: dict[str, str] | None = None) -> None:
+        super().__init__(status.message)
+        self.status = status
+        self.headers = headers or {}
+
+    @property
+    def code(self) -> int:
+        return self.status.code
+
+
+def _status(code: int, reason: str, message: str, details: meta.StatusDetails | None = None) -> meta.Status:
+    status = meta.Status(status="Failure", message=message, reason=reason, code=code)
+    status.metadata.SetInParent()
+    if details is not None:
+        status.details.CopyFrom(details)
+    return status
+
+
+def _details(resource: Resource | None, name: str, kind: str | None = None) -> meta.StatusDetails:
+    details = meta.StatusDetails(name=name)
+    if resource is not None:
+        if resource.group:
+            details.group = resource.group
+        details.kind = kind or resource.plural
+    return details
+
+
+def new(code: int, reason: str, message: str, details: meta.StatusDetails | None = None) -> StatusError:
+    return StatusError(_status(code, reason, message, details))
+
+
+def not_found(resource: Resource, name: str) -> StatusError:
+    return new(404, "NotFound", f'{resource.group_resource} "{name}" not found', _details(resource, name))
+
+
+def already_exists(resource: Resource, name: str) -> StatusError:
+    return new(409, "AlreadyExists", f'{resource.group_resource} "{name}" already exists', _details(resource, name))
+
+
+def generate_name_conflict(resource: Resource, name: str) -> StatusError:
+    """All generated names were taken (upstream: NewAlreadyExists plus retryAfterSeconds 1)."""
+    details = _details(resource, name)
+    details.retryAfterSeconds = 1
+    message = (
+        f'{resource.group_resource} "{name}" already exists, '
+        "the server was not able to generate a unique name for the object"
+    )
+    return StatusError(_status(409, "AlreadyExists", message, details), {"Retry-After": "1"})
+
+
+def conflict(resource: Resource, name: str, cause: str) -> StatusError:
+    message = f'Operation cannot be fulfilled on {resource.group_resource} "{name}": {cause}'
+    return new(409, "Conflict", message, _details(resource, name))
+
+
+OBJECT_MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
+
+
+def invalid(group: str, kind: str, name: str, errors: Sequence[FieldError]) -> StatusError:
+    qualified = f"{kind}.{group}" if group else kind
+    details = meta.StatusDetails(name=name, kind=kind)
+    if group:
+        details.group = group
+    for error in errors:
+        details.causes.add(reason=error.type, message=error.body(), field=error.field)
+    return new(422, "Invalid", f'{qualified} "{name}" is invalid: {aggregate(errors)}', details)
+
+
+def invalid_options(kind: str, errors: Sequence[FieldError]) -> StatusError:
+    """Invalid query options, e.g. ``ListOptions.meta.k8s.io "" is invalid: ...``."""
+    return invalid("meta.k8s.io", kind, "", errors)
+
+
+def bad_request(message: str) -> StatusError:
+    return new(400, "BadRequest", message)
+
+
+def method_not_supported(resource: Resource, action: str) -> StatusError:
+    details = meta.StatusDetails(kind=resource.plural)
+    if resource.group:
+        details.group = resource.group
+    message = f'{action} is not supported on resources of kind "{resource.group_resource}"'
+    return new(405, "MethodNotAllowed", message, details)
+
+
+def method_not_allowed() -> StatusError:
+    return new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+
+def path_not_found() -> StatusError:
+    return new(404, "NotFound", "the server could not find the requested resource", meta.StatusDetails())
+
+
+def expired(message: str) -> StatusError:
+    return new(410, "Expired", message)
+
+
+def gone(message: str) -> StatusError:
+    return new(410, "Gone", message)
+
+
+def timeout(message: str, retry_after: int = 0) -> StatusError:
+    details = meta.StatusDetails(retryAfterSeconds=retry_after) if retry_after else None
+    headers = {"Retry-After": str(retry_after)} if retry_after else None
+    return StatusError(_status(504, "Timeout", f"Timeout: {message}", details), headers)
+
+
+def not_acceptable(message: str) -> StatusError:
+    return new(406, "NotAcceptable", message)
+
+
+def unsupported_media_type(message: str) -> StatusError:
+    return new(415, "UnsupportedMediaType", message)
+
+
+def request_entity_too_large(message: str) -> StatusError:
+    return new(413, "RequestEntityTooLarge", message)
+
+
+def service_unavailable(message: str) -> StatusError:
+    return new(503, "ServiceUnavailable", message)
+
+
+def internal(message: str) -> StatusError:
+    details = meta.StatusDetails()
+    details.causes.add(message=message)
+    return new(500, "InternalError", f"Internal error occurred: {message}", details)

@@ -1,0 +1,114 @@
+"""Legacy discovery, generated from the registry: /version, /api, /api/v1, /apis, /apis/G, /apis/G/V.
+
+kubectl resolves resource names from these documents (and caches them for 6 hours).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import platform
+from typing import Any
+
+from google.protobuf.message import Message
+from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
+
+from gateway import errors
+from gateway.negotiation.encoders import JSONEncoder
+from gateway.negotiation.negotiate import Encoder
+from protokube.schema import jsonencode
+from protokube.schema.registry import GroupVersionKind, Registry
+
+# kubectl's dispatcher picks its build by the server's minor version.
+SERVER_MAJOR, SERVER_MINOR = "1", "32"
+GIT_VERSION = "v1.32.0+protokube"
+V1 = GroupVersionKind("", "v1", "")
+
+
+def version_info() -> dict[str, str]:
+    return {
+        "major": SERVER_MAJOR,
+        "minor": SERVER_MINOR,
+        "gitVersion": GIT_VERSION,
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": f"python{platform.python_version()}",
+        "compiler": "cpython",
+        "platform": f"{platform.system().lower()}/{platform.machine()}",
+    }
+
+
+def storage_version_hash(gvk: GroupVersionKind) -> str:
+    """upstream's StorageVersionHash: base64 of the first 8 bytes of sha256("group/version/kind")."""
+    digest = hashlib.sha256(f"{gvk.group}/{gvk.version}/{gvk.kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
+
+
+def api_resource_list(registry: Registry, group: str, version: str) -> meta.APIResourceList:
+    resources = registry.resources_in(group, version)
+    if not resources:
+        raise errors.path_not_found()
+    result = meta.APIResourceList(groupVersion=f"{group}/{version}" if group else version)
+    entries: list[meta.APIResource] = []
+    for res in resources:
+        entry = meta.APIResource(
+            name=res.plural,
+            singularName=res.singular,
+            namespaced=res.namespaced,
+            kind=res.kind,
+            shortNames=res.short_names,
+            categories=res.categories,
+            storageVersionHash=storage_version_hash(res.gvk),
+        )
+        entry.verbs.items.extend(sorted(res.verbs))
+        entries.append(entry)
+        for sub in res.subresources.values():
+            sub_entry = meta.APIResource(
+                name=f"{res.plural}/{sub.name}", singularName="", namespaced=res.namespaced, kind=sub.gvk.kind
+            )
+            if sub.gvk != res.gvk:
+                sub_entry.group, sub_entry.version = sub.gvk.group, sub.gvk.version
+            sub_entry.verbs.items.extend(sorted(sub.verbs))
+            entries.append(sub_entry)
+    result.resources.extend(sorted(entries, key=lambda e: e.name))
+    return result
+
+
+def _group_versions(registry: Registry, group: str) -> meta.APIGroup:
+    versions = registry.group_versions().get(group)
+    if not versions:
+        raise errors.path_not_found()
+    api_group = meta.APIGroup(name=group)
+    for version in versions:
+        api_group.versions.add(groupVersion=f"{group}/{version}", version=version)
+    api_group.preferredVersion.CopyFrom(api_group.versions[0])
+    return api_group
+
+
+def api_group_list(registry: Registry) -> meta.APIGroupList:
+    groups = meta.APIGroupList()
+    for group in registry.group_versions():
+        if group:
+            groups.groups.append(_group_versions(registry, group))
+    return groups
+
+
+def api_versions(server_address: str) -> meta.APIVersions:
+    versions = meta.APIVersions(versions=["v1"])
+    versions.serverAddressByClientCIDRs.add(clientCIDR="0.0.0.0/0", serverAddress=server_address)
+    return versions
+
+
+def encode(encoder: Encoder, message: Message, kind: str, with_api_version: bool = True) -> bytes:
+    """Discovery documents; /api and /api/v1 carry no apiVersion in JSON, as upstream serves them."""
+    gvk = GroupVersionKind("", "v1", kind)
+    if isinstance(encoder, JSONEncoder) and not with_api_version:
+        body: dict[str, Any] = {"kind": kind}
+        body.update(jsonencode.to_dict(message))
+        return encoder.finish(jsonencode.dumps(body))
+    return encoder.message(message, gvk)
+
+
+def api_group(registry: Registry, group: str) -> meta.APIGroup:
+    return _group_versions(registry, group)

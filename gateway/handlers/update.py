@@ -1,0 +1,21 @@
+"""PUT: replace an object (or create it, for kinds that allow create-on-update)."""
+
+from __future__ import annotations
+
+from quart import Response
+
+from gateway.context import RequestContext
+from gateway.handlers.writes import decode_request, field_validation_warnings
+from gateway.params import write_options
+from gateway.responses import add_warnings, respond
+
+
+async def update(ctx: RequestContext) -> Response:
+    encoder = ctx.encoder()
+    options = write_options(ctx.query_lists(), "UpdateOptions")
+    decoded = await decode_request(ctx)
+    warnings = field_validation_warnings(decoded, options, ctx.resource.kind, ctx.resource.version)
+    view, created = await ctx.store.update(ctx.namespace, ctx.info.name, decoded.message, options)
+    response = respond(encoder.object(view), 201 if created else 200, encoder)
+    add_warnings(response, warnings)
+    return response

@@ -1,0 +1,122 @@
+"""Query parameters, parsed and validated as kube-apiserver does (ListOptions, CreateOptions …).
+
+Booleans take Go's strconv.ParseBool spellings (1, t, true, True …); integers must parse or the
+request gets 400; option values outside their allowed set give upstream's 422
+``XOptions.meta.k8s.io "" is invalid: ...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gateway import errors
+from gateway.errors import FieldError
+from gateway.requestinfo import parse_bool
+
+FIELD_VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")
+
+
+def _bool(query: Mapping[str, str], name: str, default: bool = False) -> bool:
+    value = query.get(name)
+    if value is None:
+        return default
+    if value == "":
+        return True if name in ("watch", "pretty") else default
+    return parse_bool(name, value)
+
+
+def _int(query: Mapping[str, str], name: str) -> int | None:
+    value = query.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value, 10)
+    except ValueError:
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax ({name})') from None
+
+
+@dataclass(frozen=True, slots=True)
+class ListOptions:
+    label_selector: str = ""
+    field_selector: str = ""
+    watch: bool = False
+    allow_watch_bookmarks: bool = False
+    resource_version: str | None = None  # None: the parameter was absent
+    resource_version_match: str = ""
+    timeout_seconds: int | None = None
+    limit: int = 0
+    continue_token: str = ""
+    send_initial_events: bool | None = None
+
+
+def list_options(query: Mapping[str, str]) -> ListOptions:
+    limit = _int(query, "limit") or 0
+    send_initial = query.get("sendInitialEvents")
+    return ListOptions(
+        label_selector=query.get("labelSelector", ""),
+        field_selector=query.get("fieldSelector", ""),
+        watch=_bool(query, "watch"),
+        allow_watch_bookmarks=_bool(query, "allowWatchBookmarks"),
+        resource_version=query.get("resourceVersion"),
+        resource_version_match=query.get("resourceVersionMatch", ""),
+        timeout_seconds=_int(query, "timeoutSeconds"),
+        limit=max(limit, 0),
+        continue_token=query.get("continue", ""),
+        send_initial_events=None if send_initial is None else parse_bool("sendInitialEvents", send_initial),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """CreateOptions / UpdateOptions / PatchOptions: what every mutating request may carry."""
+
+    dry_run: bool = False
+    field_manager: str = ""
+    field_validation: str = ""
+
+
+def _dry_run(query: Mapping[str, list[str]], kind: str) -> bool:
+    values = query.get("dryRun", [])
+    if not values:
+        return False
+    if all(v == "All" for v in values):
+        return True
+    raise errors.invalid_options(kind, [FieldError.not_supported("dryRun", list(values), ["All"])])
+
+
+def write_options(query: Mapping[str, list[str]], kind: str) -> WriteOptions:
+    """Parse create/update/patch options; ``kind`` is CreateOptions, UpdateOptions or PatchOptions."""
+    validation = (query.get("fieldValidation") or [""])[0]
+    if validation not in FIELD_VALIDATION_VALUES:
+        raise errors.invalid_options(
+            kind, [FieldError.not_supported("fieldValidation", validation, FIELD_VALIDATION_VALUES)]
+        )
+    manager = (query.get("fieldManager") or [""])[0]
+    if len(manager) > 128:
+        raise errors.invalid_options(
+            kind,
+            [FieldError("FieldValueTooLong", "fieldManager", "may not be more than 128 bytes", manager, True)],
+        )
+    return WriteOptions(dry_run=_dry_run(query, kind), field_manager=manager, field_validation=validation)
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteOptions:
+    dry_run: bool = False
+    grace_period_seconds: int | None = None
+    propagation_policy: str = ""
+    orphan_dependents: bool | None = None
+    precondition_uid: str | None = None
+    precondition_resource_version: str | None = None
+
+
+def delete_options_from_query(query: Mapping[str, list[str]]) -> DeleteOptions:
+    single = {k: v[0] for k, v in query.items() if v}
+    orphan = single.get("orphanDependents")
+    return DeleteOptions(
+        dry_run=_dry_run(query, "DeleteOptions"),
+        grace_period_seconds=_int(single, "gracePeriodSeconds"),
+        propagation_policy=single.get("propagationPolicy", ""),
+        orphan_dependents=None if orphan is None else parse_bool("orphanDependents", orphan),
+    )

@@ -1,0 +1,56 @@
+"""Building HTTP responses: bodies from encoders, Status errors, warnings and standard headers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
+from quart import Response
+
+from gateway.errors import StatusError
+from gateway.negotiation.negotiate import Encoder
+from protokube.schema.registry import GroupVersionKind
+
+STATUS_GVK = GroupVersionKind("", "v1", "Status")
+# Upstream caps all Warning headers of a response at 4 KiB, and each at 256 runes when over it.
+WARNINGS_TOTAL_LIMIT = 4096
+WARNING_ITEM_LIMIT = 256
+
+
+def respond(body: bytes, code: int, encoder: Encoder, headers: dict[str, str] | None = None) -> Response:
+    response = Response(body, status=code, content_type=encoder.content_type)
+    response.headers["Cache-Control"] = "no-cache, private"
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def status_response(error: StatusError, encoder: Encoder) -> Response:
+    body = encoder.message(error.status, STATUS_GVK)
+    return respond(body, error.code, encoder, error.headers)
+
+
+def success_status(details: meta.StatusDetails) -> meta.Status:
+    status = meta.Status(status="Success")
+    status.metadata.SetInParent()
+    status.details.CopyFrom(details)
+    return status
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def add_warnings(response: Response, warnings: Iterable[str]) -> None:
+    """Warning: 299 - "text" headers, within upstream's size limits."""
+    items = list(dict.fromkeys(warnings))
+    if not items:
+        return
+    if sum(len(w) for w in items) > WARNINGS_TOTAL_LIMIT:
+        items = [w if len(w) <= WARNING_ITEM_LIMIT else w[:WARNING_ITEM_LIMIT] for w in items]
+    total = 0
+    for warning in items:
+        total += len(warning)
+        if total > WARNINGS_TOTAL_LIMIT:
+            break
+        response.headers.add("Warning", f"299 - {_quote(warning)}")

@@ -1,0 +1,40 @@
+"""Serving the gateway with hypercorn.
+
+hypercorn writes HTTP/1.1 status lines without a reason phrase ("HTTP/1.1 409 "); clients that
+show or compare it (the official Python client puts it in every ApiException) expect Go's
+("409 Conflict"), so h11 responses get the standard phrase here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from http import HTTPStatus
+
+import h11
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+from quart import Quart
+
+_h11_response_init = h11.Response.__init__
+
+
+def _response_with_reason(self: h11.Response, **kwargs: object) -> None:
+    if not kwargs.get("reason"):
+        with contextlib.suppress(ValueError):
+            kwargs["reason"] = HTTPStatus(int(kwargs["status_code"])).phrase.encode()
+    _h11_response_init(self, **kwargs)
+
+
+h11.Response.__init__ = _response_with_reason  # type: ignore[method-assign]
+
+
+async def serve_app(app: Quart, listen: str, shutdown: asyncio.Event, *, access_log: bool = False) -> None:
+    config = Config()
+    config.bind = [listen]
+    config.accesslog = "-" if access_log else None
+    config.errorlog = "-"
+    config.keep_alive_timeout = 75
+    config.graceful_timeout = 2
+    config.include_server_header = False
+    await serve(app, config, shutdown_trigger=shutdown.wait)  # type: ignore[arg-type]

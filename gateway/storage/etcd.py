@@ -1,0 +1,199 @@
+"""The gateway's only way to storage: an etcd v3 client over gRPC (upstream's etcd3 store).
+
+It speaks to the embedded storage service and to a real etcd alike. Writes are transactions on
+the key's create/mod revision (optimistic concurrency, as k8s.io/apiserver's etcd3 store does);
+gRPC errors become the typed exceptions below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import grpc
+from etcdserverpb import rpc_pb2 as rpc
+from etcdserverpb import rpc_pb2_grpc as rpc_grpc
+from mvccpb import kv_pb2
+
+KeyValue = kv_pb2.KeyValue
+Event = kv_pb2.Event
+
+# Lists of many large objects exceed gRPC's 4 MiB default.
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+
+
+class StorageError(Exception):
+    """Storage failed in a way the client did not cause (rendered as 500 or 503)."""
+
+
+class KeyExists(StorageError):
+    pass
+
+
+class KeyNotFound(StorageError):
+    pass
+
+
+class Compacted(StorageError):
+    """The requested revision is older than the oldest kept (upstream: 410 Expired)."""
+
+    def __init__(self, compact_revision: int = 0) -> None:
+        super().__init__("mvcc: required revision has been compacted")
+        self.compact_revision = compact_revision
+
+
+class FutureRevision(StorageError):
+    pass
+
+
+class ModRevisionMismatch(Exception):
+    """The key changed since it was read; ``current`` is what it holds now (None: deleted)."""
+
+    def __init__(self, current: KeyValue | None) -> None:
+        super().__init__("the key was modified")
+        self.current = current
+
+
+def _translate(err: grpc.aio.AioRpcError) -> StorageError:
+    details = err.details() or ""
+    if "required revision has been compacted" in details:
+        return Compacted()
+    if "required revision is a future revision" in details:
+        return FutureRevision(details)
+    if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return StorageError(f"storage unavailable: {details}")
+    return StorageError(f"storage error: {err.code().name}: {details}")
+
+
+def prefix_end(prefix: bytes) -> bytes:
+    """The range end that covers every key starting with ``prefix``."""
+    end = bytearray(prefix)
+    while end:
+        if end[-1] < 0xFF:
+            end[-1] += 1
+            return bytes(end)
+        end.pop()
+    return b"\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class ListResult:
+    kvs: list[KeyValue]
+    revision: int  # the revision the list was read at
+    more: bool
+    count: int  # keys in the range from the start key (etcd's count)
+
+
+class Etcd:
+    """A connection to an etcd-v3 API endpoint (``host:port``)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self.kv = rpc_grpc.KVStub(self.channel)
+        self.watch_stub = rpc_grpc.WatchStub(self.channel)
+        self.maintenance = rpc_grpc.MaintenanceStub(self.channel)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    async def wait_ready(self, timeout: float) -> None:
+        await asyncio.wait_for(self.channel.channel_ready(), timeout)
+
+    async def _call(self, method, request):
+        try:
+            return await method(request)
+        except grpc.aio.AioRpcError as err:
+            raise _translate(err) from None
+
+    async def current_revision(self) -> int:
+        response = await self._call(self.kv.Range, rpc.RangeRequest(key=b"\x00", count_only=True, limit=1))
+        return response.header.revision
+
+    async def get(self, key: bytes, revision: int = 0) -> tuple[KeyValue | None, int]:
+        """The key's value (None when absent) and the revision it was read at."""
+        response = await self._call(self.kv.Range, rpc.RangeRequest(key=key, revision=revision))
+        return (response.kvs[0] if response.kvs else None), response.header.revision
+
+    async def list(self, start: bytes, end: bytes, revision: int = 0, limit: int = 0) -> ListResult:
+        request = rpc.RangeRequest(key=start, range_end=end, revision=revision, limit=limit)
+        response = await self._call(self.kv.Range, request)
+        return ListResult(list(response.kvs), response.header.revision, response.more, response.count)
+
+    async def count(self, start: bytes, end: bytes) -> int:
+        request = rpc.RangeRequest(key=start, range_end=end, count_only=True)
+        return (await self._call(self.kv.Range, request)).count
+
+    async def create(self, key: bytes, value: bytes, lease: int = 0) -> int:
+        """Put ``key`` only if absent; returns the new revision (KeyExists otherwise)."""
+        request = rpc.TxnRequest(
+            compare=[rpc.Compare(key=key, target=rpc.Compare.CREATE, result=rpc.Compare.EQUAL, create_revision=0)],
+            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=key, value=value, lease=lease))],
+        )
+        response = await self._call(self.kv.Txn, request)
+        if not response.succeeded:
+            raise KeyExists(key.decode())
+        return response.header.revision
+
+    async def update(self, key: bytes, value: bytes, mod_revision: int, lease: int = 0) -> int:
+        """Put ``key`` only if unchanged since ``mod_revision``; returns the new revision."""
+        request = rpc.TxnRequest(
+            compare=[rpc.Compare(key=key, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=mod_revision)],
+            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=key, value=value, lease=lease))],
+            failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=key))],
+        )
+        response = await self._call(self.kv.Txn, request)
+        if not response.succeeded:
+            kvs = response.responses[0].response_range.kvs
+            raise ModRevisionMismatch(kvs[0] if kvs else None)
+        return response.header.revision
+
+    async def delete(self, key: bytes, mod_revision: int) -> int:
+        """Delete ``key`` only if unchanged since ``mod_revision``; returns the deletion revision."""
+        request = rpc.TxnRequest(
+            compare=[rpc.Compare(key=key, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=mod_revision)],
+            success=[rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=key))],
+            failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=key))],
+        )
+        response = await self._call(self.kv.Txn, request)
+        if not response.succeeded:
+            kvs = response.responses[0].response_range.kvs
+            raise ModRevisionMismatch(kvs[0] if kvs else None)
+        return response.header.revision
+
+    async def compact(self, revision: int) -> None:
+        await self._call(self.kv.Compact, rpc.CompactionRequest(revision=revision, physical=True))
+
+    @contextlib.asynccontextmanager
+    async def watch(
+        self, start: bytes, end: bytes, start_revision: int, prev_kv: bool = True
+    ) -> AsyncIterator[AsyncIterator[rpc.WatchResponse]]:
+        """A watch on [start, end) from ``start_revision``; yields its responses, cancels on exit."""
+        create = rpc.WatchCreateRequest(
+            key=start, range_end=end, start_revision=start_revision, prev_kv=prev_kv, progress_notify=True
+        )
+        requests: asyncio.Queue[rpc.WatchRequest | None] = asyncio.Queue()
+        await requests.put(rpc.WatchRequest(create_request=create))
+
+        async def request_stream() -> AsyncIterator[rpc.WatchRequest]:
+            while (item := await requests.get()) is not None:
+                yield item
+
+        call = self.watch_stub.Watch(request_stream())
+
+        async def responses() -> AsyncIterator[rpc.WatchResponse]:
+            try:
+                async for response in call:
+                    if response.compact_revision:
+                        raise Compacted(response.compact_revision)
+                    yield response
+            except grpc.aio.AioRpcError as err:
+                if err.code() != grpc.StatusCode.CANCELLED:
+                    raise _translate(err) from None
+
+        try:
+            yield responses()
+        finally:
+            call.cancel()
