@@ -21,7 +21,7 @@ from server.mvcc import (
     in_range,
     range_end,
 )
-from server.records import Entry
+from server.records import Entry, put_response
 
 MAX_TXN_OPS = 128  # etcd's --max-txn-ops default
 
@@ -55,10 +55,7 @@ def check_txn(req: rpc_pb2.TxnRequest, max_ops: int = MAX_TXN_OPS) -> None:
     if len(req.compare) > max_ops or len(req.success) > max_ops or len(req.failure) > max_ops:
         raise errors.TOO_MANY_OPS
     for cmp in req.compare:
-        if (
-            cmp.result not in Compare.CompareResult.values()
-            or cmp.target not in Compare.CompareTarget.values()
-        ):
+        if cmp.result not in Compare.CompareResult.values() or cmp.target not in Compare.CompareTarget.values():
             raise errors.invalid("invalid compare")
     for branch in (req.success, req.failure):
         for op in branch:
@@ -117,12 +114,10 @@ def is_read_only(req: rpc_pb2.TxnRequest) -> bool:
 
 
 # --- evaluation ----------------------------------------------------------------------------
-def evaluate_put(view: WriteView, req: rpc_pb2.PutRequest) -> rpc_pb2.PutResponse:
+def evaluate_put(view: WriteView, req: rpc_pb2.PutRequest) -> bytes:
+    """Returns the serialized PutResponse (the hottest write path: no message objects)."""
     prev = _put(view, req)
-    resp = rpc_pb2.PutResponse(header=view.store.header(view.rev))
-    if req.prev_kv and prev is not None:
-        resp.prev_kv.CopyFrom(prev.message())
-    return resp
+    return put_response(view.store.header_bytes(view.rev), prev.encoded() if req.prev_kv and prev else None)
 
 
 def _put(view: WriteView, req: rpc_pb2.PutRequest) -> Entry | None:

@@ -134,9 +134,7 @@ class Backend:
             if batch.leases_revoked:
                 db.executemany("DELETE FROM leases WHERE id = ?", [(i,) for i in batch.leases_revoked])
             if batch.meta:
-                db.executemany(
-                    "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", list(batch.meta.items())
-                )
+                db.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", list(batch.meta.items()))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

@@ -107,9 +107,7 @@ class GroupCommitter:
                 log.exception("commit failed")
                 for fut, _ in answered:
                     if not fut.done():
-                        fut.set_exception(
-                            StorageError(errors.StatusCode.INTERNAL, "etcdserver: commit failed")
-                        )
+                        fut.set_exception(StorageError(errors.StatusCode.INTERNAL, "etcdserver: commit failed"))
                 return
             self._apply(batch)
         self.writes += len(answered)

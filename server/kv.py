@@ -11,9 +11,7 @@ from server.mvcc import Batch, Store, WriteView
 
 
 class KVService:
-    def __init__(
-        self, store: Store, committer: GroupCommitter, compactor: Compactor, max_request_bytes: int
-    ) -> None:
+    def __init__(self, store: Store, committer: GroupCommitter, compactor: Compactor, max_request_bytes: int) -> None:
         self.store = store
         self.committer = committer
         self.compactor = compactor
@@ -28,7 +26,7 @@ class KVService:
         apply.check_range(request)
         return await self.store.range(request)
 
-    async def Put(self, request: rpc_pb2.PutRequest, context) -> rpc_pb2.PutResponse:
+    async def Put(self, request: rpc_pb2.PutRequest, context) -> bytes:
         self._check_size(request)
         apply.check_put(request)
         return await self.committer.submit(lambda view: apply.evaluate_put(view, request))

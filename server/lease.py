@@ -40,9 +40,7 @@ class LeaseService:
                 return
             require_valid(request)
             ttl = self.lessor.renew(request.ID)  # 0: no such lease (etcd answers, not errors)
-            await context.write(
-                rpc_pb2.LeaseKeepAliveResponse(header=self.store.header(), ID=request.ID, TTL=ttl)
-            )
+            await context.write(rpc_pb2.LeaseKeepAliveResponse(header=self.store.header(), ID=request.ID, TTL=ttl))
 
     async def LeaseTimeToLive(
         self, request: rpc_pb2.LeaseTimeToLiveRequest, context

@@ -19,7 +19,7 @@ from sortedcontainers import SortedDict
 from server import errors
 from server.backend import Backend, Row
 from server.lessor import Lessor
-from server.records import DELETE, PUT, Entry, Event, range_response
+from server.records import DELETE, PUT, Entry, Event, field_int, range_response
 
 RAFT_TERM = 1
 
@@ -65,8 +65,7 @@ class Store:
         self.state: SortedDict = SortedDict()
         self.rev = 1  # an empty etcd store is at revision 1; its first write makes revision 2
         self.compacted = 0
-        self._header_rev = -1
-        self._header_bytes = b""
+        self._ids_encoded = field_int(0x08, cluster_id) + field_int(0x10, member_id)
 
     # --- headers ------------------------------------------------------------------------
     def header(self, rev: int | None = None) -> rpc_pb2.ResponseHeader:
@@ -78,13 +77,9 @@ class Store:
         )
 
     def header_bytes(self, rev: int | None = None) -> bytes:
-        """Serialized ResponseHeader; the one for the current revision is cached."""
+        """Serialized ResponseHeader (hand-encoded; hot paths use it)."""
         rev = self.rev if rev is None else rev
-        if rev != self._header_rev:
-            if rev != self.rev:
-                return self.header(rev).SerializeToString()
-            self._header_rev, self._header_bytes = rev, self.header(rev).SerializeToString()
-        return self._header_bytes
+        return self._ids_encoded + field_int(0x18, rev) + field_int(0x20, RAFT_TERM)
 
     # --- the view interface (committed state) --------------------------------------------
     def get(self, key: bytes) -> Entry | None:
@@ -172,15 +167,8 @@ def build_range(req: rpc_pb2.RangeRequest, view, end: bytes | None, header: byte
     order = req.sort_order
     if order == SortOrder.NONE and req.sort_target != SortTarget.KEY:
         order = SortOrder.ASCEND  # etcd sorts ascending when a non-key target is given
-    filtered = (
-        req.min_mod_revision or req.max_mod_revision or req.min_create_revision or req.max_create_revision
-    )
-    if (
-        limit
-        and not filtered
-        and order in (SortOrder.NONE, SortOrder.ASCEND)
-        and req.sort_target == SortTarget.KEY
-    ):
+    filtered = req.min_mod_revision or req.max_mod_revision or req.min_create_revision or req.max_create_revision
+    if limit and not filtered and order in (SortOrder.NONE, SortOrder.ASCEND) and req.sort_target == SortTarget.KEY:
         selected = []
         for entry in view.entries(key, end):
             selected.append(entry)

@@ -109,14 +109,17 @@ class Event:
         if with_prev and self.prev is not None:
             if self._encoded_prev is None:
                 self._encoded_prev = (
-                    field_int(0x08, self.type)
-                    + field_bytes(0x12, self._kv())
-                    + field_bytes(0x1A, self.prev.encoded())
+                    field_int(0x08, self.type) + field_bytes(0x12, self._kv()) + field_bytes(0x1A, self.prev.encoded())
                 )
             return self._encoded_prev
         if self._encoded is None:
             self._encoded = field_int(0x08, self.type) + field_bytes(0x12, self._kv())
         return self._encoded
+
+
+def put_response(header: bytes, prev_kv: bytes | None) -> bytes:
+    """Serialized etcdserverpb.PutResponse."""
+    return field_bytes(0x0A, header) + (field_bytes(0x12, prev_kv) if prev_kv is not None else b"")
 
 
 def range_response(header: bytes, kvs: list[bytes], more: bool, count: int) -> bytes:

@@ -61,17 +61,13 @@ class WatchService:
         end = range_end(req.range_end)
         if req.watch_id and req.watch_id in stream.watchers:
             stream.send(
-                watch_response(
-                    header, req.watch_id, created=True, canceled=True, cancel_reason=DUPLICATE_WATCH_ID
-                )
+                watch_response(header, req.watch_id, created=True, canceled=True, cancel_reason=DUPLICATE_WATCH_ID)
             )
             return
         watch_id = req.watch_id or stream.new_id()
         if end not in (None, b"") and end <= req.key:
             stream.send(
-                watch_response(
-                    header, watch_id, created=True, canceled=True, cancel_reason=EMPTY_WATCHER_RANGE
-                )
+                watch_response(header, watch_id, created=True, canceled=True, cancel_reason=EMPTY_WATCHER_RANGE)
             )
             return
         w = Watcher(

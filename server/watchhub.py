@@ -278,19 +278,13 @@ class WatchHub:
             log.exception("watch catch-up failed")
             self.remove(w)
             w.stream.send(
-                watch_response(
-                    self.store.header_bytes(self.rev), w.id, canceled=True, cancel_reason="catch-up failed"
-                )
+                watch_response(self.store.header_bytes(self.rev), w.id, canceled=True, cancel_reason="catch-up failed")
             )
 
-    def _read_events(
-        self, key: bytes, end: bytes | None, first: int, last: int, with_prev: bool
-    ) -> list[Event]:
+    def _read_events(self, key: bytes, end: bytes | None, first: int, last: int, with_prev: bool) -> list[Event]:
         """(reader thread) history rows turned into events, with prev_kv when asked for."""
         rows = self.backend.events(key, end, first, last)
-        prevs: list[Row | None] = (
-            self.backend.previous((r[2], r[0]) for r in rows) if with_prev else [None] * len(rows)
-        )
+        prevs: list[Row | None] = self.backend.previous((r[2], r[0]) for r in rows) if with_prev else [None] * len(rows)
         events = []
         for row, prev_row in zip(rows, prevs, strict=True):
             rev, _sub, k, create, version, lease, deleted, value = row
