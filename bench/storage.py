@@ -166,9 +166,7 @@ async def watch_latency(address: str, events: int) -> dict:
 
 async def range_latency(address: str, keys: int, repeats: int) -> dict:
     """Time a Range over `keys` keys (loaded with 128-put transactions first)."""
-    async with grpc.aio.insecure_channel(
-        address, options=[("grpc.max_receive_message_length", 2**30)]
-    ) as channel:
+    async with grpc.aio.insecure_channel(address, options=[("grpc.max_receive_message_length", 2**30)]) as channel:
         kv = rpc_pb2_grpc.KVStub(channel)
         for first in range(0, keys, 128):
             ops = [
@@ -205,6 +203,7 @@ def sqlite_commit_rate(data_dir: Path, seconds: float) -> float:
 
 def measure_server(server, seconds: float, *, extras: bool, single: bool = True) -> dict:
     with server as address:
+        asyncio.run(put_load(address, 32, 0.5))  # warm-up: connections, SQLite cache and WAL
         result = {}
         if single:
             result["c1"] = asyncio.run(put_load(address, 1, seconds))
@@ -268,9 +267,7 @@ def report(results: dict) -> str:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
-        "  ".join(
-            cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        )
+        "  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
         for row in rows
     ]
     lines.append("")

@@ -32,6 +32,17 @@ log = logging.getLogger(__name__)
 PROGRESS_WATCH_ID = -1  # etcd 3.5 answers a stream-wide progress request with watch_id -1
 CATCH_UP_PAGE_REVS = 1000  # revisions read from the history per query
 MAX_EVENTS_PER_RESPONSE = 1000  # a response may exceed it to keep a revision whole
+RING_MAX_BYTES = 256 * 1024 * 1024  # the ring also stops growing at this many value bytes
+
+
+def _event_size(ev: Event) -> int:
+    """Approximate memory an event pins: its key and the values it holds."""
+    size = len(ev.key)
+    if ev.entry is not None:
+        size += len(ev.entry.value)
+    if ev.prev is not None:
+        size += len(ev.prev.value)
+    return size
 
 
 class Watcher:
@@ -112,6 +123,7 @@ class WatchHub:
         self.ring: deque[tuple[int, list[Event]]] = deque()
         self.ring_size = ring_size
         self.ring_events = 0
+        self.ring_bytes = 0
         self.ring_first_rev = store.rev + 1  # the ring holds every event from this revision on
         self.rev = store.rev  # newest revision published
         self.progress_interval = progress_interval
@@ -138,9 +150,11 @@ class WatchHub:
         for rev, events in batches:
             self.ring.append((rev, events))
             self.ring_events += len(events)
-        while self.ring_events > self.ring_size and len(self.ring) > 1:
+            self.ring_bytes += sum(_event_size(ev) for ev in events)
+        while (self.ring_events > self.ring_size or self.ring_bytes > RING_MAX_BYTES) and len(self.ring) > 1:
             rev, events = self.ring.popleft()
             self.ring_events -= len(events)
+            self.ring_bytes -= sum(_event_size(ev) for ev in events)
             self.ring_first_rev = rev + 1
         self.rev = batches[-1][0]
 

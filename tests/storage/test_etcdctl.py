@@ -25,9 +25,7 @@ class Etcdctl:
         return [ETCDCTL, f"--endpoints={self.address}", "--dial-timeout=3s", "--command-timeout=5s", *args]
 
     def __call__(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
-        done = subprocess.run(
-            self.argv(*args), input=stdin, capture_output=True, text=True, env=self.env, timeout=20
-        )
+        done = subprocess.run(self.argv(*args), input=stdin, capture_output=True, text=True, env=self.env, timeout=20)
         if check and done.returncode != 0:
             raise AssertionError(f"etcdctl {' '.join(args)} failed: {done.stderr}")
         return done.stdout if check else done.stdout + done.stderr

@@ -143,9 +143,7 @@ def test_put_options_and_errors(storage, prefix):
         kv = (await s.kv.Range(pb.RangeRequest(key=key))).kvs[0]
         assert (kv.value, kv.lease) == (b"three", lease.ID)
         bad = grpc.StatusCode.INVALID_ARGUMENT
-        await expect_error(
-            s.kv.Put(pb.PutRequest(key=b"", value=b"x")), bad, "etcdserver: key is not provided"
-        )
+        await expect_error(s.kv.Put(pb.PutRequest(key=b"", value=b"x")), bad, "etcdserver: key is not provided")
         await expect_error(
             s.kv.Put(pb.PutRequest(key=prefix + b"missing", ignore_value=True)),
             bad,
@@ -168,9 +166,7 @@ def test_put_options_and_errors(storage, prefix):
         )
         await expect_error(s.kv.Range(pb.RangeRequest(key=b"")), bad, "etcdserver: key is not provided")
         await expect_error(s.kv.DeleteRange(pb.DeleteRangeRequest()), bad, "etcdserver: key is not provided")
-        await expect_error(
-            s.kv.Range(pb.RangeRequest(key=key, sort_order=7)), bad, "etcdserver: invalid sort option"
-        )
+        await expect_error(s.kv.Range(pb.RangeRequest(key=key, sort_order=7)), bad, "etcdserver: invalid sort option")
 
     run(storage.address, test)
 
@@ -184,9 +180,7 @@ def test_delete_range(storage, prefix):
         assert none.deleted == 0 and none.header.revision == before  # no change, no new revision
         one = await s.kv.DeleteRange(pb.DeleteRangeRequest(key=prefix + b"a", prev_kv=True))
         assert one.deleted == 1 and one.prev_kvs[0].value == b"a" and one.header.revision == before + 1
-        rest = await s.kv.DeleteRange(
-            pb.DeleteRangeRequest(key=prefix, range_end=prefix_end(prefix), prev_kv=True)
-        )
+        rest = await s.kv.DeleteRange(pb.DeleteRangeRequest(key=prefix, range_end=prefix_end(prefix), prev_kv=True))
         assert rest.deleted == 2 and [kv.value for kv in rest.prev_kvs] == [b"b", b"c"]
         assert rest.header.revision == before + 2  # one revision for the whole range
         assert (await s.kv.Range(pb.RangeRequest(key=prefix, range_end=prefix_end(prefix)))).count == 0
@@ -324,26 +318,18 @@ def test_txn_limits(storage, prefix):
     async def test(s):
         bad = grpc.StatusCode.INVALID_ARGUMENT
         many = [pb.RequestOp(request_put=pb.PutRequest(key=prefix + b"%d" % i)) for i in range(129)]
-        await expect_error(
-            s.kv.Txn(pb.TxnRequest(success=many)), bad, "etcdserver: too many operations in txn request"
-        )
+        await expect_error(s.kv.Txn(pb.TxnRequest(success=many)), bad, "etcdserver: too many operations in txn request")
         assert (await s.kv.Txn(pb.TxnRequest(success=many[:128]))).succeeded
         dup = [pb.RequestOp(request_put=pb.PutRequest(key=prefix + b"x"))] * 2
-        await expect_error(
-            s.kv.Txn(pb.TxnRequest(success=dup)), bad, "etcdserver: duplicate key given in txn request"
-        )
+        await expect_error(s.kv.Txn(pb.TxnRequest(success=dup)), bad, "etcdserver: duplicate key given in txn request")
         overlap = [
             pb.RequestOp(request_put=pb.PutRequest(key=prefix + b"x")),
-            pb.RequestOp(
-                request_delete_range=pb.DeleteRangeRequest(key=prefix, range_end=prefix_end(prefix))
-            ),
+            pb.RequestOp(request_delete_range=pb.DeleteRangeRequest(key=prefix, range_end=prefix_end(prefix))),
         ]
         await expect_error(
             s.kv.Txn(pb.TxnRequest(success=overlap)), bad, "etcdserver: duplicate key given in txn request"
         )
-        await expect_error(
-            s.kv.Txn(pb.TxnRequest(success=[pb.RequestOp()])), bad, "etcdserver: request op is empty"
-        )
+        await expect_error(s.kv.Txn(pb.TxnRequest(success=[pb.RequestOp()])), bad, "etcdserver: request op is empty")
 
     run(storage.address, test)
 
@@ -397,9 +383,7 @@ def test_request_size_limit(storage_factory):
             "etcdserver: request is too large",
         )
         txn = pb.TxnRequest(success=[pb.RequestOp(request_put=pb.PutRequest(key=b"t", value=b"y" * 100_001))])
-        await expect_error(
-            s.kv.Txn(txn), grpc.StatusCode.INVALID_ARGUMENT, "etcdserver: request is too large"
-        )
+        await expect_error(s.kv.Txn(txn), grpc.StatusCode.INVALID_ARGUMENT, "etcdserver: request is too large")
 
     run(server.address, test)
 

@@ -26,9 +26,7 @@ def test_grant_keepalive_ttl_list_revoke(storage, prefix):
         for k in (b"a", b"b"):
             await s.kv.Put(pb.PutRequest(key=prefix + k, value=b"v", lease=chosen.ID))
         ttl = await s.lease.LeaseTimeToLive(pb.LeaseTimeToLiveRequest(ID=chosen.ID, keys=True))
-        assert (
-            ttl.grantedTTL == 30 and 28 <= ttl.TTL <= 30 and list(ttl.keys) == [prefix + b"a", prefix + b"b"]
-        )
+        assert ttl.grantedTTL == 30 and 28 <= ttl.TTL <= 30 and list(ttl.keys) == [prefix + b"a", prefix + b"b"]
 
         call = s.lease.LeaseKeepAlive()
         await call.write(pb.LeaseKeepAliveRequest(ID=chosen.ID))

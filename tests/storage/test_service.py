@@ -23,6 +23,9 @@ def test_status(storage):
         assert status.raftIndex == status.raftAppliedIndex == status.header.revision >= put.header.revision
         assert status.raftTerm == 1
         assert not (await s.maintenance.Alarm(pb.AlarmRequest())).alarms
+        defrag = await s.maintenance.Defragment(pb.DefragmentRequest())
+        assert defrag.header.revision >= put.header.revision
+        assert (await s.kv.Range(pb.RangeRequest(key=b"/status/k"))).kvs[0].value == b"v"
 
     run(storage.address, test)
 

@@ -239,9 +239,7 @@ def test_invalid_watch_requests(storage, prefix):
         assert r.created and r.canceled and r.cancel_reason
         ok = await w.create(key=prefix + b"x", watch_id=7)
         assert ok.watch_id == 7
-        await w.call.write(
-            pb.WatchRequest(create_request=pb.WatchCreateRequest(key=prefix + b"y", watch_id=7))
-        )
+        await w.call.write(pb.WatchRequest(create_request=pb.WatchCreateRequest(key=prefix + b"y", watch_id=7)))
         dup = await w.read()
         assert dup.canceled and "duplicate" in dup.cancel_reason
 

@@ -65,9 +65,7 @@ KEYS = ("name", "number", "type", "label", "type_name", "oneof")
 @pytest.mark.parametrize("message", _all_messages(), ids=lambda m: m.full_name)
 def test_message_matches_etcd(message):
     assert message.full_name in FACTS, f"{message.full_name} is not an etcd message"
-    expected = sorted(
-        ({k: f[k] for k in KEYS if k in f} for f in FACTS[message.full_name]), key=lambda f: f["number"]
-    )
+    expected = sorted(({k: f[k] for k in KEYS if k in f} for f in FACTS[message.full_name]), key=lambda f: f["number"])
     ours = sorted((_field_facts(f) for f in message.fields), key=lambda f: f["number"])
     assert ours == expected
 
@@ -113,7 +111,6 @@ def test_required_methods_are_defined():
         ("Maintenance", "Status"),
     }
     required |= {
-        ("Lease", n)
-        for n in ("LeaseGrant", "LeaseRevoke", "LeaseKeepAlive", "LeaseTimeToLive", "LeaseLeases")
+        ("Lease", n) for n in ("LeaseGrant", "LeaseRevoke", "LeaseKeepAlive", "LeaseTimeToLive", "LeaseLeases")
     }
     assert required <= defined
