@@ -1,0 +1,230 @@
+"""Every verb on every scope, against a running server (seed: "API verbs", "Resource URIs").
+
+Namespaced (configmaps, pods, services), cluster-scoped (nodes, namespaces) and grouped
+(deployments.apps, leases.coordination.k8s.io) resources; get, list per namespace and across
+namespaces, create, update, delete, deletecollection.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+
+def configmap(name: str, **data: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+def test_create_get_list_namespaced(client: httpx.Client, namespace: str) -> None:
+    created = client.post(f"/api/v1/namespaces/{namespace}/configmaps", json=configmap("a", k="v"))
+    assert created.status_code == 201
+    body = created.json()
+    assert body["kind"] == "ConfigMap" and body["apiVersion"] == "v1"
+    meta = body["metadata"]
+    assert meta["namespace"] == namespace and meta["uid"] and meta["creationTimestamp"].endswith("Z")
+    assert meta["resourceVersion"].isdigit()
+    assert "generation" not in meta  # ConfigMap has no spec
+
+    got = client.get(f"/api/v1/namespaces/{namespace}/configmaps/a")
+    assert got.status_code == 200 and got.json() == body
+
+    listed = client.get(f"/api/v1/namespaces/{namespace}/configmaps").json()
+    assert listed["kind"] == "ConfigMapList" and listed["apiVersion"] == "v1"
+    assert int(listed["metadata"]["resourceVersion"]) >= int(meta["resourceVersion"])
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["a"]
+    assert "kind" not in listed["items"][0]  # list items carry no TypeMeta, as upstream
+
+    everywhere = client.get("/api/v1/configmaps").json()
+    assert any(i["metadata"]["namespace"] == namespace for i in everywhere["items"])
+
+
+def test_empty_list_has_items_array(client: httpx.Client, namespace: str) -> None:
+    body = client.get(f"/api/v1/namespaces/{namespace}/secrets").json()
+    assert body["items"] == []
+
+
+def test_update_with_resource_version_and_conflict(client: httpx.Client, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    created = client.post(path, json=configmap("u", k="1")).json()
+    updated = client.put(f"{path}/u", json={**created, "data": {"k": "2"}})
+    assert updated.status_code == 200
+    assert int(updated.json()["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
+    assert updated.json()["metadata"]["uid"] == created["metadata"]["uid"]
+
+    stale = client.put(f"{path}/u", json={**created, "data": {"k": "3"}})
+    assert stale.status_code == 409
+    assert stale.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'Operation cannot be fulfilled on configmaps "u": the object has been modified; '
+        "please apply your changes to the latest version and try again",
+        "reason": "Conflict",
+        "details": {"name": "u", "kind": "configmaps"},
+        "code": 409,
+    }
+
+
+def test_unconditional_update_and_noop(client: httpx.Client, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    client.post(path, json=configmap("n", k="1"))
+    first = client.put(f"{path}/n", json=configmap("n", k="2"))
+    assert first.status_code == 200 and first.json()["data"] == {"k": "2"}
+    again = client.put(f"{path}/n", json=configmap("n", k="2"))
+    # Nothing changed: nothing is written, the resourceVersion stays (upstream's GuaranteedUpdate).
+    assert again.json()["metadata"]["resourceVersion"] == first.json()["metadata"]["resourceVersion"]
+
+
+def test_put_on_missing_object_follows_kind(client: httpx.Client, namespace: str) -> None:
+    missing = client.put(f"/api/v1/namespaces/{namespace}/configmaps/nope", json=configmap("nope"))
+    assert missing.status_code == 404
+    assert missing.json()["message"] == 'configmaps "nope" not found'
+    service = {"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}}
+    created = client.put(f"/api/v1/namespaces/{namespace}/services/svc", json=service)
+    assert created.status_code == 201  # services allow create-on-update
+
+
+def test_put_name_mismatch(client: httpx.Client, namespace: str) -> None:
+    client.post(f"/api/v1/namespaces/{namespace}/configmaps", json=configmap("x"))
+    response = client.put(f"/api/v1/namespaces/{namespace}/configmaps/x", json=configmap("y"))
+    assert response.status_code == 400
+    assert response.json()["message"] == "the name of the object (y) does not match the name on the URL (x)"
+
+
+def test_delete_returns_status_or_object(client: httpx.Client, namespace: str) -> None:
+    created = client.post(f"/api/v1/namespaces/{namespace}/configmaps", json=configmap("d")).json()
+    deleted = client.delete(f"/api/v1/namespaces/{namespace}/configmaps/d")
+    assert deleted.status_code == 200
+    assert deleted.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": "d", "kind": "configmaps", "uid": created["metadata"]["uid"]},
+    }
+    assert client.get(f"/api/v1/namespaces/{namespace}/configmaps/d").status_code == 404
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    client.post(f"/api/v1/namespaces/{namespace}/pods", json=pod)
+    deleted_pod = client.delete(f"/api/v1/namespaces/{namespace}/pods/p")
+    assert deleted_pod.status_code == 200 and deleted_pod.json()["kind"] == "Pod"  # pods return the object
+    assert client.delete(f"/api/v1/namespaces/{namespace}/pods/p").status_code == 404
+
+
+def test_delete_with_finalizers_marks_then_removes(client: httpx.Client, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    body = configmap("f")
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    client.post(path, json=body)
+    marked = client.delete(f"{path}/f")
+    assert marked.status_code == 200
+    held = marked.json()
+    assert held["kind"] == "ConfigMap" and held["metadata"]["deletionTimestamp"]
+    assert client.get(f"{path}/f").status_code == 200
+    held["metadata"]["finalizers"] = []
+    assert client.put(f"{path}/f", json=held).status_code == 200
+    assert client.get(f"{path}/f").status_code == 404
+
+
+def test_delete_preconditions(client: httpx.Client, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    client.post(path, json=configmap("pre"))
+    body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "wrong"}}
+    response = client.request("DELETE", f"{path}/pre", json=body)
+    assert response.status_code == 409
+    assert "Precondition failed: UID in precondition: wrong" in response.json()["message"]
+
+
+def test_delete_collection(client: httpx.Client, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    for name in ("c1", "c2", "c3"):
+        client.post(path, json=configmap(name))
+    response = client.delete(path)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["kind"] == "ConfigMapList" and len(body["items"]) == 3
+    assert client.get(path).json()["items"] == []
+
+
+def test_cluster_scoped_nodes(client: httpx.Client) -> None:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-a", "namespace": "ignored"},
+        "status": {"nodeInfo": {"kubeletVersion": "v1.32.0"}},
+    }
+    created = client.post("/api/v1/nodes", json=node)
+    assert created.status_code == 201
+    assert "namespace" not in created.json()["metadata"]
+    assert created.json()["status"]["nodeInfo"]["kubeletVersion"] == "v1.32.0"  # nodes keep status on create
+    assert client.get("/api/v1/nodes/node-a").status_code == 200
+    assert "node-a" in [n["metadata"]["name"] for n in client.get("/api/v1/nodes").json()["items"]]
+    assert client.get("/api/v1/namespaces/default/nodes/node-a").status_code == 404
+    assert client.delete("/api/v1/nodes/node-a").json()["status"] == "Success"
+
+
+def test_grouped_resources(client: httpx.Client, namespace: str) -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+            },
+        },
+    }
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    created = client.post(path, json=deployment)
+    assert created.status_code == 201
+    body = created.json()
+    assert body["metadata"]["generation"] == 1 and body["status"] == {}
+    body["metadata"]["labels"] = {"tier": "front"}
+    relabeled = client.put(f"{path}/web", json=body).json()
+    assert relabeled["metadata"]["generation"] == 1  # metadata change: generation stays
+    relabeled["spec"]["replicas"] = 3
+    rescaled = client.put(f"{path}/web", json=relabeled).json()
+    assert rescaled["metadata"]["generation"] == 2  # spec change: generation + 1
+    missing = client.get(f"{path}/nope")
+    assert missing.json()["message"] == 'deployments.apps "nope" not found'
+    assert missing.json()["details"] == {"name": "nope", "group": "apps", "kind": "deployments"}
+    lease = {"metadata": {"name": "l"}, "spec": {"holderIdentity": "me", "leaseDurationSeconds": 10}}
+    assert client.post(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", json=lease).status_code == 201
+    assert client.get("/apis/coordination.k8s.io/v1/leases").json()["kind"] == "LeaseList"
+
+
+def test_status_subresource_fields_are_kept_on_update(client: httpx.Client, namespace: str) -> None:
+    pod = {
+        "metadata": {"name": "s"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        "status": {"phase": "Running"},
+    }
+    created = client.post(f"/api/v1/namespaces/{namespace}/pods", json=pod).json()
+    assert created["status"]["phase"] == "Pending"  # status is not set by create
+    created["status"]["phase"] = "Succeeded"
+    updated = client.put(f"/api/v1/namespaces/{namespace}/pods/s", json=created).json()
+    assert updated["status"]["phase"] == "Pending"
+
+
+@pytest.mark.parametrize("spelling", ["1", "true", "True"])
+def test_watch_parameter_spellings(client: httpx.Client, namespace: str, spelling: str) -> None:
+    with client.stream(
+        "GET", f"/api/v1/namespaces/{namespace}/configmaps", params={"watch": spelling, "timeoutSeconds": "1"}
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/json"
+        response.read()
+
+
+def test_pretty_spellings(client: httpx.Client) -> None:
+    for value in ("true", "True", "1"):
+        assert client.get("/api/v1/namespaces/default", params={"pretty": value}).text.startswith("{\n  ")
+    assert client.get("/api/v1/namespaces/default", params={"pretty": "false"}).text.startswith('{"kind"')
+
+
+@pytest.mark.parametrize("path", ["/version/", "/api/", "/apis/", "/version", "/api", "/apis"])
+def test_discovery_paths_with_and_without_slash(client: httpx.Client, path: str) -> None:
+    assert client.get(path).status_code == 200
