@@ -144,10 +144,13 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
             generic_handler("Maintenance", MaintenanceService(store)),
         )
     )
-    bound = server.add_insecure_port(f"{host}:{port}" if ":" not in host else f"[{host}]:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}" if ":" not in host else f"[{host}]:{port}")
+    except RuntimeError:
+        bound = 0
     if bound == 0:
         backend.close()
-        raise OSError(f"cannot listen on {listen}")
+        raise OSError(f"cannot listen on {listen} (address in use or not local)")
     committer.start()
     hub.start()
     compactor.start()

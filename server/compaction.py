@@ -70,7 +70,12 @@ class Compactor:
             self._kick.clear()
             while self.done < self.store.compacted:
                 target = min(self.store.compacted, self.done + STEP_REVS)
-                await loop.run_in_executor(backend.write_executor, backend.compact_step, self.done, target)
+                try:
+                    await loop.run_in_executor(backend.write_executor, backend.compact_step, self.done, target)
+                except Exception:
+                    log.exception("physical compaction to %d failed; retrying", target)
+                    await asyncio.sleep(1.0)
+                    continue
                 self.done = target
                 async with self._progress:
                     self._progress.notify_all()

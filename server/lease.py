@@ -85,7 +85,7 @@ class LeaseService:
         try:
             await self.committer.submit(lambda view: apply.evaluate_lease_revoke(view, lease_id))
         except StorageError as exc:
-            log.warning("revoking expired lease %x failed: %s", lease_id, exc.message)
             lease = self.lessor.leases.get(lease_id)
-            if lease is not None:
+            if lease is not None:  # still there: try again at the next check
+                log.warning("revoking expired lease %x failed: %s", lease_id, exc.message)
                 lease.revoking = False

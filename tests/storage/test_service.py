@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import subprocess
 import sys
 
@@ -78,6 +79,16 @@ def test_cli_rejects_bad_listen_address(tmp_path):
         timeout=30,
     )
     assert done.returncode != 0 and "HOST:PORT" in done.stderr
+
+
+def test_cli_reports_a_busy_port(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        listen = f"127.0.0.1:{busy.getsockname()[1]}"
+        argv = [sys.executable, "-m", "protokube", "storage", "--listen", listen, "--data-dir", str(tmp_path)]
+        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "cannot listen" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_cli_help():
