@@ -89,7 +89,7 @@ def _load(backend: Backend, options: StorageOptions) -> tuple[Store, int]:
     lessor = Lessor(options.min_lease_ttl)
     store = Store(backend, lessor, meta["cluster_id"], meta["member_id"])
     store.rev = meta.get("revision", 1)
-    store.compacted = meta.get("compacted", 0)
+    store.compacted = meta.get("compacted", -1)
     for lease_id, ttl in loaded.leases:
         lessor.grant(lease_id, ttl)  # full TTL again, as etcd after a leader change
     for row in loaded.current:

@@ -218,12 +218,15 @@ def _past_view(view: WriteView, r: rpc_pb2.RangeRequest, end: bytes | None) -> P
 
 
 def _set_inner_revisions(resp: rpc_pb2.TxnResponse, rev: int) -> None:
-    """Inner responses carry a header with the txn's revision only (as etcd's)."""
+    """As etcd: inner responses carry a header with only the txn's revision; a nested txn's
+    own header is present but empty."""
     for out in resp.responses:
-        inner = getattr(out, out.WhichOneof("response"))
-        inner.header.revision = rev
-        if out.HasField("response_txn"):
+        kind = out.WhichOneof("response")
+        if kind == "response_txn":
+            out.response_txn.header.SetInParent()
             _set_inner_revisions(out.response_txn, rev)
+        else:
+            getattr(out, kind).header.revision = rev
 
 
 def compare_holds(view, cmp: rpc_pb2.Compare) -> bool:
@@ -262,7 +265,7 @@ def _compare_one(cmp: rpc_pb2.Compare, e: Entry | None) -> bool:
 def evaluate_compact(view: WriteView, req: rpc_pb2.CompactionRequest) -> rpc_pb2.CompactionResponse:
     """Logical compaction: recorded durably with the batch; history is removed afterwards."""
     store = view.store
-    compacted = max(store.compacted, view.batch.meta.get("compacted", 0))
+    compacted = max(store.compacted, view.batch.meta.get("compacted", -1))
     if req.revision <= compacted:
         raise errors.COMPACTED
     if req.revision > view.current_rev:

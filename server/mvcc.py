@@ -64,7 +64,7 @@ class Store:
         self.member_id = member_id
         self.state: SortedDict = SortedDict()
         self.rev = 1  # an empty etcd store is at revision 1; its first write makes revision 2
-        self.compacted = 0
+        self.compacted = -1  # etcd's "never compacted": Compact(0) on a new store succeeds
         self._ids_encoded = field_int(0x08, cluster_id) + field_int(0x10, member_id)
 
     # --- headers ------------------------------------------------------------------------

@@ -17,6 +17,7 @@ FilterType = rpc_pb2.WatchCreateRequest.FilterType
 # etcd's mvcc errors, sent as cancel_reason of a refused create request.
 DUPLICATE_WATCH_ID = "mvcc: duplicate watch ID provided on the WatchStream"
 EMPTY_WATCHER_RANGE = "mvcc: watcher range is empty"
+REFUSED_WATCH_ID = -1
 
 
 class WatchService:
@@ -59,17 +60,16 @@ class WatchService:
     def _create(self, stream: WatchStream, req: rpc_pb2.WatchCreateRequest) -> None:
         header = self.hub.store.header_bytes(self.hub.rev)
         end = range_end(req.range_end)
-        if req.watch_id and req.watch_id in stream.watchers:
-            stream.send(
-                watch_response(header, req.watch_id, created=True, canceled=True, cancel_reason=DUPLICATE_WATCH_ID)
-            )
+        # A refused create is answered with watch_id -1 and uses up no ID, as etcd does.
+        refusal = None
+        if end not in (None, b"") and end <= req.key:
+            refusal = EMPTY_WATCHER_RANGE
+        elif req.watch_id and req.watch_id in stream.watchers:
+            refusal = DUPLICATE_WATCH_ID
+        if refusal is not None:
+            stream.send(watch_response(header, REFUSED_WATCH_ID, created=True, canceled=True, cancel_reason=refusal))
             return
         watch_id = req.watch_id or stream.new_id()
-        if end not in (None, b"") and end <= req.key:
-            stream.send(
-                watch_response(header, watch_id, created=True, canceled=True, cancel_reason=EMPTY_WATCHER_RANGE)
-            )
-            return
         w = Watcher(
             stream,
             watch_id,

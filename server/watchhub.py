@@ -259,11 +259,8 @@ class WatchHub:
     def _cancel_compacted(self, w: Watcher) -> None:
         """etcd: a response with compact_revision set and canceled=true ends the watch."""
         self.remove(w)
-        w.stream.send(
-            watch_response(
-                self.store.header_bytes(self.rev), w.id, canceled=True, compact_revision=self.store.compacted
-            )
-        )
+        header = self.store.header_bytes(0)  # etcd leaves the header's revision unset here
+        w.stream.send(watch_response(header, w.id, canceled=True, compact_revision=self.store.compacted))
 
     async def _catch_up(self, w: Watcher, first: int, last: int) -> None:
         """Send the history [first, last] from SQLite, then the events buffered meanwhile."""
