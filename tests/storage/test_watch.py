@@ -244,3 +244,26 @@ def test_invalid_watch_requests(storage, prefix):
         assert dup.canceled and "duplicate" in dup.cancel_reason
 
     run(storage.address, test)
+
+
+def test_progress_waits_for_catch_up(storage_factory):
+    """A progress response reports a revision only after the stream's watchers got all events up to it."""
+    server = storage_factory("--compaction-retention", "0", "--watch-ring-size", "5")
+
+    async def test(s):
+        first = (await s.kv.Put(pb.PutRequest(key=b"/g/0", value=b"x"))).header.revision
+        ops = [pb.RequestOp(request_put=pb.PutRequest(key=b"/g/%d" % i, value=b"x")) for i in range(100)]
+        for _ in range(30):
+            await s.kv.Txn(pb.TxnRequest(success=ops))
+        w = WatchClient(s)
+        await w.create(key=b"/g/", range_end=b"/g0", start_revision=first)
+        await w.call.write(pb.WatchRequest(progress_request=pb.WatchProgressRequest()))
+        seen = 0
+        while True:
+            r = await w.read()
+            if r.watch_id == -1:
+                assert r.header.revision == first + 30 and seen == 3001
+                break
+            seen += len(r.events)
+
+    run(server.address, test, timeout=60)
