@@ -36,8 +36,11 @@ from gateway.registry.store import Store
 from gateway.requestinfo import RequestInfo, request_info
 from gateway.responses import respond, status_response
 from gateway.storage.etcd import Etcd, StorageError
+from gateway.storage.revision import FreshRevision
+from gateway.watchcache.cache import WatchCache
+from gateway.watchcache.watcher import BOOKMARK_INTERVAL
 from protokube.schema import jsonencode
-from protokube.schema.registry import Registry, registry
+from protokube.schema.registry import Registry, Resource, registry
 
 log = logging.getLogger("protokube.gateway")
 
@@ -60,7 +63,15 @@ METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 class Gateway:
     """State shared by all requests: the storage connection, a store per resource, metrics."""
 
-    def __init__(self, etcd: Etcd, server_address: str, reg: Registry | None = None) -> None:
+    def __init__(
+        self,
+        etcd: Etcd,
+        server_address: str,
+        reg: Registry | None = None,
+        *,
+        watch_cache_window: int = 10_000,
+        bookmark_interval: float = BOOKMARK_INTERVAL,
+    ) -> None:
         self.etcd = etcd
         self.registry = reg or registry()
         self.server_address = server_address
@@ -69,6 +80,12 @@ class Gateway:
         self.stores = {
             key: Store(etcd, resource, self.check_namespace) for key, resource in self.registry.resources.items()
         }
+        self.caches = {
+            key: WatchCache(etcd, resource, self.stores[key].hooks, window=watch_cache_window)
+            for key, resource in self.registry.resources.items()
+        }
+        self.bookmark_interval = bookmark_interval
+        self.fresh_revision = FreshRevision(etcd)
         self.namespaces = self.stores[("", "v1", "namespaces")]
         self.namespace_controller = NamespaceController(self)
         self._tasks: list[asyncio.Task[None]] = []
@@ -81,6 +98,7 @@ class Gateway:
                 if err.code != 409:
                     raise
         self._tasks.append(asyncio.create_task(self.namespace_controller.run()))
+        self._tasks += [asyncio.create_task(cache.run()) for cache in self.caches.values()]
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -98,6 +116,15 @@ class Gateway:
                 f"{namespace} is forbidden: unable to create new content in namespace {namespace} "
                 "because it is being terminated",
             )
+
+    def cache(self, resource: Resource) -> WatchCache:
+        return self.caches[(resource.group, resource.version, resource.plural)]
+
+    async def wait_fresh(self, cache: WatchCache) -> int:
+        """A consistent read from the cache: wait until it holds storage's current revision."""
+        await cache.wait_ready()
+        await cache.wait_for(await self.fresh_revision.get())
+        return cache.revision
 
     async def read_object(self, ctx: RequestContext) -> ObjectView:
         return await reads.read_object(ctx)

@@ -39,6 +39,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         metavar="SECONDS",
         help="history the embedded storage keeps (etcd's 5 minutes by default)",
     )
+    p.add_argument(
+        "--watch-cache-window",
+        type=int,
+        default=10_000,
+        metavar="EVENTS",
+        help="recent events each watch cache keeps; older watch starts get 410 Gone",
+    )
+    p.add_argument(
+        "--bookmark-interval",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds between periodic watch bookmarks",
+    )
     p.add_argument("--access-log", action="store_true")
     p.add_argument("--log-level", default="WARNING")
     return p.parse_args(argv)
@@ -87,7 +101,9 @@ async def run(args: argparse.Namespace) -> None:
     etcd = Etcd(storage)
     try:
         await etcd.wait_ready(10)
-        gateway = Gateway(etcd, args.listen)
+        gateway = Gateway(
+            etcd, args.listen, watch_cache_window=args.watch_cache_window, bookmark_interval=args.bookmark_interval
+        )
         await gateway.start()
         shutdown = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -1,9 +1,11 @@
 """Stored objects and their encodings, each made once and reused.
 
-An ``ObjectView`` wraps one object as storage holds it (the enveloped protobuf value, written
-without a resourceVersion, as upstream stores it) plus the revision it was last modified at. The
-decoded message and every encoding of it are computed on first use and kept: a list or a watch
-fan-out concatenates cached bytes instead of re-encoding.
+An ``ObjectView`` is one object at one resourceVersion. It is built from what storage holds (the
+enveloped protobuf value, written without a resourceVersion, as upstream stores it), from the
+object's own protobuf bytes, or from a message. The decoded message and every encoding are made
+on first use and kept, so a list or a watch fan-out concatenates cached bytes instead of
+re-encoding. Views in the watch cache do not keep their decoded message (``keep_message=False``):
+the cache holds bytes, not message objects.
 """
 
 from __future__ import annotations
@@ -15,47 +17,72 @@ from protokube.schema.descriptors import message_class
 from protokube.schema.registry import GroupVersionKind
 
 JSON_BODY = "json-body"  # the JSON object without kind/apiVersion (as list items are written)
-PROTOBUF_RAW = "protobuf-raw"  # the object's protobuf bytes, resourceVersion set, no envelope
 
 
 class ObjectView:
-    __slots__ = ("_encoded", "_message", "gvk", "message_name", "resource_version", "value")
+    __slots__ = ("_encoded", "_message", "_raw", "_value", "gvk", "keep_message", "message_name", "resource_version")
 
     def __init__(
         self,
         gvk: GroupVersionKind,
         message_name: str,
-        value: bytes,
         resource_version: int,
+        *,
+        value: bytes | None = None,
+        raw: bytes | None = None,
         message: Message | None = None,
+        keep_message: bool = True,
     ) -> None:
         self.gvk = gvk
         self.message_name = message_name
-        self.value = value
         self.resource_version = resource_version
+        self._value = value
+        self._raw = raw
         self._message = message
+        self.keep_message = keep_message
         self._encoded: dict[str, bytes] = {}
 
     @classmethod
     def from_message(cls, gvk: GroupVersionKind, message: Message, resource_version: int) -> ObjectView:
-        view = cls(gvk, message.DESCRIPTOR.full_name, b"", resource_version, message)
         message.metadata.resourceVersion = str(resource_version) if resource_version else ""
-        return view
+        return cls(gvk, message.DESCRIPTOR.full_name, resource_version, message=message)
 
     @property
     def message(self) -> Message:
-        """The decoded object with metadata.resourceVersion set (do not modify; copy first)."""
-        if self._message is None:
+        """The decoded object with metadata.resourceVersion set (do not modify; ``copy()`` first)."""
+        message = self._message
+        if message is None:
             cls = message_class(self.message_name)
-            message = envelope.decode(self.value, cls, self.gvk.api_version, self.gvk.kind)
-            message.metadata.resourceVersion = str(self.resource_version)
-            self._message = message
-        return self._message
+            if self._raw is not None:
+                message = cls.FromString(self._raw)
+            else:
+                assert self._value is not None
+                message = envelope.decode(self._value, cls, self.gvk.api_version, self.gvk.kind)
+                message.metadata.resourceVersion = str(self.resource_version)
+            if self.keep_message:
+                self._message = message
+        return message
+
+    def decode_with_raw(self) -> Message:
+        """The decoded message, making the protobuf bytes from it too (one decode for both)."""
+        message = self.message
+        if self._raw is None:
+            self._raw = goshape.normalize(message).SerializeToString(deterministic=True)
+            self._value = None
+        return message
 
     def copy(self) -> Message:
-        clone = type(self.message)()
+        clone = message_class(self.message_name)()
         clone.CopyFrom(self.message)
         return clone
+
+    @property
+    def raw(self) -> bytes:
+        """The object's protobuf bytes, resourceVersion set, written as Go writes them."""
+        if self._raw is None:
+            self.decode_with_raw()
+        assert self._raw is not None
+        return self._raw
 
     def encoded(self, form: str) -> bytes:
         cached = self._encoded.get(form)
@@ -70,18 +97,21 @@ class ObjectView:
         return head + (b"," + body[1:] if len(body) > 2 else b"}")
 
     def protobuf_object(self) -> bytes:
-        return envelope.wrap(self.encoded(PROTOBUF_RAW), self.gvk.api_version, self.gvk.kind)
+        return envelope.wrap(self.raw, self.gvk.api_version, self.gvk.kind)
+
+    def at_revision(self, resource_version: int) -> ObjectView:
+        """The same object with another resourceVersion (a DELETED event carries the deletion's)."""
+        message = self.copy()
+        message.metadata.resourceVersion = str(resource_version)
+        raw = goshape.normalize(message).SerializeToString(deterministic=True)
+        return ObjectView(self.gvk, self.message_name, resource_version, raw=raw, keep_message=False)
 
 
 def _json_body(view: ObjectView) -> bytes:
     return jsonencode.dumps(jsonencode.to_dict(view.message))
 
 
-def _protobuf_raw(view: ObjectView) -> bytes:
-    return goshape.normalize(view.message).SerializeToString(deterministic=True)
-
-
-ENCODERS = {JSON_BODY: _json_body, PROTOBUF_RAW: _protobuf_raw}
+ENCODERS = {JSON_BODY: _json_body}
 
 
 def storage_value(message: Message, gvk: GroupVersionKind) -> bytes:

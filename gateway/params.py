@@ -7,6 +7,7 @@ request gets 400; option values outside their allowed set give upstream's 422
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -120,3 +121,83 @@ def delete_options_from_query(query: Mapping[str, list[str]]) -> DeleteOptions:
         propagation_policy=single.get("propagationPolicy", ""),
         orphan_dependents=None if orphan is None else parse_bool("orphanDependents", orphan),
     )
+
+
+LIST_OPTIONS = "ListOptions"
+NOT_OLDER_THAN, EXACT = "NotOlderThan", "Exact"
+
+
+def validate_list_options(options: ListOptions) -> ListOptions:
+    """upstream's ValidateListOptions (422 Invalid) and its watch-list defaulting.
+
+    A watch from "" or "0" without sendInitialEvents or resourceVersionMatch is defaulted to
+    sendInitialEvents=true, resourceVersionMatch=NotOlderThan (WatchList is on in 1.32): the
+    initial state arrives as ADDED events, as it always did.
+    """
+    found: list[FieldError] = []
+    match = options.resource_version_match
+    rv = options.resource_version or ""
+    if options.watch:
+        if options.send_initial_events is not None and match != NOT_OLDER_THAN:
+            found.append(
+                FieldError.forbidden(
+                    "resourceVersionMatch",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                )
+            )
+        if match:
+            if options.send_initial_events is None:
+                found.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                    )
+                )
+            if match != NOT_OLDER_THAN:
+                found.append(FieldError.not_supported("resourceVersionMatch", match, [NOT_OLDER_THAN]))
+    else:
+        if match:
+            if not rv:
+                found.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                    )
+                )
+            if options.continue_token:
+                found.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"
+                    )
+                )
+            if match not in (EXACT, NOT_OLDER_THAN):
+                found.append(FieldError.not_supported("resourceVersionMatch", match, [EXACT, NOT_OLDER_THAN, ""]))
+            if match == EXACT and rv == "0":
+                found.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+                    )
+                )
+        if options.send_initial_events is not None:
+            found.append(FieldError.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+    if found:
+        raise errors.invalid_options(LIST_OPTIONS, found)
+    if options.continue_token and rv not in ("", "0"):
+        raise errors.bad_request("specifying resource version is not allowed when using continue")
+    if rv and not rv.isdigit():
+        raise errors.bad_request(
+            f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": invalid syntax'
+        )
+    if options.watch and options.send_initial_events is None and not match and rv in ("", "0"):
+        options = dataclasses.replace(options, send_initial_events=True, resource_version_match=NOT_OLDER_THAN)
+    return options
+
+
+def parse_resource_version(value: str | None) -> int | None:
+    """A resourceVersion parameter as a revision (None when unset or empty); 400 when not numeric."""
+    if not value:
+        return None
+    if not value.isdigit():
+        raise errors.bad_request(
+            f'resourceVersion: Invalid value: "{value}": strconv.ParseUint: parsing "{value}": invalid syntax'
+        )
+    return int(value)

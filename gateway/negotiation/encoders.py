@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway.negotiation import mediatypes
-from gateway.objects import JSON_BODY, PROTOBUF_RAW, ObjectView
+from gateway.objects import JSON_BODY, ObjectView
 from protokube.schema import envelope, goshape, jsonencode, yamlcodec
 from protokube.schema.registry import GroupVersionKind
 
@@ -90,7 +90,7 @@ class ProtobufEncoder:
 
     def list(self, gvk: GroupVersionKind, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
         raw = _pb_field(1, goshape.normalize(list_meta).SerializeToString(deterministic=True)) + b"".join(
-            _pb_field(2, v.encoded(PROTOBUF_RAW)) for v in items
+            _pb_field(2, v.raw) for v in items
         )
         return envelope.wrap(raw, gvk.api_version, gvk.kind)
 

@@ -51,6 +51,25 @@ class KindHooks:
     def mark_deleting(self, obj: Message) -> None:
         """Called when a delete sets deletionTimestamp instead of removing the object."""
 
+    def field_values(self, obj: Message) -> dict[str, str]:
+        """The values field selectors see: metadata.name, metadata.namespace and selectable fields."""
+        values = {"metadata.name": obj.metadata.name, "metadata.namespace": obj.metadata.namespace}
+        for path in self.resource.selectable_fields[2:]:
+            values[path] = _field_text(obj, path)
+        return values
+
+
+def _field_text(obj: Message, path: str) -> str:
+    """A selectable field's value as text (booleans as "true"/"false", absent as "")."""
+    value: object = obj
+    for name in path.split("."):
+        if not isinstance(value, Message) or name not in value.DESCRIPTOR.fields_by_name:
+            return ""
+        value = getattr(value, name)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if isinstance(value, Message) else str(value)
+
 
 def resource_fields(resource: Resource) -> set[str]:
     return set(descriptor(resource.message).fields_by_name)
@@ -107,12 +126,25 @@ class NamespaceHooks(KindHooks):
         obj.status.phase = "Terminating"
 
 
+class EventHooks(KindHooks):
+    def field_values(self, obj: Message) -> dict[str, str]:
+        """upstream's event field "source" is the reporting component."""
+        values = super().field_values(obj)
+        values["source"] = obj.source.component
+        return values
+
+
 class NodeHooks(KindHooks):
     def prepare_for_create(self, obj: Message) -> None:
         """Nodes may set every field, status included, on create."""
 
 
-HOOKS: dict[str, type[KindHooks]] = {"Pod": PodHooks, "Namespace": NamespaceHooks, "Node": NodeHooks}
+HOOKS: dict[str, type[KindHooks]] = {
+    "Pod": PodHooks,
+    "Namespace": NamespaceHooks,
+    "Node": NodeHooks,
+    "Event": EventHooks,
+}
 
 
 def hooks_for(resource: Resource) -> KindHooks:

@@ -57,7 +57,7 @@ class Store:
 
     # ---- reading -------------------------------------------------------------------------
     def view(self, kv: KeyValue) -> ObjectView:
-        return ObjectView(self.gvk, self.resource.message, kv.value, kv.mod_revision)
+        return ObjectView(self.gvk, self.resource.message, kv.mod_revision, value=kv.value)
 
     def key(self, namespace: str, name: str) -> bytes:
         return keys.object_key(self.resource, namespace, name)

@@ -8,7 +8,6 @@ gRPC errors become the typed exceptions below.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -166,34 +165,52 @@ class Etcd:
     async def compact(self, revision: int) -> None:
         await self._call(self.kv.Compact, rpc.CompactionRequest(revision=revision, physical=True))
 
-    @contextlib.asynccontextmanager
-    async def watch(
-        self, start: bytes, end: bytes, start_revision: int, prev_kv: bool = True
-    ) -> AsyncIterator[AsyncIterator[rpc.WatchResponse]]:
-        """A watch on [start, end) from ``start_revision``; yields its responses, cancels on exit."""
+    def watch(self, start: bytes, end: bytes, start_revision: int) -> Watch:
+        """A watch on [start, end) from ``start_revision`` with previous values and progress."""
+        return Watch(self.watch_stub, start, end, start_revision)
+
+
+class Watch:
+    """One etcd watch on its own gRPC stream; ``request_progress`` asks where it stands.
+
+    Use as ``async with etcd.watch(...) as watch: async for response in watch.responses()``.
+    A compacted start revision raises Compacted; the stream is cancelled on exit.
+    """
+
+    def __init__(self, stub: rpc_grpc.WatchStub, start: bytes, end: bytes, start_revision: int) -> None:
+        self._requests: asyncio.Queue[rpc.WatchRequest | None] = asyncio.Queue()
         create = rpc.WatchCreateRequest(
-            key=start, range_end=end, start_revision=start_revision, prev_kv=prev_kv, progress_notify=True
+            key=start, range_end=end, start_revision=start_revision, prev_kv=True, progress_notify=True
         )
-        requests: asyncio.Queue[rpc.WatchRequest | None] = asyncio.Queue()
-        await requests.put(rpc.WatchRequest(create_request=create))
+        self._requests.put_nowait(rpc.WatchRequest(create_request=create))
+        self._stub = stub
+        self._call: grpc.aio.StreamStreamCall | None = None
 
-        async def request_stream() -> AsyncIterator[rpc.WatchRequest]:
-            while (item := await requests.get()) is not None:
-                yield item
+    async def _request_stream(self) -> AsyncIterator[rpc.WatchRequest]:
+        while (item := await self._requests.get()) is not None:
+            yield item
 
-        call = self.watch_stub.Watch(request_stream())
+    async def __aenter__(self) -> Watch:
+        self._call = self._stub.Watch(self._request_stream())
+        return self
 
-        async def responses() -> AsyncIterator[rpc.WatchResponse]:
-            try:
-                async for response in call:
-                    if response.compact_revision:
-                        raise Compacted(response.compact_revision)
-                    yield response
-            except grpc.aio.AioRpcError as err:
-                if err.code() != grpc.StatusCode.CANCELLED:
-                    raise _translate(err) from None
+    async def __aexit__(self, *exc: object) -> None:
+        if self._call is not None:
+            self._call.cancel()
+        self._requests.put_nowait(None)
 
+    def request_progress(self) -> None:
+        self._requests.put_nowait(rpc.WatchRequest(progress_request=rpc.WatchProgressRequest()))
+
+    async def responses(self) -> AsyncIterator[rpc.WatchResponse]:
+        assert self._call is not None, "use the watch in an async with block"
         try:
-            yield responses()
-        finally:
-            call.cancel()
+            async for response in self._call:
+                if response.compact_revision:
+                    raise Compacted(response.compact_revision)
+                if response.canceled:
+                    raise StorageError(f"storage canceled the watch: {response.cancel_reason}")
+                yield response
+        except grpc.aio.AioRpcError as err:
+            if err.code() != grpc.StatusCode.CANCELLED:
+                raise _translate(err) from None

@@ -89,12 +89,11 @@ def test_resume_from_resource_version(client: httpx.Client, namespace: str) -> N
 
 
 def test_timeout_seconds_ends_the_stream(client: httpx.Client, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    rv = client.get(path).json()["metadata"]["resourceVersion"]
     began = time.monotonic()
-    response = client.get(
-        f"/api/v1/namespaces/{namespace}/configmaps",
-        params={"watch": "true", "timeoutSeconds": "1", "resourceVersion": "1"},
-    )
-    assert response.status_code == 200
+    response = client.get(path, params={"watch": "true", "timeoutSeconds": "1", "resourceVersion": rv})
+    assert response.status_code == 200 and response.content == b""
     assert 0.9 <= time.monotonic() - began < 10
 
 
@@ -106,11 +105,12 @@ def _registered_watchers(client: httpx.Client) -> float:
 def test_dropped_watches_are_released(server: GatewayProcess, client: httpx.Client, namespace: str) -> None:
     """Open 200 watches, drop them: the server's count of registered watchers returns to zero."""
     path = f"/api/v1/namespaces/{namespace}/configmaps"
+    rv = client.get(path).json()["metadata"]["resourceVersion"]
 
     async def open_and_drop() -> None:
         limits = httpx.Limits(max_connections=250)
         async with httpx.AsyncClient(base_url=server.url, timeout=30, limits=limits) as http:
-            streams = [http.stream("GET", path, params={"watch": "1", "resourceVersion": "1"}) for _ in range(200)]
+            streams = [http.stream("GET", path, params={"watch": "1", "resourceVersion": rv}) for _ in range(200)]
             responses = await asyncio.gather(*(s.__aenter__() for s in streams))
             assert all(r.status_code == 200 for r in responses)
             deadline = time.monotonic() + 20

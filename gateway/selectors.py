@@ -1,0 +1,277 @@
+"""Label and field selectors: upstream's grammar, matching and error wording.
+
+Label selectors: ``key=value``, ``key==value``, ``key!=value``, ``key in (a,b)``,
+``key notin (a,b)``, ``key`` (exists), ``!key`` (does not exist), ``key>1``/``key<1``, joined by
+commas (AND). Field selectors: ``field=value``, ``field==value``, ``field!=value``, joined by
+commas, on the fields a resource makes selectable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from gateway import errors
+from gateway.registry.validation import _LABEL_VALUE_RE, _QUALIFIED_NAME_RE, LABEL_VALUE_MSG, QUALIFIED_NAME_MSG
+
+_SPECIAL = "!=(),<>"
+_TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|<|>|[^\s!=(),<>]+)")
+
+
+class SelectorError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    operator: str  # =, !=, in, notin, exists, !, gt, lt
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        op = self.operator
+        if op == "exists":
+            return self.key in labels
+        if op == "!":
+            return self.key not in labels
+        if op in ("=", "in"):
+            return self.key in labels and labels[self.key] in self.values
+        if op in ("!=", "notin"):
+            return self.key not in labels or labels[self.key] not in self.values
+        value = labels.get(self.key)
+        if value is None:
+            return False
+        try:
+            found, bound = int(value), int(self.values[0])
+        except ValueError:
+            return False
+        return found > bound if op == "gt" else found < bound
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    requirements: tuple[Requirement, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return all(r.matches(labels) for r in self.requirements)
+
+
+EVERYTHING = LabelSelector(())
+
+
+def _tokens(text: str) -> list[str]:
+    tokens, pos = [], 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if not match:
+            break
+        tokens.append(match.group(1))
+        pos = match.end()
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return tokens
+
+
+def _check_key(key: str) -> None:
+    prefix, slash, name = key.rpartition("/")
+    if (slash and not prefix) or not name or len(name) > 63 or not _QUALIFIED_NAME_RE.fullmatch(name):
+        raise SelectorError(f'key: Invalid value: "{key}": {QUALIFIED_NAME_MSG}')
+
+
+def _check_value(key: str, index: int, value: str) -> None:
+    if len(value) > 63 or not _LABEL_VALUE_RE.fullmatch(value):
+        raise SelectorError(f'values[{index}][{key}]: Invalid value: "{value}": {LABEL_VALUE_MSG}')
+
+
+def parse_labels(text: str) -> LabelSelector:
+    """Parse a label selector; SelectorError with upstream's message when malformed."""
+    tokens = _tokens(text)
+    requirements: list[Requirement] = []
+    i = 0
+
+    def at(k: int) -> str:
+        return tokens[k] if k < len(tokens) else ""
+
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "!":
+            key = at(i + 1)
+            if not key or key in _SPECIAL or all(c in _SPECIAL for c in key):
+                raise SelectorError(f"unable to parse requirement: found '{key}', expected: identifier")
+            _check_key(key)
+            requirements.append(Requirement(key, "!"))
+            i += 2
+        elif token in _SPECIAL or token in ("!=", "=="):
+            raise SelectorError(f"found '{token}', expected: !, identifier, or 'end of string'")
+        else:
+            key = token
+            _check_key(key)
+            op = at(i + 1)
+            if op in ("", ","):
+                requirements.append(Requirement(key, "exists"))
+                i += 1
+            elif op in ("=", "==", "!=", ">", "<"):
+                value = at(i + 2)
+                if value in ("", ","):
+                    value, consumed = "", 2  # key= selects an empty value
+                elif value in _SPECIAL or value in ("!=", "=="):
+                    raise SelectorError(f"unable to parse requirement: found '{value}', expected: identifier")
+                else:
+                    consumed = 3
+                if op in (">", "<"):
+                    if not value.lstrip("-").isdigit():
+                        raise SelectorError(
+                            "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer"
+                        )
+                    requirements.append(Requirement(key, "gt" if op == ">" else "lt", (value,)))
+                else:
+                    _check_value(key, 0, value)
+                    requirements.append(Requirement(key, "!=" if op == "!=" else "=", (value,)))
+                i += consumed
+            elif op in ("in", "notin"):
+                if at(i + 2) != "(":
+                    raise SelectorError(f"unable to parse requirement: found '{at(i + 2)}', expected: '('")
+                values, j = [], i + 3
+                while at(j) != ")":
+                    value = at(j)
+                    if value == "":
+                        raise SelectorError("unable to parse requirement: found '', expected: ')'")
+                    if value == ",":
+                        j += 1
+                        continue
+                    _check_value(key, len(values), value)
+                    values.append(value)
+                    j += 1
+                if not values:
+                    raise SelectorError(
+                        "unable to parse requirement: for 'in', 'notin' operators, values set can't be empty"
+                    )
+                requirements.append(Requirement(key, op, tuple(sorted(set(values)))))
+                i = j + 1
+            else:
+                raise SelectorError(
+                    f"unable to parse requirement: found '{op}', expected: in, notin, =, ==, !=, gt, lt"
+                )
+        if i < len(tokens):
+            if tokens[i] != ",":
+                raise SelectorError(f"found '{tokens[i]}', expected: ',' or 'end of string'")
+            i += 1
+            if i == len(tokens):
+                raise SelectorError("found '', expected: identifier after ','")
+    return LabelSelector(tuple(requirements))
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRequirement:
+    field: str
+    value: str
+    equal: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSelector:
+    requirements: tuple[FieldRequirement, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+    def matches(self, fields: Mapping[str, str]) -> bool:
+        return all((fields.get(r.field, "") == r.value) == r.equal for r in self.requirements)
+
+    def exact_name(self) -> str | None:
+        """The name a ``metadata.name=x`` selector pins (lets a list read one key)."""
+        for r in self.requirements:
+            if r.field == "metadata.name" and r.equal:
+                return r.value
+        return None
+
+
+NO_FIELDS = FieldSelector(())
+
+
+def _split_unescaped(text: str, separator: str) -> list[str]:
+    parts, current, escaped = [], "", False
+    for char in text:
+        if escaped:
+            current += char
+            escaped = False
+        elif char == "\\":
+            current += char
+            escaped = True
+        elif char == separator:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return parts
+
+
+def _unescape(value: str) -> str:
+    return re.sub(r"\\(.)", r"\1", value)
+
+
+def _split_term(term: str) -> tuple[str, str, bool] | None:
+    """field, value and whether the term asks for equality; None without an operator."""
+    for op, equal in (("!=", False), ("==", True), ("=", True)):
+        field, sep, value = term.partition(op)
+        if sep:
+            return field, value, equal
+    return None
+
+
+def parse_fields(text: str, selectable: tuple[str, ...]) -> FieldSelector:
+    """Parse a field selector over the given fields; SelectorError as upstream words it."""
+    requirements = []
+    for term in _split_unescaped(text, ","):
+        if not term:
+            continue
+        split = _split_term(term)
+        if split is None:
+            raise SelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
+        field, value, equal = split
+        field = field.strip()
+        if field not in selectable:
+            raise SelectorError(f"field label not supported: {field}")
+        requirements.append(FieldRequirement(field, _unescape(value), equal))
+    return FieldSelector(tuple(requirements))
+
+
+def label_selector(text: str) -> LabelSelector:
+    try:
+        return parse_labels(text) if text else EVERYTHING
+    except SelectorError as err:
+        raise errors.bad_request(str(err)) from None
+
+
+def field_selector(text: str, selectable: tuple[str, ...]) -> FieldSelector:
+    try:
+        return parse_fields(text, selectable) if text else NO_FIELDS
+    except SelectorError as err:
+        raise errors.bad_request(str(err)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """What a list or watch selects: a namespace (or all), labels and fields."""
+
+    namespace: str
+    labels: LabelSelector
+    fields: FieldSelector
+
+    @property
+    def has_selectors(self) -> bool:
+        return not (self.labels.empty and self.fields.empty)
+
+    def matches(self, namespace: str, labels: Mapping[str, str], fields: Callable[[], Mapping[str, str]]) -> bool:
+        if self.namespace and namespace != self.namespace:
+            return False
+        if not self.labels.empty and not self.labels.matches(labels):
+            return False
+        return self.fields.empty or self.fields.matches(fields())

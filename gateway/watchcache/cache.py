@@ -1,0 +1,232 @@
+"""The watch cache of one resource (upstream's Cacher): current objects plus recent changes.
+
+One storage watch per resource feeds it. It keeps every current object (by storage key, in key
+order) and a window of recent events; all HTTP watches of the resource are served from it, as are
+lists and gets that allow it (resourceVersion "0", NotOlderThan, and consistent "most recent"
+lists once the cache has caught up with storage — see ``wait_fresh``).
+
+Revisions: ``revision`` is the storage revision the cache is known to be synced to. It advances
+with each event and with each progress notification; ``window_start`` is the revision after
+which every event is still in the window (older watch starts get 410 Gone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Iterator
+
+from sortedcontainers import SortedDict
+
+from gateway.objects import ObjectView
+from gateway.registry.kinds import KindHooks
+from gateway.selectors import Filter
+from gateway.storage import keys
+from gateway.storage.etcd import Compacted, Etcd, Event, KeyValue, StorageError, prefix_end
+from gateway.watchcache.entries import CacheEvent, Entry, entry_fields, make_entry
+from gateway.watchcache.watcher import CacheWatcher
+from protokube.schema.registry import Resource
+
+log = logging.getLogger("protokube.watchcache")
+
+# How long a "not older than" or consistent read waits for the cache to catch up (upstream: 3 s).
+BLOCK_TIMEOUT = 3.0
+INITIAL_LIST_PAGE = 10_000
+
+
+def is_progress(response: object) -> bool:
+    """A response that says the watch has seen everything up to its header revision.
+
+    An answer to a progress request (watch_id -1) or a progress notification (no events). Not
+    the "created" response: events between the start revision and now may still follow it.
+    """
+    if response.watch_id == -1:  # type: ignore[attr-defined]
+        return True
+    return not response.events and not response.created and not response.canceled  # type: ignore[attr-defined]
+
+
+class TooLargeResourceVersion(Exception):
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__(f"Too large resource version: {requested}, current: {current}")
+        self.requested = requested
+        self.current = current
+
+
+class WatchCache:
+    def __init__(
+        self, etcd: Etcd, resource: Resource, hooks: KindHooks, *, window: int = 10_000, window_seconds: float = 150.0
+    ) -> None:
+        self.etcd = etcd
+        self.resource = resource
+        self.hooks = hooks
+        self.prefix = keys.collection_prefix(resource)
+        self.store: SortedDict[str, Entry] = SortedDict()
+        self.events: deque[tuple[float, CacheEvent]] = deque()
+        self.window = window
+        self.window_seconds = window_seconds
+        self.revision = 0
+        self.window_start = 0
+        self.watchers: set[CacheWatcher] = set()
+        self.ready = asyncio.Event()
+        self._advanced = asyncio.Event()
+        self._watch = None
+        self._progress_pending = False
+
+    # ---- feeding ---------------------------------------------------------------------------
+    def _entry(self, kv: KeyValue, revision: int | None = None) -> Entry:
+        view = ObjectView(
+            self.resource.gvk, self.resource.message, revision or kv.mod_revision, value=kv.value, keep_message=False
+        )
+        return make_entry(kv.key[len(self.prefix) :].decode(), view, self.hooks)
+
+    async def _load(self) -> int:
+        """Fill the store from a consistent paginated list; returns its revision."""
+        self.store.clear()
+        end = prefix_end(self.prefix)
+        start, revision = self.prefix, 0
+        while True:
+            page = await self.etcd.list(start, end, revision=revision, limit=INITIAL_LIST_PAGE)
+            revision = page.revision
+            for kv in page.kvs:
+                entry = self._entry(kv)
+                self.store[entry.key] = entry
+            if not page.more:
+                return revision
+            start = page.kvs[-1].key + b"\x00"
+
+    async def run(self) -> None:
+        """Keep the cache in sync with storage, relisting after any break in the watch."""
+        while True:
+            try:
+                revision = await self._load()
+                self._reset_window(revision)
+                self.ready.set()
+                async with self.etcd.watch(self.prefix, prefix_end(self.prefix), revision + 1) as watch:
+                    self._watch = watch
+                    async for response in watch.responses():
+                        for event in response.events:
+                            self._apply(event)
+                        if is_progress(response):
+                            self._advance(response.header.revision)
+                            self._progress_pending = False
+            except asyncio.CancelledError:
+                raise
+            except (Compacted, StorageError) as err:
+                log.warning("watch cache of %s restarts: %s", self.resource.plural, err)
+            finally:
+                self._watch = None
+                self._progress_pending = False
+            self._terminate_watchers()
+            await asyncio.sleep(0.2)
+
+    def _reset_window(self, revision: int) -> None:
+        self.events.clear()
+        self.revision = self.window_start = revision
+        self._signal()
+
+    def _apply(self, event: Event) -> None:
+        revision = event.kv.mod_revision
+        key = event.kv.key[len(self.prefix) :].decode()
+        prev = self.store.get(key)
+        if event.type == Event.DELETE:
+            if prev is None:
+                return
+            del self.store[key]
+            last = Entry(prev.key, prev.namespace, prev.labels, prev.fields, prev.view.at_revision(revision))
+            cache_event = CacheEvent("DELETED", revision, last, prev)
+        else:
+            entry = self._entry(event.kv)
+            self.store[key] = entry
+            cache_event = CacheEvent("ADDED" if prev is None else "MODIFIED", revision, entry, prev)
+        now = time.monotonic()
+        self.events.append((now, cache_event))
+        self._evict(now)
+        self._dispatch(cache_event)
+        self._advance(revision)
+
+    def _evict(self, now: float) -> None:
+        while self.events and (len(self.events) > self.window or now - self.events[0][0] > self.window_seconds):
+            _, old = self.events.popleft()
+            self.window_start = old.revision
+
+    def _advance(self, revision: int) -> None:
+        if revision > self.revision:
+            self.revision = revision
+            self._signal()
+            for watcher in list(self.watchers):
+                watcher.synced_to(revision)
+
+    def _signal(self) -> None:
+        self._advanced.set()
+        self._advanced = asyncio.Event()
+
+    def _dispatch(self, event: CacheEvent) -> None:
+        for watcher in list(self.watchers):
+            if not watcher.offer(event):
+                self.watchers.discard(watcher)
+
+    def _terminate_watchers(self) -> None:
+        for watcher in list(self.watchers):
+            watcher.close()
+        self.watchers.clear()
+
+    # ---- freshness ---------------------------------------------------------------------------
+    async def wait_ready(self) -> None:
+        await self.ready.wait()
+
+    async def wait_for(self, revision: int, timeout: float = BLOCK_TIMEOUT) -> None:
+        """Wait until the cache has seen ``revision``; TooLargeResourceVersion after ``timeout``."""
+        await self.wait_ready()
+        deadline = time.monotonic() + timeout
+        while self.revision < revision:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TooLargeResourceVersion(revision, self.revision)
+            self.request_progress()
+            try:
+                await asyncio.wait_for(self._advanced.wait(), min(remaining, 0.25))
+            except TimeoutError:
+                self._progress_pending = False  # ask again
+
+    async def wait_fresh(self) -> int:
+        """A consistent read: wait until the cache holds storage's current revision."""
+        await self.wait_ready()
+        current = await self.etcd.current_revision()
+        await self.wait_for(current)
+        return self.revision
+
+    def request_progress(self) -> None:
+        """Ask storage where this watch stands (one request in flight at a time)."""
+        if self._watch is not None and not self._progress_pending:
+            self._progress_pending = True
+            self._watch.request_progress()
+
+    # ---- reading ---------------------------------------------------------------------------
+    def entries(self, namespace: str = "", start_key: str = "") -> Iterator[Entry]:
+        """Entries in key order, of one namespace when given, from ``start_key`` on."""
+        low = f"{namespace}/" if namespace and self.resource.namespaced else ""
+        if start_key > low:
+            low = start_key
+        high = f"{namespace}0" if namespace and self.resource.namespaced else None  # "0" follows "/"
+        for key in self.store.irange(low, high, inclusive=(True, False)):
+            yield self.store[key]
+
+    def get(self, namespace: str, name: str) -> Entry | None:
+        return self.store.get(f"{namespace}/{name}" if self.resource.namespaced else name)
+
+    def select(self, flt: Filter, start_key: str = "") -> Iterator[Entry]:
+        for entry in self.entries(flt.namespace, start_key):
+            if flt.matches(entry.namespace, entry.labels, lambda e=entry: entry_fields(e)):
+                yield entry
+
+    def events_after(self, revision: int) -> list[CacheEvent]:
+        """The window's events after ``revision`` (the caller checked it is not too old)."""
+        return [event for _, event in self.events if event.revision > revision]
+
+    def add_watcher(self, watcher: CacheWatcher) -> None:
+        self.watchers.add(watcher)
+
+    def remove_watcher(self, watcher: CacheWatcher) -> None:
+        self.watchers.discard(watcher)

@@ -1,0 +1,52 @@
+"""What the watch cache holds per object, and per change.
+
+An ``Entry`` is one object's cached state: its protobuf bytes (in an ObjectView that does not
+keep the decoded message), its encodings once made, and the few values selectors need — labels
+and selectable fields — extracted once when the object arrives.
+A ``CacheEvent`` is one change, with the entry before and after, and its encoded frames, shared by
+every watcher that receives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gateway.objects import ObjectView
+from gateway.registry.kinds import KindHooks
+
+
+@dataclass(slots=True)
+class Entry:
+    key: str  # the storage key below the resource's prefix: "namespace/name" or "name"
+    namespace: str
+    labels: dict[str, str]
+    fields: dict[str, str]
+    view: ObjectView
+
+    @property
+    def resource_version(self) -> int:
+        return self.view.resource_version
+
+
+def make_entry(key: str, view: ObjectView, hooks: KindHooks) -> Entry:
+    message = view.decode_with_raw()  # decoded once here; the view keeps only bytes afterwards
+    labels = dict(message.metadata.labels)
+    fields = hooks.field_values(message) if len(hooks.resource.selectable_fields) > 2 else {}
+    return Entry(key, message.metadata.namespace, labels, fields, view)
+
+
+def entry_fields(entry: Entry) -> dict[str, str]:
+    if entry.fields:
+        return entry.fields
+    name = entry.key.rpartition("/")[2]
+    return {"metadata.name": name, "metadata.namespace": entry.namespace}
+
+
+@dataclass(slots=True)
+class CacheEvent:
+    type: str  # ADDED, MODIFIED or DELETED
+    revision: int
+    entry: Entry  # the object after the change (for DELETED: its last state, at the deletion revision)
+    prev: Entry | None
+    # Encoded frames by (encoder key, event type as a given watcher sees it).
+    frames: dict[tuple[str, str], bytes] = field(default_factory=dict)

@@ -1,0 +1,119 @@
+"""One HTTP watch served from the watch cache (upstream's cacheWatcher).
+
+The cache offers it every event; it decides what the event is *for this watcher* (an object that
+stops matching the selectors is DELETED, one that starts matching is ADDED), queues the encoded
+frame (shared between watchers through the event's frame cache) and wakes the stream. A watcher
+that falls too far behind is closed, as upstream closes unresponsive watchers; its client
+re-watches from the last resourceVersion it saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+
+from gateway.selectors import Filter
+from gateway.watchcache.entries import CacheEvent, Entry, entry_fields
+
+# Seconds between periodic bookmarks (upstream: about a minute), and before the deadline.
+BOOKMARK_INTERVAL = 60.0
+FINAL_BOOKMARK_LEAD = 2.0
+MAX_QUEUED = 10_000
+
+# Encodes a change as the given event type for this watcher (the object: entry, or prev).
+FrameFunc = Callable[[CacheEvent, str], bytes]
+BookmarkFunc = Callable[[int], bytes]
+
+
+class CacheWatcher:
+    def __init__(
+        self,
+        flt: Filter,
+        frame: FrameFunc,
+        bookmark: BookmarkFunc | None,
+        deadline: float,
+        start_revision: int,
+        bookmark_interval: float = BOOKMARK_INTERVAL,
+    ) -> None:
+        self.filter = flt
+        self.frame = frame
+        self.bookmark = bookmark
+        self.deadline = deadline
+        self.revision = start_revision  # events up to here are not for this watcher
+        self.synced = start_revision  # everything up to here has been queued
+        self.bookmark_interval = bookmark_interval
+        self.queue: deque[bytes] = deque()
+        self.wakeup = asyncio.Event()
+        self.closed = False
+
+    def _matches(self, entry: Entry) -> bool:
+        return self.filter.matches(entry.namespace, entry.labels, lambda: entry_fields(entry))
+
+    def event_type(self, event: CacheEvent) -> str | None:
+        """What the change is for this watcher's selection, or None when it does not concern it."""
+        was = event.prev is not None and self._matches(event.prev)
+        if event.type == "DELETED":
+            return "DELETED" if was else None
+        now = self._matches(event.entry)
+        if now:
+            return "MODIFIED" if was else "ADDED"
+        return "DELETED" if was else None
+
+    def offer(self, event: CacheEvent) -> bool:
+        """Queue an event; False when the watcher is closed (or closes now, too far behind)."""
+        if self.closed:
+            return False
+        if event.revision <= self.revision:
+            return True
+        event_type = self.event_type(event)
+        if event_type is not None:
+            self.queue.append(self.frame(event, event_type))
+            if len(self.queue) > MAX_QUEUED:
+                self.close()
+                return False
+            self.wakeup.set()
+        self.synced = event.revision
+        return True
+
+    def synced_to(self, revision: int) -> None:
+        self.synced = max(self.synced, revision)
+
+    def close(self) -> None:
+        self.closed = True
+        self.wakeup.set()
+
+    async def frames(self) -> AsyncIterator[bytes]:
+        """Queued frames as they come (batched), bookmarks when due, until the deadline."""
+        next_bookmark = time.monotonic() + self.bookmark_interval
+        final_bookmark_sent = False
+        while True:
+            if self.queue:
+                batch = b"".join(self.queue)
+                self.queue.clear()
+                yield batch
+                continue
+            if self.closed:
+                return
+            now = time.monotonic()
+            if now >= self.deadline:
+                return
+            if self.bookmark is not None:
+                if not final_bookmark_sent and now >= self.deadline - FINAL_BOOKMARK_LEAD:
+                    final_bookmark_sent = True
+                    yield self.bookmark(self.synced)
+                    continue
+                if now >= next_bookmark:
+                    next_bookmark = now + self.bookmark_interval
+                    yield self.bookmark(self.synced)
+                    continue
+                wake_at = min(
+                    next_bookmark, self.deadline - FINAL_BOOKMARK_LEAD if not final_bookmark_sent else self.deadline
+                )
+            else:
+                wake_at = self.deadline
+            self.wakeup.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wakeup.wait(), max(wake_at - now, 0.001))
