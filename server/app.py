@@ -43,7 +43,6 @@ class StorageServer:
         port: int,
         host: str,
         backend: Backend,
-        store: Store,
         hub: WatchHub,
         committer: GroupCommitter,
         compactor: Compactor,
@@ -51,8 +50,7 @@ class StorageServer:
     ) -> None:
         self.port = port
         self.address = f"{host}:{port}"
-        self.store = store
-        self.hub = hub
+        self._hub = hub
         self._server = server
         self._backend = backend
         self._committer = committer
@@ -73,7 +71,7 @@ class StorageServer:
         await self._server.stop(grace)
         await self._leases.stop()
         await self._compactor.stop()
-        await self.hub.stop()
+        await self._hub.stop()
         await self._committer.stop()
         self._backend.close()
 
@@ -156,4 +154,4 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
     compactor.start()
     leases.start()
     await server.start()
-    return StorageServer(server, bound, host, backend, store, hub, committer, compactor, leases)
+    return StorageServer(server, bound, host, backend, hub, committer, compactor, leases)

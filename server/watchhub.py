@@ -132,7 +132,6 @@ class WatchHub:
         self._notify: set[Watcher] = set()  # watchers with progress_notify
         self._tasks: set[asyncio.Task] = set()
         self._ticker: asyncio.Task | None = None
-        self.catch_ups_from_history = 0  # catch-ups that read SQLite (tests observe it)
 
     def start(self) -> None:
         self._ticker = asyncio.get_running_loop().create_task(self._progress_loop(), name="watch-progress")
@@ -203,7 +202,6 @@ class WatchHub:
             w.synced = True
         else:
             w.next_rev = start_rev
-            self.catch_ups_from_history += 1
             task = asyncio.get_running_loop().create_task(self._catch_up(w, start_rev, self.rev))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
