@@ -1,0 +1,144 @@
+"""A list-then-watch client, written here as client-go's reflector does it, keeps an exact mirror.
+
+10,000 mixed writes (create, update, delete) land while it watches; midway its watch is dropped
+and only resumed after the server's watch cache has moved past it, so the resume is answered with
+410 Gone and the reflector relists — and still ends with exactly the server's state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import httpx
+
+from .helpers import GatewayProcess
+
+WRITES = 10_000
+WINDOW = 300  # the server's watch cache window, small so that a dropped watch falls out of it
+NAMES = [f"obj-{i:03d}" for i in range(300)]
+
+
+class Reflector:
+    def __init__(self, http: httpx.AsyncClient, path: str) -> None:
+        self.http = http
+        self.path = path
+        self.mirror: dict[str, dict] = {}
+        self.revision = 0
+        self.relists = 0
+        self.expired = 0
+        self.drop_requested = asyncio.Event()
+        self.dropped = asyncio.Event()
+        self.resume = asyncio.Event()
+
+    async def relist(self) -> None:
+        items: dict[str, dict] = {}
+        params = {"limit": "100"}
+        while True:
+            page = (await self.http.get(self.path, params=params)).json()
+            items.update({i["metadata"]["name"]: i for i in page["items"]})
+            if not page["metadata"].get("continue"):
+                break
+            params = {"limit": "100", "continue": page["metadata"]["continue"]}
+        self.mirror = items
+        self.revision = int(page["metadata"]["resourceVersion"])
+        self.relists += 1
+
+    async def watch(self) -> str:
+        """Watch from the last revision; returns why it ended: timeout, dropped or expired."""
+        params = {
+            "watch": "1",
+            "resourceVersion": str(self.revision),
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": "5",
+        }
+        async with self.http.stream("GET", self.path, params=params) as response:
+            async for line in response.aiter_lines():
+                if not line:
+                    continue
+                event = json.loads(line)
+                kind, obj = event["type"], event["object"]
+                if kind == "ERROR":
+                    assert obj["code"] == 410, obj
+                    self.expired += 1
+                    return "expired"
+                if kind in ("ADDED", "MODIFIED"):
+                    self.mirror[obj["metadata"]["name"]] = obj
+                elif kind == "DELETED":
+                    self.mirror.pop(obj["metadata"]["name"], None)
+                self.revision = int(obj["metadata"]["resourceVersion"])
+                if self.drop_requested.is_set() and not self.dropped.is_set():
+                    self.dropped.set()  # the connection goes away mid-stream
+                    return "dropped"
+        return "timeout"
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await self.relist()
+        while not stop.is_set():
+            ended = await self.watch()
+            if ended == "dropped":
+                await self.resume.wait()
+            elif ended == "expired":
+                await self.relist()
+
+
+async def writer(http: httpx.AsyncClient, path: str, count: int, written: list[int], seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(count):
+        name = rng.choice(NAMES)
+        action = rng.random()
+        if action < 0.45:
+            r = await http.post(path, json={"metadata": {"name": name}, "data": {"v": str(rng.random())}})
+        elif action < 0.85:
+            r = await http.put(f"{path}/{name}", json={"metadata": {"name": name}, "data": {"v": str(rng.random())}})
+        else:
+            r = await http.delete(f"{path}/{name}")
+        assert r.status_code in (200, 201, 404, 409), r.text
+        written[0] += 1
+
+
+async def wait_until(condition, timeout: float) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.05)
+
+
+def test_reflector_mirror_survives_10000_writes_a_drop_and_a_410(tmp_path) -> None:
+    server = GatewayProcess(tmp_path, "--watch-cache-window", str(WINDOW)).start()
+    path = "/api/v1/namespaces/default/configmaps"
+
+    async def scenario() -> tuple[Reflector, dict]:
+        limits = httpx.Limits(max_connections=32)
+        async with httpx.AsyncClient(base_url=server.url, timeout=60, limits=limits) as http:
+            reflector = Reflector(http, path)
+            stop = asyncio.Event()
+            running = asyncio.create_task(reflector.run(stop))
+            await wait_until(lambda: reflector.relists == 1, 30)
+            written = [0]
+            writers = asyncio.gather(*(writer(http, path, WRITES // 8, written, seed) for seed in range(8)))
+            await wait_until(lambda: written[0] > WRITES // 3, 300)
+            reflector.drop_requested.set()
+            await asyncio.wait_for(reflector.dropped.wait(), 30)
+            mark = written[0]
+            await wait_until(lambda: written[0] > mark + 2 * WINDOW, 300)  # the cache moves past the reflector
+            reflector.resume.set()
+            await writers
+            final = (await http.get(path)).json()
+            last_write = max(int(i["metadata"]["resourceVersion"]) for i in final["items"])
+            await wait_until(lambda: reflector.revision >= last_write and reflector.relists >= 2, 60)
+            stop.set()
+            await asyncio.wait_for(running, 30)
+            assert written[0] == WRITES
+            return reflector, final
+
+    try:
+        reflector, final = asyncio.run(scenario())
+        state = {i["metadata"]["name"]: i for i in final["items"]}
+        assert reflector.expired >= 1 and reflector.relists >= 2
+        assert set(reflector.mirror) == set(state)
+        for name, obj in state.items():
+            assert reflector.mirror[name]["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]
+            assert reflector.mirror[name].get("data") == obj.get("data")
+    finally:
+        server.kill()
