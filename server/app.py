@@ -132,6 +132,9 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.http2.min_recv_ping_interval_without_data_ms", 5000),
             ("grpc.http2.max_ping_strikes", 0),
+            # gRPC core cancels calls beyond 1000 waiting for a handler; etcd refuses none.
+            ("grpc.server.max_pending_requests", 50_000),
+            ("grpc.server.max_pending_requests_hard_limit", 100_000),
         ]
     )
     server.add_generic_rpc_handlers(

@@ -91,7 +91,7 @@ class Compactor:
             target = 0
             while samples and samples[0][0] <= now - self.retention:
                 target = samples.popleft()[1]
-            if target > self.store.compacted:
+            if target > max(self.store.compacted, 0):
                 try:
                     await self.compact(target)
                     log.info("auto-compacted to revision %d", target)
