@@ -118,7 +118,12 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
 
     backend = Backend(Path(data_dir))
     store, compact_done = _load(backend, opts)
-    hub = WatchHub(store, ring_size=opts.watch_ring_size, progress_interval=opts.progress_notify_interval)
+    hub = WatchHub(
+        store,
+        ring_size=opts.watch_ring_size,
+        progress_interval=opts.progress_notify_interval,
+        max_response_bytes=opts.max_request_bytes,
+    )
     committer = GroupCommitter(store, hub, batching=opts.group_commit)
     compactor = Compactor(store, committer, retention=opts.compaction_retention, done=compact_done)
     leases = LeaseService(store, committer, opts.lease_check_interval)

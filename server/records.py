@@ -141,6 +141,7 @@ def watch_response(
     canceled: bool = False,
     compact_revision: int = 0,
     cancel_reason: str = "",
+    fragment: bool = False,
 ) -> bytes:
     """Serialized etcdserverpb.WatchResponse."""
     parts = [field_bytes(0x0A, header), field_int(0x10, watch_id)]
@@ -151,5 +152,7 @@ def watch_response(
     parts.append(field_int(0x28, compact_revision))
     if cancel_reason:
         parts.append(field_bytes(0x32, cancel_reason.encode()))
+    if fragment:
+        parts.append(b"\x38\x01")
     parts += [b"\x5a" + varint(len(ev)) + ev for ev in events]
     return b"".join(parts)

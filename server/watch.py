@@ -79,6 +79,7 @@ class WatchService:
             no_put=FilterType.NOPUT in req.filters,
             no_delete=FilterType.NODELETE in req.filters,
             progress_notify=req.progress_notify,
+            fragment=req.fragment,
         )
         stream.send(watch_response(header, watch_id, created=True))
         self.hub.add(w, req.start_revision)

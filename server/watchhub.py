@@ -51,6 +51,7 @@ class Watcher:
     __slots__ = (
         "canceled",
         "end",
+        "fragment",
         "id",
         "key",
         "last_sent",
@@ -75,6 +76,7 @@ class Watcher:
         no_put: bool = False,
         no_delete: bool = False,
         progress_notify: bool = False,
+        fragment: bool = False,
     ) -> None:
         self.stream = stream
         self.id = watch_id
@@ -84,6 +86,7 @@ class Watcher:
         self.no_put = no_put
         self.no_delete = no_delete
         self.progress_notify = progress_notify
+        self.fragment = fragment  # large responses may be split (WatchCreateRequest.fragment)
         self.next_rev = 0  # events below this revision are not for this watcher
         self.synced = False
         self.pending: list[Event] = []  # events published during catch-up
@@ -117,7 +120,14 @@ class WatchStream:
 
 
 class WatchHub:
-    def __init__(self, store: Store, *, ring_size: int = 100_000, progress_interval: float = 600.0) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        ring_size: int = 100_000,
+        progress_interval: float = 600.0,
+        max_response_bytes: int = 1572864,
+    ) -> None:
         self.store = store
         self.backend: Backend = store.backend
         self.ring: deque[tuple[int, list[Event]]] = deque()
@@ -127,6 +137,7 @@ class WatchHub:
         self.ring_first_rev = store.rev + 1  # the ring holds every event from this revision on
         self.rev = store.rev  # newest revision published
         self.progress_interval = progress_interval
+        self.max_response_bytes = max_response_bytes  # fragment size for watches that allow it
         self._by_key: dict[bytes, set[Watcher]] = {}
         self._ranges: set[Watcher] = set()
         self._notify: set[Watcher] = set()  # watchers with progress_notify
@@ -173,7 +184,7 @@ class WatchHub:
         now = time.monotonic()
         for w, events in matched.items():
             if w.synced:
-                w.stream.send(watch_response(header, w.id, [ev.encoded(w.prev_kv) for ev in events]))
+                self._send_events(w, header, [ev.encoded(w.prev_kv) for ev in events])
                 w.last_sent = now
             else:
                 w.pending += events
@@ -250,9 +261,27 @@ class WatchHub:
             chunk.append(ev.encoded(w.prev_kv))
             last_of_rev = i + 1 == len(events) or events[i + 1].rev != ev.rev
             if last_of_rev and (len(chunk) >= MAX_EVENTS_PER_RESPONSE or i + 1 == len(events)):
-                w.stream.send(watch_response(header, w.id, chunk))
+                self._send_events(w, header, chunk)
                 chunk = []
         w.last_sent = time.monotonic()
+
+    def _send_events(self, w: Watcher, header: bytes, events: list[bytes]) -> None:
+        """One response, or, for a watch that allows fragments and a response larger than
+        the request limit, several: each but the last marked `fragment` (as etcd)."""
+        limit = self.max_response_bytes
+        if not w.fragment or len(events) < 2 or sum(len(ev) for ev in events) <= limit:
+            w.stream.send(watch_response(header, w.id, events))
+            return
+        chunks: list[list[bytes]] = [[]]
+        size = 0
+        for ev in events:
+            if chunks[-1] and size + len(ev) > limit:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(ev)
+            size += len(ev)
+        for i, chunk in enumerate(chunks):
+            w.stream.send(watch_response(header, w.id, chunk, fragment=i + 1 < len(chunks)))
 
     def _cancel_compacted(self, w: Watcher) -> None:
         """etcd: a response with compact_revision set and canceled=true ends the watch."""

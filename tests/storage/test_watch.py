@@ -267,3 +267,24 @@ def test_progress_waits_for_catch_up(storage_factory):
             seen += len(r.events)
 
     run(server.address, test, timeout=60)
+
+
+def test_fragmented_responses(storage_factory):
+    """A watch that allows fragments gets a response larger than the request limit in pieces."""
+    server = storage_factory("--compaction-retention", "0", "--max-request-bytes", "100000")
+
+    async def test(s):
+        ops = [pb.RequestOp(request_put=pb.PutRequest(key=b"/f/%d" % i, value=b"x" * 18_000)) for i in range(5)]
+        await s.kv.Txn(pb.TxnRequest(success=ops))
+        whole, pieces = WatchClient(s), WatchClient(s)
+        await whole.create(key=b"/f/", range_end=b"/f0", prev_kv=True)
+        await pieces.create(key=b"/f/", range_end=b"/f0", prev_kv=True, fragment=True)
+        await s.kv.Txn(pb.TxnRequest(success=ops))  # 5 events with prev_kv: ~180 kB in all
+        assert len((await whole.read()).events) == 5
+        responses = [await pieces.read()]
+        while responses[-1].fragment:
+            responses.append(await pieces.read())
+        assert len(responses) > 1 and sum(len(r.events) for r in responses) == 5
+        assert all(len(r.SerializeToString()) <= 100_000 for r in responses)
+
+    run(server.address, test)
