@@ -71,11 +71,12 @@ class Gateway:
         *,
         watch_cache_window: int = 10_000,
         bookmark_interval: float = BOOKMARK_INTERVAL,
+        formats: negotiate.Formats = negotiate.DEFAULT_FORMATS,
     ) -> None:
         self.etcd = etcd
         self.registry = reg or registry()
         self.server_address = server_address
-        self.formats = negotiate.DEFAULT_FORMATS
+        self.formats = formats
         self.metrics = Metrics()
         self.stores = {
             key: Store(etcd, resource, self.check_namespace) for key, resource in self.registry.resources.items()

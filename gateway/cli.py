@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from gateway.app import Gateway, create_app
+from gateway.negotiation.negotiate import Formats
 from gateway.server import serve_app
 from gateway.storage.etcd import Etcd
 
@@ -53,9 +54,29 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         metavar="SECONDS",
         help="seconds between periodic watch bookmarks",
     )
+    p.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="GATE=BOOL,...",
+        help="CBORServingAndStorage=true serves and accepts CBOR (off by default, as in 1.32)",
+    )
     p.add_argument("--access-log", action="store_true")
     p.add_argument("--log-level", default="WARNING")
     return p.parse_args(argv)
+
+
+KNOWN_GATES = {"CBORServingAndStorage": False}
+
+
+def feature_gates(text: str) -> dict[str, bool]:
+    """Parse --feature-gates A=true,B=false (unknown gates and values are errors, as upstream)."""
+    gates = dict(KNOWN_GATES)
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, value = item.partition("=")
+        if name not in KNOWN_GATES or value.lower() not in ("true", "false"):
+            raise SystemExit(f"protokube serve: invalid feature gate {item!r}; known gates: {', '.join(KNOWN_GATES)}")
+        gates[name] = value.lower() == "true"
+    return gates
 
 
 def _free_port() -> int:
@@ -102,7 +123,11 @@ async def run(args: argparse.Namespace) -> None:
     try:
         await etcd.wait_ready(10)
         gateway = Gateway(
-            etcd, args.listen, watch_cache_window=args.watch_cache_window, bookmark_interval=args.bookmark_interval
+            etcd,
+            args.listen,
+            watch_cache_window=args.watch_cache_window,
+            bookmark_interval=args.bookmark_interval,
+            formats=Formats(cbor=feature_gates(args.feature_gates)["CBORServingAndStorage"]),
         )
         await gateway.start()
         shutdown = asyncio.Event()

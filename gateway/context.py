@@ -50,5 +50,6 @@ class RequestContext:
     def query_lists(self) -> dict[str, list[str]]:
         return self.request.args.to_dict(flat=False)
 
-    def encoder(self) -> negotiate.Encoder:
-        return negotiate.response_encoder(self.request.headers.get("Accept"), self.pretty, self.gateway.formats)
+    def target(self, allowed: frozenset[str] = negotiate.SINGLE) -> negotiate.Target:
+        """The negotiated format and representation of this response (406 when none fits)."""
+        return negotiate.response_target(self.request.headers.get("Accept"), self.pretty, self.gateway.formats, allowed)

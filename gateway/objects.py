@@ -10,6 +10,7 @@ the cache holds bytes, not message objects.
 
 from __future__ import annotations
 
+import cbor2
 from google.protobuf.message import Message
 
 from protokube.schema import envelope, goshape, jsonencode
@@ -17,6 +18,8 @@ from protokube.schema.descriptors import message_class
 from protokube.schema.registry import GroupVersionKind
 
 JSON_BODY = "json-body"  # the JSON object without kind/apiVersion (as list items are written)
+CBOR_BODY = "cbor-body"  # the same as CBOR (untagged, map keys in canonical order)
+CBOR_OBJECT = "cbor-object"  # with kind and apiVersion, as a single object is written (untagged)
 
 
 class ObjectView:
@@ -111,7 +114,18 @@ def _json_body(view: ObjectView) -> bytes:
     return jsonencode.dumps(jsonencode.to_dict(view.message))
 
 
-ENCODERS = {JSON_BODY: _json_body}
+def _cbor(view: ObjectView, with_type: bool) -> bytes:
+    values = jsonencode.to_dict(view.message, raw_bytes=True)
+    if with_type:
+        values = {"kind": view.gvk.kind, "apiVersion": view.gvk.api_version, **values}
+    return cbor2.dumps(values, canonical=True)
+
+
+ENCODERS = {
+    JSON_BODY: _json_body,
+    CBOR_BODY: lambda view: _cbor(view, False),
+    CBOR_OBJECT: lambda view: _cbor(view, True),
+}
 
 
 def storage_value(message: Message, gvk: GroupVersionKind) -> bytes:

@@ -2,24 +2,43 @@
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterable
 
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-from quart import Response
+from quart import Response, request
 
 from gateway.errors import StatusError
 from gateway.negotiation.negotiate import Encoder
 from protokube.schema.registry import GroupVersionKind
 
 STATUS_GVK = GroupVersionKind("", "v1", "Status")
+# APIResponseCompression: responses from this size up are gzipped (upstream's threshold, 128 KiB).
+GZIP_THRESHOLD = 128 * 1024
+GZIP_LEVEL = 4
 # Upstream caps all Warning headers of a response at 4 KiB, and each at 256 runes when over it.
 WARNINGS_TOTAL_LIMIT = 4096
 WARNING_ITEM_LIMIT = 256
 
 
+def accepts_gzip(header: str | None) -> bool:
+    for item in (header or "").split(","):
+        coding, _, params = item.strip().partition(";")
+        if coding.strip().lower() == "gzip":
+            return "q=0" not in params.replace(" ", "") or "q=0." in params.replace(" ", "")
+    return False
+
+
 def respond(body: bytes, code: int, encoder: Encoder, headers: dict[str, str] | None = None) -> Response:
+    """A complete (non-streaming) response; gzip-compressed when the client accepts it and it is big."""
+    compress = len(body) >= GZIP_THRESHOLD and accepts_gzip(request.headers.get("Accept-Encoding"))
+    if compress:
+        body = gzip.compress(body, GZIP_LEVEL)
     response = Response(body, status=code, content_type=encoder.content_type)
     response.headers["Cache-Control"] = "no-cache, private"
+    if compress:
+        response.headers["Content-Encoding"] = "gzip"
+        response.headers["Vary"] = "Accept-Encoding"
     for key, value in (headers or {}).items():
         response.headers[key] = value
     return response

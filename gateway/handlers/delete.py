@@ -16,11 +16,12 @@ from quart import Response
 from gateway import errors
 from gateway.context import RequestContext
 from gateway.errors import FieldError
+from gateway.negotiation.negotiate import COLLECTION
 from gateway.params import DeleteOptions, delete_options_from_query
-from gateway.responses import respond, success_status
+from gateway.representation import list_body, object_body
+from gateway.responses import STATUS_GVK, respond, success_status
 from protokube.schema import jsondecode
 from protokube.schema.jsondecode import DecodeError
-from protokube.schema.registry import GroupVersionKind
 
 DELETE_OPTIONS = "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 DELETE_OPTIONS_VERSIONS = ("v1", "meta.k8s.io/v1", "")
@@ -75,22 +76,23 @@ def _merge(options: DeleteOptions, body: meta.DeleteOptions) -> DeleteOptions:
 
 
 async def delete(ctx: RequestContext) -> Response:
-    encoder = ctx.encoder()
+    target = ctx.target()
+    encoder = target.encoder
     options = await delete_options(ctx)
     result = await ctx.store.delete(ctx.namespace, ctx.info.name, options)
     if not result.deleted or ctx.resource.return_deleted_object:
-        return respond(encoder.object(result.view), 200, encoder)
+        return respond(object_body(ctx, target, result.view), 200, encoder)
     obj_meta = result.view.message.metadata
     details = meta.StatusDetails(name=obj_meta.name, kind=ctx.resource.plural, uid=obj_meta.uid)
     if ctx.resource.group:
         details.group = ctx.resource.group
     status = success_status(details)
-    return respond(encoder.message(status, GroupVersionKind("", "v1", "Status")), 200, encoder)
+    return respond(encoder.message(status, STATUS_GVK), 200, encoder)
 
 
 async def delete_collection(ctx: RequestContext) -> Response:
     """Delete every object the list options select; answers with the list of them."""
-    encoder = ctx.encoder()
+    target = ctx.target(COLLECTION)
     options = await delete_options(ctx)
     listed = await ctx.gateway.list_objects(ctx)
     removed = []
@@ -102,5 +104,4 @@ async def delete_collection(ctx: RequestContext) -> Response:
                 continue  # deleted meanwhile
             raise
         removed.append(result.view)
-    list_gvk = GroupVersionKind(ctx.resource.group, ctx.resource.version, ctx.resource.list_kind)
-    return respond(encoder.list(list_gvk, listed.list_meta, removed), 200, encoder)
+    return respond(list_body(ctx, target, removed, listed.list_meta), 200, target.encoder)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from quart import Response
 
 from gateway.context import RequestContext
+from gateway.representation import object_body
 from gateway.responses import respond
 
 
 async def get(ctx: RequestContext) -> Response:
-    encoder = ctx.encoder()
+    target = ctx.target()
     view = await ctx.gateway.read_object(ctx)
-    return respond(encoder.object(view), 200, encoder)
+    return respond(object_body(ctx, target, view), 200, target.encoder)

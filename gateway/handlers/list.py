@@ -1,16 +1,16 @@
-"""GET of a collection: a list (or a watch, see watch.py)."""
+"""GET of a collection: a list (a watch is in watch.py)."""
 
 from __future__ import annotations
 
 from quart import Response
 
 from gateway.context import RequestContext
+from gateway.negotiation.negotiate import COLLECTION
+from gateway.representation import list_body
 from gateway.responses import respond
-from protokube.schema.registry import GroupVersionKind
 
 
 async def list_(ctx: RequestContext) -> Response:
-    encoder = ctx.encoder()
+    target = ctx.target(COLLECTION)
     listed = await ctx.gateway.list_objects(ctx)
-    gvk = GroupVersionKind(ctx.resource.group, ctx.resource.version, ctx.resource.list_kind)
-    return respond(encoder.list(gvk, listed.list_meta, listed.items), 200, encoder)
+    return respond(list_body(ctx, target, listed.items, listed.list_meta), 200, target.encoder)

@@ -11,27 +11,20 @@ Frames are encoded once per event and format and shared by every watcher.
 
 from __future__ import annotations
 
-import base64
 import random
 import time
 from collections.abc import AsyncIterator
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
 from gateway import errors
 from gateway.context import RequestContext
 from gateway.negotiation import negotiate
-from gateway.negotiation.negotiate import Encoder
-from gateway.objects import ObjectView
 from gateway.params import list_options, parse_resource_version, validate_list_options
 from gateway.reads import request_filter, too_large
-from gateway.responses import STATUS_GVK
+from gateway.representation import WatchFrames
 from gateway.watchcache.cache import TooLargeResourceVersion
-from gateway.watchcache.entries import CacheEvent
 from gateway.watchcache.watcher import CacheWatcher
-from protokube.schema.descriptors import message_class
-from protokube.schema.registry import GroupVersionKind
 
 # upstream: --min-request-timeout; a watch without timeoutSeconds lasts [1, 2) times this.
 MIN_REQUEST_TIMEOUT = 1800
@@ -45,54 +38,13 @@ def watch_timeout(requested: int | None) -> float:
     return MIN_REQUEST_TIMEOUT * (1 + random.random())
 
 
-class Frames:
-    """Encodes events, bookmarks and errors of one watch in its negotiated format."""
-
-    def __init__(self, ctx: RequestContext, encoder: Encoder) -> None:
-        self.ctx = ctx
-        self.encoder = encoder
-        self.key = f"{encoder.media_type};pretty={getattr(encoder, 'pretty', False)}"
-
-    def event(self, event: CacheEvent, event_type: str) -> bytes:
-        cache_key = (self.key, event_type)
-        frame = event.frames.get(cache_key)
-        if frame is None:
-            if event_type == "DELETED" and event.type != "DELETED":
-                assert event.prev is not None  # it stopped matching: the previous object, now
-                view = event.prev.view.at_revision(event.revision)
-            else:
-                view = event.entry.view
-            frame = event.frames[cache_key] = self.object(event_type, view)
-        return frame
-
-    def object(self, event_type: str, view: ObjectView) -> bytes:
-        return self.encoder.watch_event(event_type, self.encoder.watch_object(view))
-
-    def bookmark(self, revision: int, annotations: dict[str, str] | None = None) -> bytes:
-        """An empty object of the kind carrying only its resourceVersion (and annotations)."""
-        resource = self.ctx.resource
-        empty = message_class(resource.message)()
-        empty.metadata.resourceVersion = str(revision)
-        for key, value in (annotations or {}).items():
-            empty.metadata.annotations[key] = value
-        return self.encoder.watch_event("BOOKMARK", self.encoder.watch_message(empty, resource.gvk))
-
-    def error(self, error: errors.StatusError) -> bytes:
-        return self.encoder.watch_event("ERROR", self.encoder.watch_message(error.status, STATUS_GVK))
-
-    def list_blueprint(self) -> str:
-        """watch-list mode: an empty list in the negotiated format, base64-encoded."""
-        resource = self.ctx.resource
-        list_gvk = GroupVersionKind(resource.group, resource.version, resource.list_kind)
-        return base64.b64encode(self.encoder.list(list_gvk, meta.ListMeta(), [])).decode()
-
-
 async def watch(ctx: RequestContext) -> Response:
-    encoder = negotiate.watch_encoder(ctx.request.headers.get("Accept"), ctx.pretty, ctx.gateway.formats)
+    target = negotiate.watch_target(ctx.request.headers.get("Accept"), ctx.pretty, ctx.gateway.formats)
+    encoder = target.encoder
     options = validate_list_options(list_options(ctx.query()))
     flt = request_filter(ctx, options)
     cache = ctx.gateway.cache(ctx.resource)
-    frames = Frames(ctx, encoder)
+    frames = WatchFrames(ctx, target)
     deadline = time.monotonic() + watch_timeout(options.timeout_seconds)
     revision = parse_resource_version(options.resource_version)
     bookmarks = options.allow_watch_bookmarks

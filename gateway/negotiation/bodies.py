@@ -7,6 +7,10 @@ that cannot be decoded at all (``the object provided is unrecognized (must be of
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import cbor2
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 from gateway import errors
@@ -51,7 +55,7 @@ def decode_body(body: bytes, media_type: str, expected: GroupVersionKind, messag
     if media_type == mediatypes.PROTOBUF:
         return _decode_protobuf(body, expected, message_name)
     try:
-        data = yamlcodec.load(body) if media_type == mediatypes.YAML else jsondecode.parse_json(body)
+        data = parse_body(body, media_type)
     except DecodeError as err:
         raise errors.bad_request(
             f"the object provided is unrecognized (must be of type {expected.kind}): "
@@ -85,6 +89,29 @@ def decode_body(body: bytes, media_type: str, expected: GroupVersionKind, messag
         decoded.duplicates = []
         decoded.yaml_duplicates = yamlcodec.duplicate_errors(data)
     return decoded
+
+
+def parse_body(body: bytes, media_type: str) -> Any:
+    """JSON, YAML or CBOR bytes → plain values (dicts, lists, strings, numbers, bytes)."""
+    if media_type == mediatypes.YAML:
+        return yamlcodec.load(body)
+    if media_type == mediatypes.CBOR:
+        try:
+            return _thaw(cbor2.loads(body))  # the self-described tag 55799, if present, is dropped
+        except (cbor2.CBORDecodeError, ValueError, TypeError, RecursionError) as err:
+            raise DecodeError(f"cbor: {err}") from None
+    return jsondecode.parse_json(body)
+
+
+def _thaw(value: Any) -> Any:
+    """cbor2 may hand back immutable maps; the decoder walks plain dicts and lists."""
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise DecodeError("cbor: map keys must be text strings")
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_thaw(v) for v in value]
+    return value
 
 
 def _decode_protobuf(body: bytes, expected: GroupVersionKind, message_name: str) -> Decoded:

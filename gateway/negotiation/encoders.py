@@ -1,29 +1,31 @@
 """Response encoders: one per wire format, all built on the cached encodings of ObjectView.
 
 Each encoder writes single objects, lists (enveloped once, items concatenated from cached
-bytes), plain messages (Status, discovery documents) and watch events in its format's framing.
+bytes), plain values (Status, discovery documents, Tables) and watch events in its format's
+framing: JSON lines, length-prefixed protobuf, a CBOR sequence.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import Any
 
+import cbor2
 import orjson
 from google.protobuf.message import Message
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway.negotiation import mediatypes
-from gateway.objects import JSON_BODY, ObjectView
+from gateway.objects import CBOR_BODY, CBOR_OBJECT, JSON_BODY, ObjectView
 from protokube.schema import envelope, goshape, jsonencode, yamlcodec
 from protokube.schema.registry import GroupVersionKind
 
 
 def _pb_field(number: int, payload: bytes) -> bytes:
     """A length-delimited protobuf field: tag, varint length, bytes."""
-    tag = (number << 3) | 2
+    out = bytearray([(number << 3) | 2])
     length = len(payload)
-    out = bytearray([tag])
     while length >= 0x80:
         out.append((length & 0x7F) | 0x80)
         length >>= 7
@@ -36,9 +38,15 @@ class JSONEncoder:
     content_type = "application/json"
     # Upstream's JSON watch is served as plain application/json (no ;stream=watch).
     watch_content_type = "application/json"
+    supports_table = True
 
     def __init__(self, pretty: bool = False) -> None:
         self.pretty = pretty
+
+    @property
+    def key(self) -> str:
+        """Identifies the bytes this encoder writes (to share encoded frames between watchers)."""
+        return f"{self.media_type};pretty={self.pretty}"
 
     def finish(self, body: bytes) -> bytes:
         if self.pretty:
@@ -51,6 +59,10 @@ class JSONEncoder:
     def message(self, message: Message, gvk: GroupVersionKind) -> bytes:
         return self.finish(jsonencode.dumps(jsonencode.object_to_dict(message, gvk.kind, gvk.api_version)))
 
+    def value(self, value: dict[str, Any]) -> bytes:
+        """A plain JSON-like value, e.g. a Table."""
+        return self.finish(jsonencode.dumps(value))
+
     def list(self, gvk: GroupVersionKind, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
         head = jsonencode.dumps(
             {"kind": gvk.kind, "apiVersion": gvk.api_version, "metadata": jsonencode.to_dict(list_meta)}
@@ -58,14 +70,17 @@ class JSONEncoder:
         body = head[:-1] + b',"items":[' + b",".join(v.encoded(JSON_BODY) for v in items) + b"]}"
         return self.finish(body)
 
-    def watch_event(self, event_type: str, object_json: bytes) -> bytes:
-        return b'{"type":"' + event_type.encode() + b'","object":' + object_json + b"}\n"
+    def watch_event(self, event_type: str, object_bytes: bytes) -> bytes:
+        return b'{"type":"' + event_type.encode() + b'","object":' + object_bytes + b"}\n"
 
     def watch_object(self, view: ObjectView) -> bytes:
         return view.json_object()
 
     def watch_message(self, message: Message, gvk: GroupVersionKind) -> bytes:
         return jsonencode.dumps(jsonencode.object_to_dict(message, gvk.kind, gvk.api_version))
+
+    def watch_value(self, value: dict[str, Any]) -> bytes:
+        return jsonencode.dumps(value)
 
 
 class YAMLEncoder(JSONEncoder):
@@ -81,12 +96,14 @@ class ProtobufEncoder:
     media_type = mediatypes.PROTOBUF
     content_type = mediatypes.PROTOBUF
     watch_content_type = mediatypes.PROTOBUF + ";stream=watch"
+    supports_table = False  # meta.v1 Table has no protobuf message
+    key = mediatypes.PROTOBUF
 
     def object(self, view: ObjectView) -> bytes:
         return view.protobuf_object()
 
     def message(self, message: Message, gvk: GroupVersionKind) -> bytes:
-        return envelope.encode(message, gvk.api_version, gvk.kind)
+        return envelope.encode(goshape.normalize(message), gvk.api_version, gvk.kind)
 
     def list(self, gvk: GroupVersionKind, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
         raw = _pb_field(1, goshape.normalize(list_meta).SerializeToString(deterministic=True)) + b"".join(
@@ -103,4 +120,82 @@ class ProtobufEncoder:
         return view.protobuf_object()
 
     def watch_message(self, message: Message, gvk: GroupVersionKind) -> bytes:
-        return envelope.encode(message, gvk.api_version, gvk.kind)
+        return self.message(message, gvk)
+
+
+# CBOR: every top-level item starts with the self-described CBOR tag 55799 (d9 d9 f7).
+SELF_DESCRIBED = b"\xd9\xd9\xf7"
+
+
+def _cbor_head(major: int, length: int) -> bytes:
+    """The initial bytes of a CBOR item of ``major`` type with ``length`` (RFC 8949 3.1)."""
+    if length < 24:
+        return bytes([(major << 5) | length])
+    for info, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
+        if length < 1 << (8 * size):
+            return bytes([(major << 5) | info]) + length.to_bytes(size, "big")
+    raise ValueError("CBOR length too large")
+
+
+def cbor_dumps(value: Any) -> bytes:
+    """Map keys in bytewise-lexical order of their encodings, as upstream's CBOR encoder sorts them."""
+    return cbor2.dumps(value, canonical=True)
+
+
+class CBOREncoder:
+    media_type = mediatypes.CBOR
+    content_type = mediatypes.CBOR
+    # A CBOR watch is a CBOR Sequence: items one after another, no length prefix.
+    watch_content_type = mediatypes.CBOR_SEQ
+    supports_table = True
+    key = mediatypes.CBOR
+
+    def object(self, view: ObjectView) -> bytes:
+        return SELF_DESCRIBED + self.watch_object(view)
+
+    def message(self, message: Message, gvk: GroupVersionKind) -> bytes:
+        return SELF_DESCRIBED + self.watch_message(message, gvk)
+
+    def value(self, value: dict[str, Any]) -> bytes:
+        return SELF_DESCRIBED + cbor_dumps(value)
+
+    def list(self, gvk: GroupVersionKind, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
+        # Keys in canonical order: kind, items, metadata, apiVersion; items from each object's cached bytes.
+        return b"".join(
+            (
+                SELF_DESCRIBED,
+                _cbor_head(5, 4),
+                cbor_dumps("kind"),
+                cbor_dumps(gvk.kind),
+                cbor_dumps("items"),
+                _cbor_head(4, len(items)),
+                *(v.encoded(CBOR_BODY) for v in items),
+                cbor_dumps("metadata"),
+                cbor_dumps(jsonencode.to_dict(list_meta)),
+                cbor_dumps("apiVersion"),
+                cbor_dumps(gvk.api_version),
+            )
+        )
+
+    def watch_event(self, event_type: str, object_bytes: bytes) -> bytes:
+        """One tagged item of the sequence; the object is an embedded, tagged CBOR item."""
+        return b"".join(
+            (
+                SELF_DESCRIBED,
+                _cbor_head(5, 2),
+                cbor_dumps("type"),
+                cbor_dumps(event_type),
+                cbor_dumps("object"),
+                SELF_DESCRIBED,
+                object_bytes,
+            )
+        )
+
+    def watch_object(self, view: ObjectView) -> bytes:
+        return view.encoded(CBOR_OBJECT)
+
+    def watch_message(self, message: Message, gvk: GroupVersionKind) -> bytes:
+        return cbor_dumps(jsonencode.object_to_dict(message, gvk.kind, gvk.api_version, raw_bytes=True))
+
+    def watch_value(self, value: dict[str, Any]) -> bytes:
+        return cbor_dumps(value)

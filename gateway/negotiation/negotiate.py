@@ -1,69 +1,121 @@
-"""Choosing the response encoder from Accept, and the request decoder from Content-Type.
+"""Choosing the response format and representation from Accept, and the body format from Content-Type.
 
-Upstream's rules: the Accept clauses are tried in preference order and the first one a served
-format matches wins; for a watch, that format must be able to stream, or the answer is 406 (a
-YAML watch is refused even if JSON is acceptable further down the header). No Content-Type
-means JSON.
+Upstream's rules: the Accept clauses are tried in preference order; the first one that names a
+served format — and, through ``as=…;g=meta.k8s.io;v=v1``, a representation this endpoint can give
+(Table, PartialObjectMetadata, PartialObjectMetadataList) — wins. Table has no protobuf form. For a
+watch the winning format must be able to stream, or the answer is 406 (a YAML watch is refused
+even when JSON is acceptable further down the header). No Content-Type means JSON.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway import errors
 from gateway.negotiation import mediatypes
-from gateway.negotiation.encoders import JSONEncoder, ProtobufEncoder, YAMLEncoder
+from gateway.negotiation.encoders import CBOREncoder, JSONEncoder, ProtobufEncoder, YAMLEncoder
+from gateway.negotiation.mediatypes import MediaRange
 
-Encoder = JSONEncoder | YAMLEncoder | ProtobufEncoder
+Encoder = JSONEncoder | YAMLEncoder | ProtobufEncoder | CBOREncoder
+
+OBJECT = ""  # the resource's own kind
+TABLE = "Table"
+PARTIAL = "PartialObjectMetadata"
+PARTIAL_LIST = "PartialObjectMetadataList"
+META_GROUP, META_VERSION = "meta.k8s.io", "v1"
+# What each kind of endpoint can answer with.
+SINGLE = frozenset({OBJECT, TABLE, PARTIAL})
+COLLECTION = frozenset({OBJECT, TABLE, PARTIAL_LIST})
+OBJECT_ONLY = frozenset({OBJECT})
 
 
 @dataclass(frozen=True, slots=True)
 class Formats:
-    """The formats this server serves (CBOR joins when its feature gate is on)."""
+    """The formats this server serves: CBOR joins when its feature gate is on."""
 
-    media_types: tuple[str, ...] = (mediatypes.JSON, mediatypes.YAML, mediatypes.PROTOBUF)
+    cbor: bool = False
+    media_types: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        types = (mediatypes.JSON, mediatypes.YAML, mediatypes.PROTOBUF)
+        object.__setattr__(self, "media_types", (*types, mediatypes.CBOR) if self.cbor else types)
 
     def encoder(self, media_type: str, pretty: bool) -> Encoder:
         if media_type == mediatypes.YAML:
             return YAMLEncoder()
         if media_type == mediatypes.PROTOBUF:
             return ProtobufEncoder()
+        if media_type == mediatypes.CBOR:
+            return CBOREncoder()
         return JSONEncoder(pretty)
+
+    @property
+    def request_media_types(self) -> tuple[str, ...]:
+        return self.media_types
 
 
 DEFAULT_FORMATS = Formats()
 
 
-def _accepted_list(media_types: Sequence[str]) -> str:
-    return ", ".join(media_types)
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What to answer with: an encoder, and the representation (OBJECT, TABLE, PARTIAL, PARTIAL_LIST)."""
+
+    encoder: Encoder
+    representation: str = OBJECT
 
 
-def response_encoder(accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS) -> Encoder:
+def _representation(media: MediaRange, allowed: frozenset[str]) -> str | None:
+    """The representation a clause asks for, if this endpoint can give it."""
+    wanted = media.params.get("as")
+    if not wanted:
+        return OBJECT if OBJECT in allowed else None
+    if media.params.get("g") != META_GROUP or media.params.get("v") != META_VERSION or wanted not in allowed:
+        return None
+    return wanted
+
+
+def _accepted(formats: Formats) -> str:
+    return "only the following media types are accepted: " + ", ".join(formats.media_types)
+
+
+def response_target(
+    accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS, allowed: frozenset[str] = SINGLE
+) -> Target:
     for media in mediatypes.parse_accept(accept):
-        if media.params.get("as"):
-            continue  # Table and metadata-only representations: see representation.py
-        for media_type in formats.media_types:
-            if media.matches(media_type):
-                return formats.encoder(media_type, pretty)
-    raise errors.not_acceptable(f"only the following media types are accepted: {_accepted_list(formats.media_types)}")
-
-
-def watch_encoder(accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS) -> Encoder:
-    streaming = [t for t in formats.media_types if formats.encoder(t, pretty).watch_content_type]
-    for media in mediatypes.parse_accept(accept):
-        if media.params.get("as"):
+        representation = _representation(media, allowed)
+        if representation is None:
             continue
         for media_type in formats.media_types:
             if media.matches(media_type):
                 encoder = formats.encoder(media_type, pretty)
-                if encoder.watch_content_type:
-                    return encoder
-                break  # the first matching clause decides, even when it cannot stream
-        else:
+                if representation == TABLE and not encoder.supports_table:
+                    continue
+                return Target(encoder, representation)
+    raise errors.not_acceptable(_accepted(formats))
+
+
+def response_encoder(accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS) -> Encoder:
+    """For responses that are always the plain object (discovery, Status)."""
+    return response_target(accept, pretty, formats, OBJECT_ONLY).encoder
+
+
+def watch_target(accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS) -> Target:
+    for media in mediatypes.parse_accept(accept):
+        representation = _representation(media, SINGLE)
+        if representation is None:
             continue
-        break
-    accepted = ", ".join(f"{t};stream=watch" for t in streaming)
+        media_type = next((t for t in formats.media_types if media.matches(t)), None)
+        if media_type is None:
+            continue
+        encoder = formats.encoder(media_type, pretty)
+        if representation == TABLE and not encoder.supports_table:
+            continue
+        if not encoder.watch_content_type:
+            break  # the first matching clause decides, even when it cannot stream
+        return Target(encoder, representation)
+    streaming = [t for t in formats.media_types if formats.encoder(t, pretty).watch_content_type]
+    accepted = ", ".join(f"{t};stream=watch" for t in streaming if t != mediatypes.CBOR)
     raise errors.not_acceptable(f"only the following media types are accepted: {accepted}")
 
 
@@ -72,9 +124,9 @@ def request_media_type(content_type: str | None, formats: Formats = DEFAULT_FORM
     if not content_type or not content_type.strip():
         return mediatypes.JSON
     parsed = mediatypes.parse_media_type(content_type)
-    if parsed is not None and parsed.essence in formats.media_types:
+    if parsed is not None and parsed.essence in formats.request_media_types:
         return parsed.essence
     raise errors.unsupported_media_type(
         "the body of the request was in an unknown format - accepted media types include: "
-        + _accepted_list(formats.media_types)
+        + ", ".join(formats.request_media_types)
     )

@@ -203,6 +203,8 @@ class _Decoder:
         elif kind == FLOAT:
             if isinstance(value, int | float) and not isinstance(value, bool):
                 return float(value)
+        elif kind == BYTES and isinstance(value, bytes):  # CBOR byte string
+            return value
         elif kind == BYTES and isinstance(value, str):
             try:
                 return base64.b64decode(value, validate=True)

@@ -23,36 +23,71 @@ from protokube.schema.shape import BYTES, MESSAGE, FieldShape, shape
 JSONValue = Any
 
 
-def to_dict(message: Message) -> dict[str, JSONValue]:
-    """The JSON object of a message (without kind/apiVersion)."""
-    present = {fd.name: value for fd, value in message.ListFields()}
-    out: dict[str, JSONValue] = {}
-    for field in shape(message.DESCRIPTOR.full_name).fields:
-        value = present.get(field.name, _ABSENT)
-        if field.inline:
-            out.update(to_dict(getattr(message, field.name)))
-            continue
-        if value is _ABSENT:
-            if field.kind == MESSAGE and not (field.nullable or field.repeated or field.is_map):
-                out[field.json_name] = _special_or_object(field, getattr(message, field.name))
-            elif field.emit_empty:
-                out[field.json_name] = None if (field.repeated or field.is_map) else field.zero
-            continue
-        if field.is_map:
-            out[field.json_name] = _map(field, value)
-        elif field.repeated:
-            out[field.json_name] = [_single(field, item) for item in value]
-        elif field.kind == MESSAGE:
-            out[field.json_name] = _special_or_object(field, value)
-        elif field.nullable or field.emit_empty or value:
-            out[field.json_name] = _scalar(field.kind, value)
-    return out
+def to_dict(message: Message, *, raw_bytes: bool = False) -> dict[str, JSONValue]:
+    """The JSON object of a message (without kind/apiVersion).
+
+    ``raw_bytes`` keeps bytes fields as bytes instead of base64 text: the same values, for CBOR,
+    which has byte strings.
+    """
+    return (_RAW if raw_bytes else _TEXT).to_dict(message)
 
 
-def object_to_dict(message: Message, kind: str, api_version: str) -> dict[str, JSONValue]:
+class _Encoder:
+    def __init__(self, raw_bytes: bool) -> None:
+        self.raw_bytes = raw_bytes
+
+    def to_dict(self, message: Message) -> dict[str, JSONValue]:
+        present = {fd.name: value for fd, value in message.ListFields()}
+        out: dict[str, JSONValue] = {}
+        for field in shape(message.DESCRIPTOR.full_name).fields:
+            value = present.get(field.name, _ABSENT)
+            if field.inline:
+                out.update(self.to_dict(getattr(message, field.name)))
+                continue
+            if value is _ABSENT:
+                if field.kind == MESSAGE and not (field.nullable or field.repeated or field.is_map):
+                    out[field.json_name] = self.special_or_object(field, getattr(message, field.name))
+                elif field.emit_empty:
+                    out[field.json_name] = None if (field.repeated or field.is_map) else field.zero
+                continue
+            if field.is_map:
+                out[field.json_name] = self.map(field, value)
+            elif field.repeated:
+                out[field.json_name] = [self.single(field, item) for item in value]
+            elif field.kind == MESSAGE:
+                out[field.json_name] = self.special_or_object(field, value)
+            elif field.nullable or field.emit_empty or value:
+                out[field.json_name] = self.scalar(field.kind, value)
+        return out
+
+    def scalar(self, kind: str, value: JSONValue) -> JSONValue:
+        if kind == BYTES and not self.raw_bytes:
+            return base64.b64encode(value).decode()
+        return value
+
+    def single(self, field: FieldShape, value: JSONValue) -> JSONValue:
+        return self.special_or_object(field, value) if field.kind == MESSAGE else self.scalar(field.kind, value)
+
+    def map(self, field: FieldShape, value: Any) -> dict[str, JSONValue]:
+        keys = sorted(value)
+        if field.value_kind == MESSAGE:
+            return {k: self.special_or_object(field, value[k]) for k in keys}
+        return {k: self.scalar(field.value_kind, value[k]) for k in keys}
+
+    def special_or_object(self, field: FieldShape, value: Message) -> JSONValue:
+        if field.special is None:
+            return self.to_dict(value)
+        return SPECIAL_ENCODERS[field.special](value)
+
+
+_TEXT = _Encoder(raw_bytes=False)
+_RAW = _Encoder(raw_bytes=True)
+
+
+def object_to_dict(message: Message, kind: str, api_version: str, *, raw_bytes: bool = False) -> dict[str, JSONValue]:
     """A top-level object: kind and apiVersion first, as upstream's inlined TypeMeta."""
     out: dict[str, JSONValue] = {"kind": kind, "apiVersion": api_version}
-    out.update(to_dict(message))
+    out.update(to_dict(message, raw_bytes=raw_bytes))
     return out
 
 
@@ -72,28 +107,6 @@ def go_escape(data: bytes) -> bytes:
 
 
 _ABSENT = object()
-
-
-def _scalar(kind: str, value: JSONValue) -> JSONValue:
-    return base64.b64encode(value).decode() if kind == BYTES else value
-
-
-def _single(field: FieldShape, value: JSONValue) -> JSONValue:
-    return _special_or_object(field, value) if field.kind == MESSAGE else _scalar(field.kind, value)
-
-
-def _map(field: FieldShape, value: Any) -> dict[str, JSONValue]:
-    keys = sorted(value)
-    if field.value_kind == MESSAGE:
-        return {k: _special_or_object(field, value[k]) for k in keys}
-    return {k: _scalar(field.value_kind, value[k]) for k in keys}
-
-
-def _special_or_object(field: FieldShape, value: Message) -> JSONValue:
-    special = field.special
-    if special is None:
-        return to_dict(value)
-    return SPECIAL_ENCODERS[special](value)
 
 
 def _time(m: Message) -> str | None:

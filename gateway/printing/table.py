@@ -1,0 +1,126 @@
+"""Server-side printing: objects → meta.k8s.io/v1 Table (seed: "Receiving resources as Tables").
+
+Columns come from the resource's printer-column options (or upstream's default Name and Created
+At); each cell from a JSONPath into the object or a named cell function. Every row carries the
+object as includeObject asks: its metadata as a PartialObjectMetadata (the default), the whole
+object, or nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
+
+from gateway import errors
+from gateway.objects import JSON_BODY, ObjectView
+from gateway.printing.cells import CELLS, ROW_CONDITIONS, Row
+from protokube.schema import jsonencode, wellknown
+from protokube.schema.registry import PrinterColumn, Resource
+
+INCLUDE_OBJECT_VALUES = ("None", "Metadata", "Object")
+NAME_DESCRIPTION = (
+    "Name must be unique within a namespace. Is required when creating resources, although some resources "
+    "may allow a client to request the generation of an appropriate name automatically. Name is primarily "
+    "intended for creation idempotence and configuration definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+)
+CREATED_DESCRIPTION = (
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
+    "guaranteed to be set in happens-before order across separate operations. Clients may not set this value. "
+    "It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. "
+    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
+# upstream's default columns for kinds that define none (k8s.io/apiserver pkg/registry/rest/table.go).
+DEFAULT_COLUMNS = (
+    PrinterColumn("Name", "string", "name", NAME_DESCRIPTION, 0, ".metadata.name", ""),
+    PrinterColumn("Created At", "date", "", CREATED_DESCRIPTION, 0, "", "created_at"),
+)
+
+
+def include_object(value: str | None) -> str:
+    """The includeObject parameter (default Metadata); 400 for anything else."""
+    if not value:
+        return "Metadata"
+    if value not in INCLUDE_OBJECT_VALUES:
+        raise errors.bad_request(
+            f'Unable to convert to Table as requested: includeObject: Invalid value: "{value}": '
+            f"must be one of {', '.join(INCLUDE_OBJECT_VALUES)}"
+        )
+    return value
+
+
+def columns(resource: Resource) -> tuple[PrinterColumn, ...]:
+    return resource.printer_columns or DEFAULT_COLUMNS
+
+
+def column_definitions(resource: Resource) -> list[dict[str, Any]]:
+    return [
+        {"name": c.name, "type": c.type, "format": c.format, "description": c.description, "priority": c.priority}
+        for c in columns(resource)
+    ]
+
+
+def _json_path(obj: dict[str, Any], path: str) -> Any:
+    value: Any = obj
+    for step in path.strip(".").split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(step)
+    return value
+
+
+def _cell(column: PrinterColumn, row: Row, as_json: dict[str, Any]) -> Any:
+    if column.cell == "created_at":
+        created = row.obj.metadata.creationTimestamp
+        return wellknown.format_time(created.seconds) if created.HasField("seconds") else None
+    if column.cell:
+        return CELLS[column.cell](row)
+    value = _json_path(as_json, column.json_path)
+    if value is None:
+        return 0 if column.type == "integer" else ""
+    return value
+
+
+def partial_metadata(view: ObjectView) -> dict[str, Any]:
+    """A PartialObjectMetadata: the object's kind and metadata only."""
+    body = orjson.loads(view.encoded(JSON_BODY))
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": body.get("metadata", {})}
+
+
+def table_row(resource: Resource, view: ObjectView, include: str, now: float) -> dict[str, Any]:
+    as_json = orjson.loads(view.encoded(JSON_BODY))
+    message = view.message
+    row = Row(message, now)
+    result: dict[str, Any] = {"cells": [_cell(c, row, as_json) for c in columns(resource)]}
+    conditions = ROW_CONDITIONS.get(resource.kind, lambda _: [])(message)
+    if conditions:
+        result["conditions"] = conditions
+    if include == "Object":
+        result["object"] = {"kind": view.gvk.kind, "apiVersion": view.gvk.api_version, **as_json}
+    elif include == "Metadata":
+        result["object"] = partial_metadata(view)
+    else:
+        result["object"] = None
+    return result
+
+
+def table(
+    resource: Resource,
+    views: Sequence[ObjectView],
+    list_meta: meta.ListMeta,
+    include: str,
+    *,
+    with_columns: bool = True,
+) -> dict[str, Any]:
+    now = time.time()
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": jsonencode.to_dict(list_meta),
+        "columnDefinitions": column_definitions(resource) if with_columns else None,
+        "rows": [table_row(resource, view, include, now) for view in views],
+    }
