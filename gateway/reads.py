@@ -62,9 +62,10 @@ def request_filter(ctx: RequestContext, options: ListOptions) -> Filter:
     )
 
 
-async def read_object(ctx: RequestContext) -> ObjectView:
-    revision = parse_resource_version(ctx.request.args.get("resourceVersion"))
-    cache = ctx.gateway.cache(ctx.resource)
+async def _catch_up(ctx: RequestContext, cache: WatchCache, revision: int | None) -> bool:
+    """Bring the cache to what the resourceVersion asks for: unset → storage's current revision,
+    N → at least N, 0 → as it is. False when a consistent read cannot be served from the cache in
+    time (the caller reads storage instead); 504 Too large resource version for a given N."""
     try:
         if revision is None:
             await ctx.gateway.wait_fresh(cache)
@@ -73,9 +74,17 @@ async def read_object(ctx: RequestContext) -> ObjectView:
         else:
             await cache.wait_ready()
     except TooLargeResourceVersion as err:
-        if revision is None:  # a consistent read the cache cannot serve: read storage instead
-            return await ctx.store.get(ctx.namespace, ctx.info.name)
+        if revision is None:
+            return False
         raise too_large(err.requested, err.current, 1) from None
+    return True
+
+
+async def read_object(ctx: RequestContext) -> ObjectView:
+    revision = parse_resource_version(ctx.request.args.get("resourceVersion"))
+    cache = ctx.gateway.cache(ctx.resource)
+    if not await _catch_up(ctx, cache, revision):
+        return await ctx.store.get(ctx.namespace, ctx.info.name)
     entry = cache.get(ctx.namespace, ctx.info.name)
     if entry is None:
         raise errors.not_found(ctx.resource, ctx.info.name)
@@ -93,18 +102,10 @@ async def list_objects(ctx: RequestContext, all_items: bool = False) -> Listed:
     if exact and revision:
         return await storage_list(ctx, flt, revision, limit)
     cache = ctx.gateway.cache(ctx.resource)
-    try:
-        if revision is None:
-            await ctx.gateway.wait_fresh(cache)
-        elif revision > 0:
-            await cache.wait_for(revision)
-        else:
-            await cache.wait_ready()
-            limit = 0  # resourceVersion=0 is served whole from the cache
-    except TooLargeResourceVersion as err:
-        if revision is None:
-            return await storage_list(ctx, flt, 0, limit)
-        raise too_large(err.requested, err.current, 1) from None
+    if not await _catch_up(ctx, cache, revision):
+        return await storage_list(ctx, flt, 0, limit)
+    if revision == 0:
+        limit = 0  # resourceVersion=0 is served whole from the cache
     return cache_list(cache, flt, limit)
 
 

@@ -138,22 +138,20 @@ class Etcd:
 
     async def update(self, key: bytes, value: bytes, mod_revision: int, lease: int = 0) -> int:
         """Put ``key`` only if unchanged since ``mod_revision``; returns the new revision."""
-        request = rpc.TxnRequest(
-            compare=[rpc.Compare(key=key, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=mod_revision)],
-            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=key, value=value, lease=lease))],
-            failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=key))],
-        )
-        response = await self._call(self.kv.Txn, request)
-        if not response.succeeded:
-            kvs = response.responses[0].response_range.kvs
-            raise ModRevisionMismatch(kvs[0] if kvs else None)
-        return response.header.revision
+        put = rpc.RequestOp(request_put=rpc.PutRequest(key=key, value=value, lease=lease))
+        return await self._if_unchanged(key, mod_revision, put)
 
     async def delete(self, key: bytes, mod_revision: int) -> int:
         """Delete ``key`` only if unchanged since ``mod_revision``; returns the deletion revision."""
+        return await self._if_unchanged(
+            key, mod_revision, rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=key))
+        )
+
+    async def _if_unchanged(self, key: bytes, mod_revision: int, operation: rpc.RequestOp) -> int:
+        """Run ``operation`` in a transaction guarded by the key's mod revision (optimistic concurrency)."""
         request = rpc.TxnRequest(
             compare=[rpc.Compare(key=key, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=mod_revision)],
-            success=[rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=key))],
+            success=[operation],
             failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=key))],
         )
         response = await self._call(self.kv.Txn, request)
