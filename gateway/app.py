@@ -101,6 +101,11 @@ class Gateway:
         self._tasks.append(asyncio.create_task(self.namespace_controller.run()))
         self._tasks += [asyncio.create_task(cache.run()) for cache in self.caches.values()]
 
+    def close_watches(self) -> None:
+        """End every watch stream (on shutdown: clients re-establish them elsewhere or later)."""
+        for cache in self.caches.values():
+            cache.close_watchers()
+
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()

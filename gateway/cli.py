@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import uvloop
+import yaml
 
 from gateway.app import Gateway, create_app
 from gateway.negotiation.negotiate import Formats
@@ -30,8 +31,8 @@ DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 log = logging.getLogger("protokube.serve")
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="protokube serve", description=__doc__.split("\n\n")[0])
+def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT for the HTTP API")
     p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="data directory of embedded storage")
     p.add_argument("--storage", help="HOST:PORT of an etcd-v3 API endpoint instead of embedded storage")
@@ -116,6 +117,21 @@ def start_embedded_storage(data_dir: Path, retention: float) -> tuple[subprocess
     return child, address
 
 
+def write_kubeconfig(data_dir: Path, listen: str) -> Path:
+    """A kubeconfig for this server that kubectl can use as is."""
+    path = data_dir / "kubeconfig"
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "protokube", "cluster": {"server": f"http://{listen}"}}],
+        "contexts": [{"name": "protokube", "context": {"cluster": "protokube", "user": "protokube"}}],
+        "users": [{"name": "protokube", "user": {}}],
+        "current-context": "protokube",
+    }
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
 async def run(args: argparse.Namespace) -> None:
     child = None
     storage = args.storage
@@ -133,10 +149,17 @@ async def run(args: argparse.Namespace) -> None:
         )
         await gateway.start()
         shutdown = asyncio.Event()
+
+        def stop() -> None:
+            gateway.close_watches()  # watch streams end now; the graceful wait is for the rest
+            shutdown.set()
+
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, shutdown.set)
+            loop.add_signal_handler(sig, stop)
+        kubeconfig = write_kubeconfig(args.data_dir, args.listen)
         print(f"protokube serving on http://{args.listen} (storage {storage})", flush=True)
+        print(f"export KUBECONFIG={kubeconfig}", flush=True)
         await serve_app(create_app(gateway), args.listen, shutdown, access_log=args.access_log)
         await gateway.stop()
     finally:
@@ -148,13 +171,21 @@ async def run(args: argparse.Namespace) -> None:
                 child.kill()
 
 
-def main(argv: list[str]) -> int:
-    args = parse_args(argv)
+def gateway_main(argv: list[str]) -> int:
+    """`protokube gateway --storage HOST:PORT`: the HTTP gateway alone, against running storage."""
+    if not any(a == "--storage" or a.startswith("--storage=") for a in argv):
+        print("protokube gateway: --storage HOST:PORT is required (or use protokube serve)", file=sys.stderr)
+        return 2
+    return main(argv, prog="protokube gateway")
+
+
+def main(argv: list[str], prog: str = "protokube serve") -> int:
+    args = parse_args(argv, prog)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     os.makedirs(args.data_dir, exist_ok=True)
     try:
         uvloop.run(run(args))  # uvloop: a faster event loop for HTTP and gRPC alike
     except (OSError, RuntimeError) as err:
-        print(f"protokube serve: {err}", file=sys.stderr)
+        print(f"{prog}: {err}", file=sys.stderr)
         return 1
     return 0

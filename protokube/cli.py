@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 import sys
 
-# sub-command -> module whose ``main(argv) -> int`` runs it; imported only when chosen.
+# sub-command -> ("module:function(argv) -> int", help); the module is imported only when chosen.
 COMMANDS = {
-    "serve": ("gateway.cli", "run the API server: HTTP gateway plus embedded storage"),
-    "storage": ("server.cli", "run the etcd-v3-compatible storage service alone"),
-    "wire": ("protokube.schema.wire", "annotate protobuf bytes field by field"),
+    "serve": ("gateway.cli:main", "run the API server: HTTP gateway plus embedded storage"),
+    "gateway": ("gateway.cli:gateway_main", "run the HTTP gateway alone against --storage HOST:PORT"),
+    "storage": ("server.cli:main", "run the etcd-v3-compatible storage service alone"),
+    "wire": ("protokube.schema.wire:main", "annotate protobuf bytes field by field"),
 }
 
 
@@ -28,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"protokube: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[name][0])
-    return module.main(rest)
+    module_name, _, function = COMMANDS[name][0].partition(":")
+    return getattr(importlib.import_module(module_name), function)(rest)
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ class WatchCache:
             finally:
                 self._watch = None
                 self._progress_pending = False
-            self._terminate_watchers()
+            self.close_watchers()
             await asyncio.sleep(0.2)
 
     def _reset_window(self, revision: int) -> None:
@@ -167,7 +167,8 @@ class WatchCache:
             if not watcher.offer(event):
                 self.watchers.discard(watcher)
 
-    def _terminate_watchers(self) -> None:
+    def close_watchers(self) -> None:
+        """End every watch of this cache (its clients re-watch from their last resourceVersion)."""
         for watcher in list(self.watchers):
             watcher.close()
         self.watchers.clear()
