@@ -13,23 +13,31 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
-import signal
-import socket
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
 from etcdserverpb import rpc_pb2 as pb
 from etcdserverpb import rpc_pb2_grpc
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.common import (
+    Row,
+    at_least,
+    at_most,
+    fmt_ms,
+    fmt_rate,
+    free_port,
+    grpc_server,
+    percentile,
+    quantiles,
+    ratio_row,
+    storage_server,
+)
+
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 VALUE = b"v" * 256
 GOALS = {
@@ -39,62 +47,9 @@ GOALS = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def percentile(samples: list[float], q: float) -> float:
-    if not samples:
-        return float("nan")
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 # --- servers ---------------------------------------------------------------------------------
-@contextmanager
-def process(argv: list[str], address: str, timeout: float = 20.0):
-    """Run a server subprocess until it answers Maintenance.Status; kill it afterwards."""
-    proc = subprocess.Popen(
-        argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    try:
-        asyncio.run(wait_ready(address, proc, timeout))
-        yield address
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
-
-
-async def wait_ready(address: str, proc: subprocess.Popen, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = rpc_pb2_grpc.MaintenanceStub(channel)
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited with {proc.returncode}: {proc.args}")
-            try:
-                await stub.Status(pb.StatusRequest(), timeout=1)
-                return
-            except grpc.aio.AioRpcError:
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.1)
-
-
 def ours(data_dir: Path, group_commit: bool = True):
-    address = f"127.0.0.1:{free_port()}"
-    argv = [sys.executable, "-m", "protokube", "storage", "--listen", address, "--data-dir", str(data_dir)]
-    argv += ["--compaction-retention", "0"]
-    if not group_commit:
-        argv.append("--no-group-commit")
-    return process(argv, address)
+    return storage_server(data_dir, group_commit=group_commit)
 
 
 def etcd(data_dir: Path):
@@ -110,7 +65,7 @@ def etcd(data_dir: Path):
         f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
         f"--initial-cluster=bench=http://127.0.0.1:{peer}",
     ]
-    return process(argv, address)
+    return grpc_server(argv, address)
 
 
 # --- measurements ----------------------------------------------------------------------------
@@ -137,6 +92,7 @@ async def put_load(address: str, clients: int, seconds: float) -> dict:
         "puts_per_s": len(latencies) / elapsed,
         "p50_ms": percentile(latencies, 0.50) * 1000,
         "p99_ms": percentile(latencies, 0.99) * 1000,
+        "cdf_ms": [s * 1000 for s in quantiles(latencies)],
     }
 
 
@@ -165,7 +121,7 @@ async def watch_latency(address: str, events: int) -> dict:
 
 
 async def range_latency(address: str, keys: int, repeats: int) -> dict:
-    """Time a Range over `keys` keys (loaded with 128-put transactions first)."""
+    """Time a Range over `keys` keys (loaded with 128-put transactions first), and a Range of one of them."""
     async with grpc.aio.insecure_channel(address, options=[("grpc.max_receive_message_length", 2**30)]) as channel:
         kv = rpc_pb2_grpc.KVStub(channel)
         for first in range(0, keys, 128):
@@ -180,7 +136,17 @@ async def range_latency(address: str, keys: int, repeats: int) -> dict:
             r = await kv.Range(pb.RangeRequest(key=b"/range/", range_end=b"/range0"))
             latencies.append(time.perf_counter() - start)
             assert len(r.kvs) == keys
-    return {"range_10k_p50_ms": percentile(latencies, 0.5) * 1000}
+        single = []
+        for i in range(repeats * 50):
+            start = time.perf_counter()
+            r = await kv.Range(pb.RangeRequest(key=b"/range/%06d" % (i * 7919 % keys)))
+            single.append(time.perf_counter() - start)
+            assert len(r.kvs) == 1
+    return {
+        "range_10k_p50_ms": percentile(latencies, 0.5) * 1000,
+        "range_1_p50_ms": percentile(single, 0.5) * 1000,
+        "range_1_p99_ms": percentile(single, 0.99) * 1000,
+    }
 
 
 def sqlite_commit_rate(data_dir: Path, seconds: float) -> float:
@@ -242,7 +208,9 @@ def run(quick: bool) -> dict:
 
 
 def report(results: dict) -> str:
-    rows = [("", "puts/s 1c", "p50 ms", "p99 ms", "puts/s 32c", "p50 ms", "p99 ms", "watch p99", "range 10k")]
+    rows = [
+        ("", "puts/s 1c", "p50 ms", "p99 ms", "puts/s 32c", "p50 ms", "p99 ms", "watch p99", "range 1", "range 10k")
+    ]
     for name, label in (
         ("ours", "protokube"),
         ("ours_no_group_commit", "protokube, no group commit"),
@@ -262,6 +230,7 @@ def report(results: dict) -> str:
                 f"{c32['p50_ms']:.2f}",
                 f"{c32['p99_ms']:.2f}",
                 f"{r['watch_p99_ms']:.2f} ms" if "watch_p99_ms" in r else "-",
+                f"{r['range_1_p50_ms']:.3f} ms" if "range_1_p50_ms" in r else "-",
                 f"{r['range_10k_p50_ms']:.1f} ms" if "range_10k_p50_ms" in r else "-",
             )
         )
@@ -288,6 +257,52 @@ def report(results: dict) -> str:
     if "puts_1_vs_etcd" in ratios:
         lines.append(f"ours/etcd puts/s with 1 client: {ratios['puts_1_vs_etcd']:.2f}x")
     return "\n".join(lines)
+
+
+def rows(results: dict) -> list[Row]:
+    """The storage figures for the suite's table: ours against etcd measured in the same run."""
+    ours_r, etcd_r = results["ours"], results.get("etcd")
+    out = []
+    if etcd_r is None:
+        return [Row("storage", "etcd", "not installed (Debian etcd-server)")]
+    for clients, goal in (("c1", None), ("c32", 0.5)):
+        n = clients[1:]
+        mine, theirs = ours_r[clients]["puts_per_s"], etcd_r[clients]["puts_per_s"]
+        row = ratio_row(
+            "storage", f"durable puts/s, {n} clients", fmt_rate(mine), f"etcd {fmt_rate(theirs)}", mine / theirs
+        )
+        if goal is not None:
+            row = ratio_row(row.section, row.figure, row.value, row.limit, row.ratio, at_least, goal)
+        out.append(row)
+        mine, theirs = ours_r[clients]["p99_ms"], etcd_r[clients]["p99_ms"]
+        out.append(ratio_row("storage", f"put p99, {n} clients", fmt_ms(mine), f"etcd {fmt_ms(theirs)}", mine / theirs))
+    for key, label in (("range_1_p50_ms", "range of 1 key, p50"), ("range_10k_p50_ms", "range of 10,000 keys, p50")):
+        mine, theirs = ours_r[key], etcd_r[key]
+        out.append(ratio_row("storage", label, fmt_ms(mine), f"etcd {fmt_ms(theirs)}", mine / theirs, at_most, 2.0))
+    mine, theirs = ours_r["watch_p99_ms"], etcd_r["watch_p99_ms"]
+    out.append(ratio_row("storage", "watch delivery p99", fmt_ms(mine), f"etcd {fmt_ms(theirs)}", mine / theirs))
+    gain = results["ratios"]["group_commit_gain_32"]
+    nogc = results["ours_no_group_commit"]["c32"]["puts_per_s"]
+    out.append(
+        ratio_row(
+            "storage",
+            "group commit, puts/s 32 clients",
+            fmt_rate(ours_r["c32"]["puts_per_s"]),
+            f"no group commit {fmt_rate(nogc)}",
+            gain,
+        )
+    )
+    sqlite_rate = results["sqlite_commits_per_s"]
+    out.append(
+        ratio_row(
+            "storage",
+            "puts/s 1 client vs raw fsync'd commits",
+            fmt_rate(ours_r["c1"]["puts_per_s"]),
+            f"SQLite {fmt_rate(sqlite_rate)}",
+            ours_r["c1"]["puts_per_s"] / sqlite_rate,
+        )
+    )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
