@@ -113,8 +113,14 @@ class Gateway:
         await self.etcd.close()
 
     async def check_namespace(self, namespace: str) -> None:
-        """Objects may be created only in an existing namespace that is not being deleted."""
-        view = await self.namespaces.get("", namespace)
+        """Objects may be created only in an existing namespace that is not being deleted.
+
+        Like upstream's NamespaceLifecycle admission: the watch cache answers first; storage is
+        asked only when the cache has not seen the namespace (it may have been created just now).
+        """
+        cache = self.cache(self.namespaces.resource)
+        entry = cache.get("", namespace) if cache.ready.is_set() else None
+        view = entry.view if entry is not None else await self.namespaces.get("", namespace)
         if view.message.metadata.HasField("deletionTimestamp"):
             raise errors.new(
                 403,
