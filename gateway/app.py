@@ -85,6 +85,8 @@ class Gateway:
             key: WatchCache(etcd, resource, self.stores[key].hooks, window=watch_cache_window)
             for key, resource in self.registry.resources.items()
         }
+        for key, store in self.stores.items():
+            store.cache_lookup = self._cache_lookup(self.caches[key])
         self.bookmark_interval = bookmark_interval
         self.fresh_revision = FreshRevision(etcd)
         self.namespaces = self.stores[("", "v1", "namespaces")]
@@ -128,6 +130,14 @@ class Gateway:
                 f"{namespace} is forbidden: unable to create new content in namespace {namespace} "
                 "because it is being terminated",
             )
+
+    @staticmethod
+    def _cache_lookup(cache: WatchCache) -> Callable[[str, str], ObjectView | None]:
+        def lookup(namespace: str, name: str) -> ObjectView | None:
+            entry = cache.get(namespace, name) if cache.ready.is_set() else None
+            return entry.view if entry is not None else None
+
+        return lookup
 
     def cache(self, resource: Resource) -> WatchCache:
         return self.caches[(resource.group, resource.version, resource.plural)]

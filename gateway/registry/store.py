@@ -23,7 +23,7 @@ from gateway.registry.kinds import hooks_for, now_seconds
 from gateway.storage import keys
 from gateway.storage.etcd import Etcd, KeyExists, KeyValue, ModRevisionMismatch
 from protokube.schema.descriptors import message_class
-from protokube.schema.registry import Resource
+from protokube.schema.registry import GroupVersionKind, Resource
 
 # upstream's generateName: 5 characters from an alphabet without vowels and look-alikes.
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -44,6 +44,28 @@ class DeleteResult:
 
 # Checks a namespace before something is created in it; raises a StatusError when it may not be.
 NamespaceCheck = Callable[[str], Awaitable[None]]
+# The watch cache's view of an object (namespace, name), if it has one.
+CacheLookup = Callable[[str, str], ObjectView | None]
+
+
+@dataclass(slots=True)
+class Current:
+    """The object a write starts from: storage's copy, or the watch cache's as a first guess.
+
+    A guess saves a storage read; the write's transaction compares mod revisions, so a stale
+    guess costs one retry, never a lost update (upstream's GuaranteedUpdate does the same).
+    """
+
+    view: ObjectView
+    confirmed: bool  # read from storage, not guessed from the cache
+    value: bytes | None = None  # the stored bytes, when read from storage
+
+    @property
+    def mod_revision(self) -> int:
+        return self.view.resource_version
+
+    def stored_value(self, gvk: GroupVersionKind) -> bytes:
+        return self.value if self.value is not None else storage_value(self.view.message, gvk)
 
 
 class Store:
@@ -54,10 +76,23 @@ class Store:
         self.cls = message_class(resource.message)
         self.hooks = hooks_for(resource)
         self.check_namespace = check_namespace
+        self.cache_lookup: CacheLookup = lambda namespace, name: None
 
     # ---- reading -------------------------------------------------------------------------
     def view(self, kv: KeyValue) -> ObjectView:
         return ObjectView(self.gvk, self.resource.message, kv.mod_revision, value=kv.value)
+
+    async def _read(self, key: bytes) -> Current | None:
+        kv, _ = await self.etcd.get(key)
+        return None if kv is None else self._confirmed(kv)
+
+    def _confirmed(self, kv: KeyValue) -> Current:
+        return Current(self.view(kv), confirmed=True, value=kv.value)
+
+    async def _current(self, namespace: str, name: str, key: bytes) -> Current | None:
+        """The watch cache's copy as a first guess, else storage's (None: storage has none)."""
+        guess = self.cache_lookup(namespace, name)
+        return Current(guess, confirmed=False) if guess is not None else await self._read(key)
 
     def key(self, namespace: str, name: str) -> bytes:
         return keys.object_key(self.resource, namespace, name)
@@ -139,30 +174,36 @@ class Store:
         if wanted and not wanted.isdigit():
             raise errors.bad_request(f'invalid resource version: "{wanted}"')
         key = self.key(namespace, name)
+        current = await self._current(namespace, name, key)
         while True:
-            kv, _ = await self.etcd.get(key)
-            if kv is None:
+            if current is not None and not current.confirmed and wanted and int(wanted) != current.mod_revision:
+                current = await self._read(key)  # check what the cache said with storage before answering
+            if current is None:
                 if not self.resource.allow_create_on_update:
                     raise errors.not_found(self.resource, name)
                 if wanted:
                     raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
                 return await self.create(namespace, obj, options), True
-            if wanted and int(wanted) != kv.mod_revision:
+            if wanted and int(wanted) != current.mod_revision:
                 raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
-            new = self._prepare_update(obj, self.view(kv).message)
+            new = self._prepare_update(obj, current.view.message)
             value = storage_value(new, self.gvk)
-            if value == kv.value:  # a no-op update is not written (upstream's GuaranteedUpdate)
-                return self.view(kv), False
+            if value == current.stored_value(self.gvk):  # a no-op update is not written (GuaranteedUpdate)
+                if not current.confirmed:
+                    current = await self._read(key)
+                    continue
+                return current.view, False
             if options.dry_run:
-                return ObjectView.from_message(self.gvk, new, kv.mod_revision), False
+                return ObjectView.from_message(self.gvk, new, current.mod_revision), False
             try:
                 if self._finalized(new):  # the last finalizer is gone: the object is removed
-                    await self.etcd.delete(key, kv.mod_revision)
-                    return ObjectView.from_message(self.gvk, new, kv.mod_revision), False
-                revision = await self.etcd.update(key, value, kv.mod_revision)
-            except ModRevisionMismatch:
+                    await self.etcd.delete(key, current.mod_revision)
+                    return ObjectView.from_message(self.gvk, new, current.mod_revision), False
+                revision = await self.etcd.update(key, value, current.mod_revision)
+            except ModRevisionMismatch as mismatch:
                 if wanted:
                     raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED) from None
+                current = mismatch.current and self._confirmed(mismatch.current)
                 continue  # unconditional update: retry against the newer object
             return ObjectView.from_message(self.gvk, new, revision), False
 
@@ -209,24 +250,32 @@ class Store:
     # ---- delete --------------------------------------------------------------------------
     async def delete(self, namespace: str, name: str, options: DeleteOptions) -> DeleteResult:
         key = self.key(namespace, name)
+        current = await self._current(namespace, name, key)
         while True:
-            kv, _ = await self.etcd.get(key)
-            if kv is None:
+            if current is None:  # storage's answer: a guess is only ever an object
                 raise errors.not_found(self.resource, name)
-            current = self.view(kv)
-            meta = current.message.metadata
-            self._check_preconditions(name, meta, options)
-            grace = self.hooks.grace_period_seconds(current.message, options.grace_period_seconds)
+            meta = current.view.message.metadata
             try:
-                if meta.finalizers or grace > 0 or self.hooks.blocks_deletion(current.message):
-                    marked = await self._mark_deleting(key, kv, current, grace, options)
+                self._check_preconditions(name, meta, options)
+            except errors.StatusError:
+                if current.confirmed:
+                    raise
+                current = await self._read(key)
+                continue
+            grace = self.hooks.grace_period_seconds(current.view.message, options.grace_period_seconds)
+            try:
+                if meta.finalizers or grace > 0 or self.hooks.blocks_deletion(current.view.message):
+                    marked = await self._mark_deleting(key, current, grace, options)
                     return DeleteResult(marked, deleted=False)
                 if options.dry_run:
-                    return DeleteResult(current, deleted=True)
-                await self.etcd.delete(key, kv.mod_revision)
-            except ModRevisionMismatch:
+                    return DeleteResult(current.view, deleted=True)
+                await self.etcd.delete(key, current.mod_revision)
+            except ModRevisionMismatch as mismatch:
+                current = mismatch.current and self._confirmed(mismatch.current)
+                if current is None:
+                    raise errors.not_found(self.resource, name) from None
                 continue
-            return DeleteResult(current, deleted=True)
+            return DeleteResult(current.view, deleted=True)
 
     def _check_preconditions(self, name: str, meta: Message, options: DeleteOptions) -> None:
         if options.precondition_uid is not None and options.precondition_uid != meta.uid:
@@ -244,20 +293,18 @@ class Store:
                 f"ResourceVersion in object meta: {meta.resourceVersion}",
             )
 
-    async def _mark_deleting(
-        self, key: bytes, kv: KeyValue, current: ObjectView, grace: int, options: DeleteOptions
-    ) -> ObjectView:
+    async def _mark_deleting(self, key: bytes, current: Current, grace: int, options: DeleteOptions) -> ObjectView:
         """Graceful deletion or finalizers: set deletionTimestamp instead of removing the object."""
-        obj = current.copy()
+        obj = current.view.copy()
         meta = obj.metadata
         now = now_seconds()
         if meta.HasField("deletionTimestamp") and meta.deletionGracePeriodSeconds <= grace:
-            return current  # already marked, and the new request would not shorten the wait
+            return current.view  # already marked, and the new request would not shorten the wait
         meta.deletionTimestamp.Clear()
         meta.deletionTimestamp.seconds = now + grace
         meta.deletionGracePeriodSeconds = grace
         self.hooks.mark_deleting(obj)
         if options.dry_run:
-            return ObjectView.from_message(self.gvk, obj, kv.mod_revision)
-        revision = await self.etcd.update(key, storage_value(obj, self.gvk), kv.mod_revision)
+            return ObjectView.from_message(self.gvk, obj, current.mod_revision)
+        revision = await self.etcd.update(key, storage_value(obj, self.gvk), current.mod_revision)
         return ObjectView.from_message(self.gvk, obj, revision)
