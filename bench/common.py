@@ -161,6 +161,7 @@ class Gateway:
     port: int
     storage: str
     pid: int
+    started: float  # time.perf_counter() when the process was started
 
 
 @contextmanager
@@ -170,6 +171,7 @@ def gateway(data_dir: Path, *args: str, timeout: float = 120.0) -> Iterator[Gate
     ``timeout`` is long enough for a gateway whose watch cache loads 100,000 objects before it serves.
     """
     port = free_port()
+    started = time.perf_counter()
     argv = [sys.executable, "-m", "protokube", "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir)]
     proc = subprocess.Popen(
         [*argv, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
@@ -194,7 +196,10 @@ def gateway(data_dir: Path, *args: str, timeout: float = 120.0) -> Iterator[Gate
         while not ready.wait(0.05):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("gateway did not start:\n" + "".join(log))
-        yield Gateway(f"http://127.0.0.1:{port}", "127.0.0.1", port, found["storage"], proc.pid)
+        gw = Gateway(f"http://127.0.0.1:{port}", "127.0.0.1", port, found["storage"], proc.pid, started)
+        # The line comes just before hypercorn binds: wait until it answers.
+        wait_for(lambda: _healthy(gw), max(deadline - time.monotonic(), 5), "the gateway to answer")
+        yield gw
     finally:
         stop(proc)
 
@@ -213,6 +218,13 @@ def request(
         return response.status, response.read()
     finally:
         conn.close()
+
+
+def _healthy(gw: Gateway) -> bool:
+    try:
+        return request(gw, "GET", "/healthz", timeout=2)[0] == 200
+    except OSError:
+        return False
 
 
 def wait_for(check, timeout: float, what: str, interval: float = 0.05):

@@ -9,8 +9,8 @@ being measured. Modes:
 - ``watch``: ``watchers`` concurrent watches of ``path``; prints ``ready`` once all are open, then records the
   delay between the send time a writer put into each object (``"sent":"<unix time>"``) and its arrival, until
   a line ``stop`` on stdin (or ``max_seconds``).
-- ``lists``: sequential GETs of lists (optionally following continue tokens page by page), each repeated:
-  the time to the last byte and the body size.
+- ``lists``: sequential GETs of lists, each repeated: the time to the last byte and the body size. With
+  ``follow``, continue tokens are followed page by page (``next``: the path the token is appended to).
 """
 
 from __future__ import annotations
@@ -61,10 +61,14 @@ class Connection:
         status = int(response_head[9:12])
         length = re.search(rb"(?i)\r\ncontent-length: *(\d+)", response_head)
         if length is not None:
-            return status, await self.reader.readexactly(int(length.group(1)))
-        if re.search(rb"(?i)\r\ntransfer-encoding: *chunked", response_head):
-            return status, await self._chunked()
-        raise HTTPError(f"response without a length: {response_head[:200]!r}")
+            body = await self.reader.readexactly(int(length.group(1)))
+        elif re.search(rb"(?i)\r\ntransfer-encoding: *chunked", response_head):
+            body = await self._chunked()
+        else:
+            raise HTTPError(f"response without a length: {response_head[:200]!r}")
+        if re.search(rb"(?i)\r\nconnection: *close", response_head):
+            self.close()  # hypercorn ends a connection after keep_alive_max_requests (1,000) requests
+        return status, body
 
     async def _chunked(self) -> bytes:
         assert self.reader is not None
@@ -313,7 +317,7 @@ async def lists(cfg: dict) -> dict:
             start = time.perf_counter()
             size, pages, token = 0, 0, None
             while True:
-                url = path if token is None else f"{path}&continue={quote(token)}"
+                url = path if token is None else f"{item['next']}&continue={quote(token)}"
                 status, body = await conn.request("GET", url, headers={"Accept": accept})
                 if status != 200:
                     raise HTTPError(f"GET {url}: {status} {body[:300]!r}")

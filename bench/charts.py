@@ -1,0 +1,182 @@
+"""PNG charts of a run's results (matplotlib, Agg backend): throughput against concurrency, latency distributions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+
+def _cdf(ax, cdf_ms: list[float], label: str) -> None:
+    if cdf_ms:
+        ax.plot(cdf_ms, [i / (len(cdf_ms) - 1) for i in range(len(cdf_ms))], label=label)
+
+
+def _plain_log_x(ax) -> None:
+    """A log x axis labelled with plain numbers (1, 10, 100), minor ticks unlabelled."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _latency_axes(ax, title: str) -> None:
+    _plain_log_x(ax)
+    ax.set_xlabel("latency (ms, log scale)")
+    ax.set_ylabel("fraction of requests")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def http_ceiling(results: dict, out: Path) -> list[Path]:
+    clients = [int(c) for c in results["runs"]]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    labels = {"bare": "bare Quart app", "gateway": "gateway GET", "gateway_rv0": "gateway GET ?resourceVersion=0"}
+    for target, label in labels.items():
+        left.plot(clients, [results["runs"][str(c)][target]["per_s"] for c in clients], marker="o", label=label)
+        right.plot(
+            clients, [results["runs"][str(c)][target].get("p99_ms") for c in clients], marker="o", label=label + " p99"
+        )
+    for ax, ylabel, title in (
+        (left, "requests/s", "GET of one pod: throughput"),
+        (right, "p99 latency (ms)", "GET of one pod: p99 latency (wrk)"),
+    ):
+        ax.set_xscale("log")
+        ax.set_xticks(clients, [str(c) for c in clients])
+        ax.set_xlabel("concurrent connections")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    return [_save(fig, out / "http_ceiling.png")]
+
+
+def storage(results: dict, out: Path) -> list[Path]:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    names = {"ours": "protokube storage", "ours_no_group_commit": "protokube, no group commit", "etcd": "etcd"}
+    for key, label in names.items():
+        r = results.get(key)
+        if r is None:
+            continue
+        points = [(int(c[1:]), r[c]["puts_per_s"]) for c in ("c1", "c32") if c in r]
+        left.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        _cdf(right, r["c32"].get("cdf_ms", []), f"{label}, 32 clients")
+    left.set_xscale("log")
+    left.set_xticks([1, 32], ["1", "32"])
+    left.set_xlabel("concurrent clients")
+    left.set_ylabel("durable puts/s")
+    left.set_title("puts/s against concurrency")
+    left.grid(True, alpha=0.3)
+    left.legend()
+    _latency_axes(right, "put latency distribution, 32 clients")
+    return [_save(fig, out / "storage.png")]
+
+
+def writes(results: dict, out: Path) -> list[Path]:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    clients = sorted(int(c) for c in results["clients"])
+    for phase in ("create", "update"):
+        rates = [results["clients"][str(c)].get(phase, {}).get("per_s") for c in clients]
+        left.plot(clients, rates, marker="o", label=f"{phase}s/s")
+        for c in clients:
+            _cdf(right, results["clients"][str(c)].get(phase, {}).get("cdf_ms", []), f"{phase}, {c} clients")
+    left.axhline(results["storage_puts_32"]["puts_per_s"], color="grey", linestyle="--", label="storage puts/s, 32 c")
+    left.set_xscale("log")
+    left.set_xticks(clients, [str(c) for c in clients])
+    left.set_xlabel("concurrent clients")
+    left.set_ylabel("writes/s")
+    left.set_title("configmap writes through the gateway")
+    left.grid(True, alpha=0.3)
+    left.legend()
+    _latency_axes(right, "write latency distribution")
+    return [_save(fig, out / "writes.png")]
+
+
+def lists(results: dict, out: Path) -> list[Path]:
+    names = list(results["lists"])
+    times = [results["lists"][n]["median_ms"] for n in names]
+    fig, ax = plt.subplots(figsize=(10, 0.35 * len(names) + 1.5))
+    ax.barh(names, times)
+    ax.axvline(results["naive_json_dumps_ms"], color="red", linestyle="--", label="json.dumps of the same dicts")
+    _plain_log_x(ax)
+    ax.invert_yaxis()
+    ax.set_xlabel("time to last byte (ms, log scale)")
+    ax.set_title(f"listing {results['pods']:,} pods")
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ax.legend()
+    return [_save(fig, out / "lists.png")]
+
+
+def watch_fanout(results: dict, out: Path) -> list[Path]:
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for watchers, r in results["runs"].items():
+        _cdf(ax, r.get("cdf_ms", []), f"{watchers} watchers")
+    _latency_axes(ax, f"write-to-delivery latency, {results['rate']} writes/s")
+    return [_save(fig, out / "watch_fanout.png")]
+
+
+def memory(results: dict, out: Path) -> list[Path]:
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    points = [results["empty"], results["at_small"], results["at_large"]]
+    pods = [p["pods"] for p in points]
+    ax.plot(pods, [p["rss"] / 2**20 for p in points], marker="o", label="after the cache filled")
+    ax.plot(pods, [p["rss_json"] / 2**20 for p in points], marker="o", label="after serving each pod as JSON")
+    ax.set_xlabel("pods in the watch cache")
+    ax.set_ylabel("gateway RSS (MiB)")
+    ax.set_title("gateway memory")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return [_save(fig, out / "memory.png")]
+
+
+def encodings(results: dict, out: Path) -> list[Path]:
+    formats = list(results["formats"])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    width = 0.38
+    xs = range(len(formats))
+    for offset, op in ((-width / 2, "encode"), (width / 2, "decode")):
+        left.bar([x + offset for x in xs], [results["formats"][f][f"{op}_us"] for f in formats], width, label=op)
+    for offset, key, label in ((-width / 2, "bytes", "raw"), (width / 2, "gzip_bytes", "gzip")):
+        right.bar([x + offset for x in xs], [results["formats"][f][key] for f in formats], width, label=label)
+    left.set_yscale("log")
+    left.set_ylabel("µs per object (log scale)")
+    left.set_title("encode / decode time, one pod")
+    right.set_ylabel("bytes")
+    right.set_title("size, one pod")
+    for ax in (left, right):
+        ax.set_xticks(list(xs), formats)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend()
+    return [_save(fig, out / "encodings.png")]
+
+
+CHARTS = {
+    "http": http_ceiling,
+    "storage": storage,
+    "writes": writes,
+    "lists": lists,
+    "watch": watch_fanout,
+    "memory": memory,
+    "encodings": encodings,
+}
+
+
+def draw(sections: dict, out: Path) -> list[Path]:
+    """Every chart whose section ran without error."""
+    paths: list[Path] = []
+    for name, chart in CHARTS.items():
+        results = sections.get(name)
+        if results and "error" not in results:
+            paths += chart(results, out)
+    return paths

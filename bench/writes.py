@@ -1,0 +1,68 @@
+"""Writes end to end: configmap creates, then updates of them, through the gateway at 1 and 32 clients.
+
+The load client (``bench.loadgen writes``) runs in its own process. Each update is a PUT carrying the
+resourceVersion of the client's last write of that object (no conflicts). The limits: upstream's SLO
+for mutating API calls (p99 ≤ 1 s), and the raw put rate of the same storage service at 32 clients over
+gRPC, measured right after (every write through the gateway is one storage transaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+
+from bench.common import Row, at_most, fmt_ms, fmt_rate, gateway, loadgen, ratio_row
+from bench.storage import put_load
+
+CLIENTS = (1, 32)
+SLO_MS = 1000.0
+GOAL = 0.5  # "well under" the SLO: p99 at most half of it
+
+
+def run(quick: bool) -> dict:
+    seconds = 1.5 if quick else 8.0
+    results: dict = {"seconds_per_phase": seconds, "clients": {}}
+    with tempfile.TemporaryDirectory(prefix="bench-writes-") as tmp, gateway(Path(tmp) / "data") as gw:
+        base = {"host": gw.host, "port": gw.port}
+        loadgen("writes", {**base, "clients": 4, "seconds": 0.5, "tag": "warm"}, 60)
+        for clients in CLIENTS:
+            config = {**base, "clients": clients, "seconds": seconds, "tag": f"c{clients}"}
+            results["clients"][str(clients)] = loadgen("writes", config, seconds * 2 + 60)
+        results["storage_puts_32"] = asyncio.run(put_load(gw.storage, 32, min(seconds, 3.0)))
+    return results
+
+
+def rows(results: dict) -> list[Row]:
+    out = []
+    storage = results["storage_puts_32"]["puts_per_s"]
+    for clients, phases in results["clients"].items():
+        for phase in ("create", "update"):
+            r = phases.get(phase)
+            if r is None:
+                out.append(Row("writes", f"{phase}s, {clients} clients", "not run (creates failed)"))
+                continue
+            errors = f", {r['errors']} errors" if r["errors"] else ""
+            out.append(
+                ratio_row(
+                    "writes",
+                    f"{phase}s/s, {clients} clients{errors}",
+                    fmt_rate(r["per_s"]),
+                    f"storage puts 32c {fmt_rate(storage)}",
+                    r["per_s"] / storage,
+                )
+            )
+            out.append(Row("writes", f"{phase} p50, {clients} clients", fmt_ms(r["p50_ms"])))
+            check = at_most if clients == str(max(CLIENTS)) else None
+            out.append(
+                ratio_row(
+                    "writes",
+                    f"{phase} p99, {clients} clients",
+                    fmt_ms(r["p99_ms"]),
+                    "SLO 1 s",
+                    r["p99_ms"] / SLO_MS,
+                    check,
+                    GOAL,
+                )
+            )
+    return out
