@@ -28,6 +28,7 @@ from gateway.server import serve_app
 from gateway.storage.etcd import Etcd
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+WATCH_DRAIN_SECONDS = 0.5
 log = logging.getLogger("protokube.serve")
 
 
@@ -151,8 +152,8 @@ async def run(args: argparse.Namespace) -> None:
         shutdown = asyncio.Event()
 
         def stop() -> None:
-            gateway.close_watches()  # watch streams end now; the graceful wait is for the rest
-            shutdown.set()
+            gateway.close_watches()  # watch streams end now (a moment to write their last chunk) ...
+            loop.call_later(WATCH_DRAIN_SECONDS, shutdown.set)  # ... then the graceful shutdown of the rest
 
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

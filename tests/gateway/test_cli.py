@@ -18,14 +18,23 @@ from .helpers import ROOT, GatewayProcess, free_port, kubectl_path
 def test_serve_writes_a_kubeconfig_kubectl_uses_as_is(tmp_path: Path) -> None:
     server = GatewayProcess(tmp_path).start()
     try:
+        deadline = time.monotonic() + 10
+        while not any(line.startswith("export KUBECONFIG=") for line in server.log) and time.monotonic() < deadline:
+            time.sleep(0.05)  # printed just after the "serving on" line start() waits for
         line = next(line for line in server.log if line.startswith("export KUBECONFIG="))
         kubeconfig = line.strip().split("=", 1)[1]
         assert Path(kubeconfig) == tmp_path / "kubeconfig"
         if kubectl_path() is None:
             pytest.skip("kubectl is not installed")
         env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}
-        out = subprocess.run([kubectl_path(), "get", "namespaces", "-o", "name"], env=env, capture_output=True,
-                             text=True, timeout=60, check=True).stdout
+        out = subprocess.run(
+            [kubectl_path(), "get", "namespaces", "-o", "name"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
         assert "namespace/default" in out.split()
     finally:
         server.kill()
@@ -33,22 +42,50 @@ def test_serve_writes_a_kubeconfig_kubectl_uses_as_is(tmp_path: Path) -> None:
 
 def test_gateway_alone_against_running_storage(tmp_path: Path) -> None:
     storage_port = free_port()
-    storage = subprocess.Popen([sys.executable, "-m", "protokube", "storage", "--listen", f"127.0.0.1:{storage_port}",
-                                "--data-dir", str(tmp_path / "storage")], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    storage = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "protokube",
+            "storage",
+            "--listen",
+            f"127.0.0.1:{storage_port}",
+            "--data-dir",
+            str(tmp_path / "storage"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert storage.stdout is not None and "listening" in storage.stdout.readline()
         port = free_port()
-        gateway = subprocess.Popen([sys.executable, "-m", "protokube", "gateway", "--listen", f"127.0.0.1:{port}",
-                                    "--storage", f"127.0.0.1:{storage_port}", "--data-dir", str(tmp_path)],
-                                   cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        gateway = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "protokube",
+                "gateway",
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--storage",
+                f"127.0.0.1:{storage_port}",
+                "--data-dir",
+                str(tmp_path),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert gateway.stdout is not None and "serving on" in gateway.stdout.readline()
             assert httpx.get(f"http://127.0.0.1:{port}/api/v1/namespaces/default", timeout=10).status_code == 200
         finally:
             gateway.terminate()
             gateway.wait(15)
-        missing = subprocess.run([sys.executable, "-m", "protokube", "gateway"], cwd=ROOT, capture_output=True,
-                                 text=True, timeout=60)
+        missing = subprocess.run(
+            [sys.executable, "-m", "protokube", "gateway"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
         assert missing.returncode == 2 and "--storage HOST:PORT is required" in missing.stderr
     finally:
         storage.terminate()
