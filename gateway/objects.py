@@ -1,11 +1,12 @@
 """Stored objects and their encodings, each made once and reused.
 
-An ``ObjectView`` is one object at one resourceVersion. It is built from what storage holds (the
-enveloped protobuf value, written without a resourceVersion, as upstream stores it), from the
-object's own protobuf bytes, or from a message. The decoded message and every encoding are made
-on first use and kept, so a list or a watch fan-out concatenates cached bytes instead of
-re-encoding. Views in the watch cache do not keep their decoded message (``keep_message=False``):
-the cache holds bytes, not message objects.
+An ``ObjectView`` is one object at one resourceVersion, its message always in Go shape
+(goshape.normalize: storage holds it so, and the store normalizes what it writes). It is built
+from what storage holds (the enveloped protobuf value, written without a resourceVersion, as
+upstream stores it), from the object's own protobuf bytes, or from a message. The decoded
+message and every encoding are made on first use and kept, so a list or a watch fan-out
+concatenates cached bytes instead of re-encoding. Views in the watch cache do not keep their
+decoded message (``keep_message=False``): the cache holds bytes, not message objects.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import cbor2
 from google.protobuf.message import Message
 
-from protokube.schema import envelope, goshape, jsonencode
+from protokube.schema import envelope, jsonencode
 from protokube.schema.descriptors import message_class
 from protokube.schema.registry import GroupVersionKind
 
@@ -70,7 +71,7 @@ class ObjectView:
         """The decoded message, making the protobuf bytes from it too (one decode for both)."""
         message = self.message
         if self._raw is None:
-            self._raw = goshape.normalize(message).SerializeToString(deterministic=True)
+            self._raw = message.SerializeToString(deterministic=True)
             self._value = None
         return message
 
@@ -106,7 +107,7 @@ class ObjectView:
         """The same object with another resourceVersion (a DELETED event carries the deletion's)."""
         message = self.copy()
         message.metadata.resourceVersion = str(resource_version)
-        raw = goshape.normalize(message).SerializeToString(deterministic=True)
+        raw = message.SerializeToString(deterministic=True)
         return ObjectView(self.gvk, self.message_name, resource_version, raw=raw, keep_message=False)
 
 
@@ -129,9 +130,13 @@ ENCODERS = {
 
 
 def storage_value(message: Message, gvk: GroupVersionKind) -> bytes:
-    """The bytes stored for an object: enveloped protobuf, resourceVersion cleared (as upstream)."""
-    stored = type(message)()
-    stored.CopyFrom(message)
-    stored.metadata.resourceVersion = ""
-    goshape.normalize(stored)
-    return envelope.encode(stored, gvk.api_version, gvk.kind)
+    """The bytes stored for an object: enveloped protobuf, resourceVersion cleared (as upstream).
+
+    ``message`` must be in Go shape (goshape.normalize), as every message in a view is.
+    """
+    resource_version = message.metadata.resourceVersion
+    message.metadata.resourceVersion = ""
+    try:
+        return envelope.encode(message, gvk.api_version, gvk.kind)
+    finally:
+        message.metadata.resourceVersion = resource_version

@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 from gateway import errors
 from gateway.negotiation import mediatypes
-from protokube.schema import envelope, goshape, jsondecode, yamlcodec
+from protokube.schema import envelope, jsondecode, yamlcodec
 from protokube.schema.descriptors import message_class
 from protokube.schema.jsondecode import Decoded, DecodeError
 from protokube.schema.registry import GroupVersionKind, registry
@@ -78,7 +78,7 @@ def decode_body(body: bytes, media_type: str, expected: GroupVersionKind, messag
     head = Decoded(message=None, api_version=data.get("apiVersion") or "", kind=data.get("kind") or "")
     _check_kind(head, expected)
     try:
-        decoded = jsondecode.decode(data, message_name)
+        decoded = jsondecode.decode(data, message_name, go_shape=False)  # the store normalizes what it writes
     except DecodeError as err:
         kind = head.kind or expected.kind
         version = (head.api_version or expected.api_version).rpartition("/")[2]
@@ -132,5 +132,4 @@ def _decode_protobuf(body: bytes, expected: GroupVersionKind, message_name: str)
             f'{expected.kind} in version "{expected.version}" cannot be handled as a {expected.kind}: '
             f"the protobuf object is malformed: {err}"
         ) from None
-    goshape.normalize(message)
     return Decoded(message=message, api_version=head.api_version, kind=head.kind)

@@ -22,6 +22,7 @@ from gateway.registry import validation
 from gateway.registry.kinds import hooks_for, now_seconds
 from gateway.storage import keys
 from gateway.storage.etcd import Etcd, KeyExists, KeyValue, ModRevisionMismatch
+from protokube.schema import goshape
 from protokube.schema.descriptors import message_class
 from protokube.schema.registry import GroupVersionKind, Resource
 
@@ -143,6 +144,7 @@ class Store:
         if generated:
             meta.name = generate_name(meta.generateName)
         self._validate(obj, creating=True)
+        goshape.normalize(obj)  # once, here: everything below relies on the Go shape
         if self.resource.namespaced:
             await self.check_namespace(namespace)
         for attempt in range(GENERATE_NAME_ATTEMPTS):
@@ -219,6 +221,7 @@ class Store:
     def _prepare_update(self, obj: Message, old: Message) -> Message:
         new = type(obj)()
         new.CopyFrom(obj)
+        goshape.normalize(new)
         meta, old_meta = new.metadata, old.metadata
         if meta.uid and meta.uid != old_meta.uid:
             raise errors.invalid(

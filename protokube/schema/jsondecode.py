@@ -95,8 +95,12 @@ def _json_syntax_message(data: bytes | str, err: Exception) -> str:
     return f"json: {err}"
 
 
-def decode(data: Any, full_name: str) -> Decoded:
-    """Decode a parsed JSON value into the message ``full_name``."""
+def decode(data: Any, full_name: str, *, go_shape: bool = True) -> Decoded:
+    """Decode a parsed JSON value into the message ``full_name``.
+
+    ``go_shape`` brings the result into the shape Go's encoder gives it (goshape.normalize);
+    callers that will change the message and normalize it afterwards may skip it here.
+    """
     msg_shape = shape(full_name)
     if not isinstance(data, dict):
         go_type = _go_type_of_message(full_name)
@@ -104,7 +108,8 @@ def decode(data: Any, full_name: str) -> Decoded:
     result = Decoded(message=msg_shape.cls())
     decoder = _Decoder(result)
     decoder.message(data, msg_shape, result.message, "", top=True)
-    goshape.normalize(result.message)
+    if go_shape:
+        goshape.normalize(result.message)
     return result
 
 
