@@ -18,7 +18,6 @@ from typing import Any
 
 import orjson
 from google.protobuf.message import Message
-from protokube.options.v1 import options_pb2 as opts
 
 from protokube.schema import goshape, quantity, wellknown
 from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, STRING, FieldShape, MessageShape, shape
@@ -124,7 +123,7 @@ class _Decoder:
     def message(self, data: dict, msg_shape: MessageShape, target: Message, path: str, top: bool = False) -> None:
         if isinstance(data, JSONObject) and data.duplicates:
             self.result.duplicates.extend(_join(path, key) for key in data.duplicates)
-        typemeta = msg_shape.descriptor.GetOptions().HasExtension(opts.kind)
+        typemeta = msg_shape.has_type_meta
         for key, value in data.items():
             fields = msg_shape.by_json.get(key)
             if fields is None:
@@ -190,7 +189,6 @@ class _Decoder:
         self.message(value, shape(f.message), target, path)
 
     def scalar(self, value: Any, kind: str, f: FieldShape, parent: MessageShape, path: str) -> Any:
-        go_type = _go_scalar_type(f)
         if kind == STRING:
             if isinstance(value, str):
                 return value
@@ -199,12 +197,12 @@ class _Decoder:
                 return value
         elif kind == INT:
             if isinstance(value, int) and not isinstance(value, bool):
-                low, high = _INT_RANGES.get(go_type, _INT_RANGES["int64"])
+                low, high = _INT_RANGES.get(_go_scalar_type(f), _INT_RANGES["int64"])
                 if low <= value <= high:
                     return value
-                raise DecodeError(self._type_error(value, parent, path, go_type, number=True), path)
+                raise DecodeError(self._type_error(value, parent, path, _go_scalar_type(f), number=True), path)
             if isinstance(value, float):
-                raise DecodeError(self._type_error(value, parent, path, go_type, number=True), path)
+                raise DecodeError(self._type_error(value, parent, path, _go_scalar_type(f), number=True), path)
         elif kind == FLOAT:
             if isinstance(value, int | float) and not isinstance(value, bool):
                 return float(value)
@@ -217,7 +215,7 @@ class _Decoder:
                 raise DecodeError(
                     f"json: illegal base64 data at input byte 0 in Go struct field {parent.name}.{path}", path
                 ) from None
-        raise DecodeError(self._type_error(value, parent, path, go_type), path)
+        raise DecodeError(self._type_error(value, parent, path, _go_scalar_type(f)), path)
 
     @staticmethod
     def _type_error(value: Any, parent: MessageShape, path: str, go_type: str, number: bool = False) -> str:

@@ -9,6 +9,7 @@ of that family that keeps the number an integer, so ``1000m`` → ``1``, ``0.5Gi
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 
@@ -81,6 +82,7 @@ def format_quantity(value: Fraction, family: str) -> str:
     return f"{mantissa.numerator}{_DECIMAL_BY_EXP[exp]}"
 
 
+@functools.lru_cache(maxsize=4096)  # the same few quantities ("100m", "128Mi") recur in every object
 def canonical(text: str) -> str:
     """The canonical string of a quantity, as upstream writes it to JSON and protobuf."""
     return format_quantity(*parse(text))

@@ -92,6 +92,8 @@ class MessageShape:
     # Fields Go writes even when empty, which the protobuf message must hold explicitly.
     always_written: tuple[FieldShape, ...]
     atomic: bool
+    # A top-level kind: its JSON carries kind and apiVersion (Go's inlined TypeMeta).
+    has_type_meta: bool
     descriptor: Descriptor
     cls: type[Message]
 
@@ -135,6 +137,7 @@ def shape(full_name: str) -> MessageShape:
         by_json=_json_index(fields),
         always_written=tuple(f for f in fields if f.always_written),
         atomic=desc.GetOptions().Extensions[opts.atomic],
+        has_type_meta=desc.GetOptions().HasExtension(opts.kind),
         descriptor=desc,
         cls=descriptors.message_class(full_name),
     )
