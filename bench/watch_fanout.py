@@ -145,11 +145,10 @@ def rows(results: dict) -> list[Row]:
             GOAL_COST,
         )
     )
-    out.append(
-        Row(
-            "watch",
-            f"{results['many']} watchers: gateway CPU",
-            f"{many['gateway_cpu_seconds'] / many['window_seconds']:.0%} of a core",
-        )
-    )
+    extra_cpu = many["gateway_cpu_seconds"] - few["gateway_cpu_seconds"]
+    extra_events = max(many["events"] - few["events"], 1)
+    per_extra = f"{extra_cpu / extra_events * 1e6:,.0f} µs"
+    out.append(Row("watch", f"gateway CPU per extra delivery ({results['few']} → {results['many']})", per_extra))
+    busy = many["gateway_cpu_seconds"] / many["window_seconds"]
+    out.append(Row("watch", f"{results['many']} watchers: gateway CPU", f"{busy:.0%} of a core"))
     return out
