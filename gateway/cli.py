@@ -24,7 +24,7 @@ import yaml
 
 from gateway.app import Gateway, create_app
 from gateway.negotiation.negotiate import Formats
-from gateway.server import serve_app
+from gateway.server import listen_socket, serve_app
 from gateway.storage.etcd import Etcd
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
@@ -159,9 +159,10 @@ async def run(args: argparse.Namespace) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
         kubeconfig = write_kubeconfig(args.data_dir, args.listen)
+        sock = listen_socket(args.listen)
         print(f"protokube serving on http://{args.listen} (storage {storage})", flush=True)
         print(f"export KUBECONFIG={kubeconfig}", flush=True)
-        await serve_app(create_app(gateway), args.listen, shutdown, access_log=args.access_log)
+        await serve_app(create_app(gateway), sock, shutdown, access_log=args.access_log)
         await gateway.stop()
     finally:
         if child is not None:

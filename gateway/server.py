@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from http import HTTPStatus
 
 import h11
@@ -29,9 +30,17 @@ def _response_with_reason(self: h11.Response, **kwargs: object) -> None:
 h11.Response.__init__ = _response_with_reason  # type: ignore[method-assign]
 
 
-async def serve_app(app: Quart, listen: str, shutdown: asyncio.Event, *, access_log: bool = False) -> None:
+def listen_socket(listen: str) -> socket.socket:
+    """Bind and listen before serving, so the address accepts connections once we say it does."""
+    host, _, port = listen.rpartition(":")
+    sock = socket.create_server((host.strip("[]"), int(port)), reuse_port=False, backlog=1024)
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve_app(app: Quart, sock: socket.socket, shutdown: asyncio.Event, *, access_log: bool = False) -> None:
     config = Config()
-    config.bind = [listen]
+    config.bind = [f"fd://{sock.fileno()}"]
     config.accesslog = "-" if access_log else None
     config.errorlog = "-"
     config.keep_alive_timeout = 75
