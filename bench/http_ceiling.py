@@ -1,7 +1,8 @@
 """HTTP ceiling: the gateway's GET of one pod against a bare Quart app returning the same bytes.
 
 Load comes from ``wrk`` (one thread, N keep-alive connections) in its own process. Three targets at
-each concurrency, interleaved so drifts of the machine hit all three alike:
+each concurrency, interleaved so drifts of the machine hit all three alike, each keeping the best of
+its rounds (a shared machine's noise only ever slows a run down):
 
 - bare: ``bench.bareapp`` serving the exact JSON bytes the gateway returns for the pod;
 - gateway, most recent (no resourceVersion): a consistent read, one storage round trip per batch of
@@ -81,7 +82,7 @@ def _answers(url: str) -> bool:
 
 
 def run(quick: bool) -> dict:
-    seconds = 1 if quick else 5
+    seconds, rounds = (1, 1) if quick else (4, 2)
     with tempfile.TemporaryDirectory(prefix="bench-http-") as tmp, gateway(Path(tmp) / "data") as gw:
         load_pods(gw.storage, 0, 1)
         name = pod_dict(0)["metadata"]["name"]
@@ -95,10 +96,16 @@ def run(quick: bool) -> dict:
             }
             for url in urls.values():
                 wrk(url, 4, 1)  # warm-up
-            results: dict = {"seconds_per_run": seconds, "body_bytes": len(body), "runs": {}}
+            results: dict = {"seconds_per_run": seconds, "rounds": rounds, "body_bytes": len(body), "runs": {}}
             for c in CONCURRENCY:
-                results["runs"][str(c)] = {target: wrk(urls[target], c, seconds) for target in TARGETS}
-                time.sleep(0.2)
+                best: dict[str, dict] = {}
+                for _ in range(rounds):  # targets alternate; each keeps its best round (noise only slows)
+                    for target in TARGETS:
+                        r = wrk(urls[target], c, seconds)
+                        if target not in best or r["per_s"] > best[target]["per_s"]:
+                            best[target] = r
+                    time.sleep(0.2)
+                results["runs"][str(c)] = best
     return results
 
 
