@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from k8s.io.api.core.v1 import types_pb2 as core
 from quart import Quart, Response, request
 
-from gateway import errors, reads
+from gateway import errors
 from gateway.context import RequestContext
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
@@ -147,12 +147,6 @@ class Gateway:
         await cache.wait_ready()
         await cache.wait_for(await self.fresh_revision.get())
         return cache.revision
-
-    async def read_object(self, ctx: RequestContext) -> ObjectView:
-        return await reads.read_object(ctx)
-
-    async def list_objects(self, ctx: RequestContext, all_items: bool = False) -> reads.Listed:
-        return await reads.list_objects(ctx, all_items)
 
 
 def _error_encoder() -> negotiate.Encoder:

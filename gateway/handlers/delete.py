@@ -13,7 +13,7 @@ import dataclasses
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
-from gateway import errors
+from gateway import errors, reads
 from gateway.context import RequestContext
 from gateway.errors import FieldError
 from gateway.negotiation.negotiate import COLLECTION
@@ -94,7 +94,7 @@ async def delete_collection(ctx: RequestContext) -> Response:
     """Delete every object the list options select; answers with the list of them."""
     target = ctx.target(COLLECTION)
     options = await delete_options(ctx)
-    listed = await ctx.gateway.list_objects(ctx)
+    listed = await reads.list_objects(ctx)
     removed = []
     for view in listed.items:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from quart import Response
 
+from gateway import reads
 from gateway.context import RequestContext
 from gateway.representation import object_body
 from gateway.responses import respond
@@ -11,5 +12,5 @@ from gateway.responses import respond
 
 async def get(ctx: RequestContext) -> Response:
     target = ctx.target()
-    view = await ctx.gateway.read_object(ctx)
+    view = await reads.read_object(ctx)
     return respond(object_body(ctx, target, view), 200, target.encoder)

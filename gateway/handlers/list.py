@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from quart import Response
 
+from gateway import reads
 from gateway.context import RequestContext
 from gateway.negotiation.negotiate import COLLECTION
 from gateway.representation import list_body
@@ -12,5 +13,5 @@ from gateway.responses import respond
 
 async def list_(ctx: RequestContext) -> Response:
     target = ctx.target(COLLECTION)
-    listed = await ctx.gateway.list_objects(ctx)
+    listed = await reads.list_objects(ctx)
     return respond(list_body(ctx, target, listed.items, listed.list_meta), 200, target.encoder)
