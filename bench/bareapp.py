@@ -2,7 +2,7 @@
 
     python -m bench.bareapp --listen 127.0.0.1:PORT --body FILE
 
-Served exactly as the gateway is served — the same ``serve_app`` (hypercorn config) on uvloop — so the
+Served exactly as the gateway is served — the same socket and ``serve_app`` (hypercorn config) on uvloop — so the
 difference between the two is the gateway's own work per request.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import uvloop
 from quart import Quart, Response
 
-from gateway.server import serve_app
+from gateway.server import listen_socket, serve_app
 
 
 def create_app(body: bytes) -> Quart:
@@ -36,7 +36,7 @@ async def main_async(listen: str, body: bytes) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, shutdown.set)
-    await serve_app(create_app(body), listen, shutdown)
+    await serve_app(create_app(body), listen_socket(listen), shutdown)
 
 
 def main(argv: list[str]) -> int:

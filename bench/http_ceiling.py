@@ -60,15 +60,21 @@ def bare_app(body: bytes, tmp: Path):
     body_file.write_bytes(body)
     port = free_port()
     argv = [sys.executable, "-m", "bench.bareapp", "--listen", f"127.0.0.1:{port}", "--body", str(body_file)]
-    proc = subprocess.Popen(
-        argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
+    log = (tmp / "bareapp.log").open("w+")
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_for(lambda: _answers(url), 20, "the bare app")
+        try:
+            wait_for(lambda: proc.poll() is not None or _answers(url), 20, "the bare app")
+            if proc.poll() is not None:
+                raise RuntimeError("exited")
+        except RuntimeError as err:
+            log.seek(0)
+            raise RuntimeError(f"the bare app did not start ({err}):\n{log.read()[-3000:]}") from None
         yield url
     finally:
         stop(proc)
+        log.close()
 
 
 def _answers(url: str) -> bool:
