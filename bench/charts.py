@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from bench.common import clients as clients_text
+
 
 def _cdf(ax, cdf_ms: list[float], label: str) -> None:
     if cdf_ms:
@@ -90,7 +92,7 @@ def writes(results: dict, out: Path) -> list[Path]:
         rates = [results["clients"][str(c)].get(phase, {}).get("per_s") for c in clients]
         left.plot(clients, rates, marker="o", label=f"{phase}s/s")
         for c in clients:
-            _cdf(right, results["clients"][str(c)].get(phase, {}).get("cdf_ms", []), f"{phase}, {c} clients")
+            _cdf(right, results["clients"][str(c)].get(phase, {}).get("cdf_ms", []), f"{phase}, {clients_text(c)}")
     left.axhline(results["storage_puts_32"]["puts_per_s"], color="grey", linestyle="--", label="storage puts/s, 32 c")
     left.set_xscale("log")
     left.set_xticks(clients, [str(c) for c in clients])

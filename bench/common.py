@@ -282,6 +282,10 @@ def ratio_row(section: str, figure: str, value: str, limit: str, ratio: float, c
     return Row(section, figure, value, limit, ratio, text, met)
 
 
+def clients(n: int | str) -> str:
+    return f"{n} client" if str(n) == "1" else f"{n} clients"
+
+
 def fmt_rate(per_s: float) -> str:
     return f"{per_s:,.0f}/s"
 

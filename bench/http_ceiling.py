@@ -20,7 +20,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.common import ROOT, Row, at_least, fmt_ms, free_port, gateway, ratio_row, request, stop, wait_for
+from bench.common import ROOT, Row, at_least, clients, fmt_ms, free_port, gateway, ratio_row, request, stop, wait_for
 from bench.pods import load_pods, pod_dict
 
 CONCURRENCY = (1, 16, 64)
@@ -124,7 +124,7 @@ def rows(results: dict) -> list[Row]:
             value = f"{r['per_s']:,.0f} req/s"
             limit = f"bare app {bare['per_s']:,.0f} req/s"
             out.append(
-                ratio_row("http", f"{label}, {c} clients", value, limit, r["per_s"] / bare["per_s"], at_least, GOAL)
+                ratio_row("http", f"{label}, {clients(c)}", value, limit, r["per_s"] / bare["per_s"], at_least, GOAL)
             )
         for target, label in (("gateway", "GET p99 (most recent)"), ("gateway_rv0", "GET p99 ?resourceVersion=0")):
             r = run[target]
@@ -132,7 +132,7 @@ def rows(results: dict) -> list[Row]:
                 out.append(
                     ratio_row(
                         "http",
-                        f"{label}, {c} clients",
+                        f"{label}, {clients(c)}",
                         fmt_ms(r["p99_ms"]),
                         f"bare app {fmt_ms(bare['p99_ms'])}",
                         r["p99_ms"] / bare["p99_ms"],

@@ -28,6 +28,7 @@ from bench.common import (
     Row,
     at_least,
     at_most,
+    clients,
     fmt_ms,
     fmt_rate,
     free_port,
@@ -265,17 +266,19 @@ def rows(results: dict) -> list[Row]:
     out = []
     if etcd_r is None:
         return [Row("storage", "etcd", "not installed (Debian etcd-server)")]
-    for clients, goal in (("c1", None), ("c32", 0.5)):
-        n = clients[1:]
-        mine, theirs = ours_r[clients]["puts_per_s"], etcd_r[clients]["puts_per_s"]
+    for load, goal in (("c1", None), ("c32", 0.5)):
+        n = load[1:]
+        mine, theirs = ours_r[load]["puts_per_s"], etcd_r[load]["puts_per_s"]
         row = ratio_row(
-            "storage", f"durable puts/s, {n} clients", fmt_rate(mine), f"etcd {fmt_rate(theirs)}", mine / theirs
+            "storage", f"durable puts/s, {clients(n)}", fmt_rate(mine), f"etcd {fmt_rate(theirs)}", mine / theirs
         )
         if goal is not None:
             row = ratio_row(row.section, row.figure, row.value, row.limit, row.ratio, at_least, goal)
         out.append(row)
-        mine, theirs = ours_r[clients]["p99_ms"], etcd_r[clients]["p99_ms"]
-        out.append(ratio_row("storage", f"put p99, {n} clients", fmt_ms(mine), f"etcd {fmt_ms(theirs)}", mine / theirs))
+        mine, theirs = ours_r[load]["p99_ms"], etcd_r[load]["p99_ms"]
+        out.append(
+            ratio_row("storage", f"put p99, {clients(n)}", fmt_ms(mine), f"etcd {fmt_ms(theirs)}", mine / theirs)
+        )
     for key, label in (("range_1_p50_ms", "range of 1 key, p50"), ("range_10k_p50_ms", "range of 10,000 keys, p50")):
         mine, theirs = ours_r[key], etcd_r[key]
         out.append(ratio_row("storage", label, fmt_ms(mine), f"etcd {fmt_ms(theirs)}", mine / theirs, at_most, 2.0))

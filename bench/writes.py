@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from bench.common import Row, at_most, fmt_ms, fmt_rate, gateway, loadgen, ratio_row
+from bench.common import clients as clients_text
 from bench.storage import put_load
 
 CLIENTS = (1, 32)
@@ -40,24 +41,24 @@ def rows(results: dict) -> list[Row]:
         for phase in ("create", "update"):
             r = phases.get(phase)
             if r is None:
-                out.append(Row("writes", f"{phase}s, {clients} clients", "not run (creates failed)"))
+                out.append(Row("writes", f"{phase}s, {clients_text(clients)}", "not run (creates failed)"))
                 continue
             errors = f", {r['errors']} errors" if r["errors"] else ""
             out.append(
                 ratio_row(
                     "writes",
-                    f"{phase}s/s, {clients} clients{errors}",
+                    f"{phase}s/s, {clients_text(clients)}{errors}",
                     fmt_rate(r["per_s"]),
                     f"storage puts 32c {fmt_rate(storage)}",
                     r["per_s"] / storage,
                 )
             )
-            out.append(Row("writes", f"{phase} p50, {clients} clients", fmt_ms(r["p50_ms"])))
+            out.append(Row("writes", f"{phase} p50, {clients_text(clients)}", fmt_ms(r["p50_ms"])))
             check = at_most if clients == str(max(CLIENTS)) else None
             out.append(
                 ratio_row(
                     "writes",
-                    f"{phase} p99, {clients} clients",
+                    f"{phase} p99, {clients_text(clients)}",
                     fmt_ms(r["p99_ms"]),
                     "SLO 1 s",
                     r["p99_ms"] / SLO_MS,
