@@ -112,7 +112,8 @@ class ObjectView:
 
 
 def _json_body(view: ObjectView) -> bytes:
-    return jsonencode.dumps(jsonencode.to_dict(view.message))
+    # An exact-size copy: orjson's result keeps its over-allocated buffer (8 KiB for 2.6 KiB).
+    return bytes(memoryview(jsonencode.dumps(jsonencode.to_dict(view.message))))
 
 
 def _cbor(view: ObjectView, with_type: bool) -> bytes:

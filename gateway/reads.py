@@ -109,17 +109,19 @@ async def list_objects(ctx: RequestContext, all_items: bool = False) -> Listed:
     return cache_list(cache, flt, limit)
 
 
-def cache_list(cache: WatchCache, flt: Filter, limit: int) -> Listed:
+def cache_list(cache: WatchCache, flt: Filter, limit: int, start: str = "", revision: int = 0) -> Listed:
+    """A list from the cache's current state (which is the state at ``revision``, when given)."""
+    revision = revision or cache.revision
     items, last_key, more = [], "", False
-    for entry in cache.select(flt):
+    for entry in cache.select(flt, start):
         if limit and len(items) == limit:
             more = True
             break
         items.append(entry.view)
         last_key = entry.key
-    list_meta = meta.ListMeta(resourceVersion=str(cache.revision))
+    list_meta = meta.ListMeta(resourceVersion=str(revision))
     if more:
-        set_continue(list_meta, continuetoken.encode(cache.revision, last_key + "\x00"))
+        set_continue(list_meta, continuetoken.encode(revision, last_key + "\x00"))
         if not flt.has_selectors:
             list_meta.remainingItemCount = sum(1 for _ in cache.entries(flt.namespace, last_key + "\x00"))
     return Listed(items, list_meta)
@@ -144,7 +146,14 @@ async def _continue_list(ctx: RequestContext, flt: Filter, token: str, limit: in
 
 
 async def storage_list(ctx: RequestContext, flt: Filter, revision: int, limit: int, start: str = "") -> Listed:
-    """A list read from storage at ``revision`` (0: the latest), from the key ``start`` on."""
+    """A list as it was at ``revision`` (0: the latest), from the key ``start`` on.
+
+    When nothing of this resource changed since ``revision``, the cache's state is that state and
+    serves it; otherwise storage does, reusing the cache's encodings of objects that did not change.
+    """
+    cache = ctx.gateway.cache(ctx.resource)
+    if revision and cache.unchanged_since(revision):
+        return cache_list(cache, flt, limit, start, revision)
     resource, etcd = ctx.resource, ctx.gateway.etcd
     root = keys.collection_prefix(resource)
     prefix = keys.collection_prefix(resource, flt.namespace)
@@ -159,9 +168,14 @@ async def storage_list(ctx: RequestContext, flt: Filter, revision: int, limit: i
             page = await etcd.list(cursor, end, revision=revision, limit=page_limit)
             revision = revision or page.revision
             for index, kv in enumerate(page.kvs):
-                view = ctx.store.view(kv)
+                key = kv.key[len(root) :].decode()
+                cached = cache.get_key(key)  # unchanged since the cache saw it: reuse its encodings
+                if cached is not None and cached.resource_version == kv.mod_revision:
+                    entry, view = cached, cached.view
+                else:
+                    entry, view = None, ctx.store.view(kv)
                 if flt.has_selectors:
-                    entry = make_entry(kv.key[len(root) :].decode(), view, hooks)
+                    entry = entry or make_entry(key, view, hooks)
                     if not flt.matches(entry.namespace, entry.labels, lambda e=entry: entry_fields(e)):
                         last_key = kv.key
                         continue

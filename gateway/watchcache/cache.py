@@ -68,6 +68,7 @@ class WatchCache:
         self.window_seconds = window_seconds
         self.revision = 0
         self.window_start = 0
+        self.last_change = 0  # the revision of the latest change to this resource the cache knows
         self.watchers: set[CacheWatcher] = set()
         self.ready = asyncio.Event()
         self._advanced = asyncio.Event()
@@ -123,7 +124,7 @@ class WatchCache:
 
     def _reset_window(self, revision: int) -> None:
         self.events.clear()
-        self.revision = self.window_start = revision
+        self.revision = self.window_start = self.last_change = revision
         self._signal()
 
     def _apply(self, event: Event) -> None:
@@ -134,12 +135,20 @@ class WatchCache:
             if prev is None:
                 return
             del self.store[key]
-            last = Entry(prev.key, prev.namespace, prev.labels, prev.fields, prev.view.at_revision(revision))
+            last = Entry(
+                prev.key,
+                prev.namespace,
+                prev.labels,
+                prev.field_values,
+                prev.field_names,
+                prev.view.at_revision(revision),
+            )
             cache_event = CacheEvent("DELETED", revision, last, prev)
         else:
             entry = self._entry(event.kv)
             self.store[key] = entry
             cache_event = CacheEvent("ADDED" if prev is None else "MODIFIED", revision, entry, prev)
+        self.last_change = revision
         now = time.monotonic()
         self.events.append((now, cache_event))
         self._evict(now)
@@ -216,6 +225,14 @@ class WatchCache:
 
     def get(self, namespace: str, name: str) -> Entry | None:
         return self.store.get(f"{namespace}/{name}" if self.resource.namespaced else name)
+
+    def get_key(self, key: str) -> Entry | None:
+        """The entry of a storage key below the resource's prefix."""
+        return self.store.get(key)
+
+    def unchanged_since(self, revision: int) -> bool:
+        """Whether the cache's state is exactly the state at ``revision`` (no change after it)."""
+        return self.ready.is_set() and self.last_change <= revision <= self.revision
 
     def select(self, flt: Filter, start_key: str = "") -> Iterator[Entry]:
         for entry in self.entries(flt.namespace, start_key):

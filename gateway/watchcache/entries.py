@@ -20,7 +20,10 @@ class Entry:
     key: str  # the storage key below the resource's prefix: "namespace/name" or "name"
     namespace: str
     labels: dict[str, str]
-    fields: dict[str, str]
+    # The values of the resource's selectable fields beyond name and namespace, in their order
+    # (a tuple: a dict per cached object would cost more than the object's own bytes).
+    field_values: tuple[str, ...]
+    field_names: tuple[str, ...]  # shared by every entry of the resource
     view: ObjectView
 
     @property
@@ -31,15 +34,16 @@ class Entry:
 def make_entry(key: str, view: ObjectView, hooks: KindHooks) -> Entry:
     message = view.decode_with_raw()  # decoded once here; the view keeps only bytes afterwards
     labels = dict(message.metadata.labels)
-    fields = hooks.field_values(message) if len(hooks.resource.selectable_fields) > 2 else {}
-    return Entry(key, message.metadata.namespace, labels, fields, view)
+    names = hooks.resource.selectable_fields[2:]
+    values = hooks.field_values(message) if names else {}
+    return Entry(key, message.metadata.namespace, labels, tuple(values[n] for n in names), names, view)
 
 
 def entry_fields(entry: Entry) -> dict[str, str]:
-    if entry.fields:
-        return entry.fields
-    name = entry.key.rpartition("/")[2]
-    return {"metadata.name": name, "metadata.namespace": entry.namespace}
+    """The values field selectors see (built only when a field selector asks)."""
+    fields = {"metadata.name": entry.key.rpartition("/")[2], "metadata.namespace": entry.namespace}
+    fields.update(zip(entry.field_names, entry.field_values, strict=True))
+    return fields
 
 
 @dataclass(slots=True)
