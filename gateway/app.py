@@ -36,7 +36,6 @@ from gateway.registry.store import Store
 from gateway.requestinfo import RequestInfo, request_info
 from gateway.responses import respond, status_response
 from gateway.storage.etcd import Etcd, StorageError
-from gateway.storage.revision import FreshRevision
 from gateway.watchcache.cache import WatchCache
 from gateway.watchcache.watcher import BOOKMARK_INTERVAL
 from protokube.schema import jsonencode
@@ -88,7 +87,6 @@ class Gateway:
         for key, store in self.stores.items():
             store.cache_lookup = self._cache_lookup(self.caches[key])
         self.bookmark_interval = bookmark_interval
-        self.fresh_revision = FreshRevision(etcd)
         self.namespaces = self.stores[("", "v1", "namespaces")]
         self.namespace_controller = NamespaceController(self)
         self._tasks: list[asyncio.Task[None]] = []
@@ -144,8 +142,7 @@ class Gateway:
 
     async def wait_fresh(self, cache: WatchCache) -> int:
         """A consistent read from the cache: wait until it holds storage's current revision."""
-        await cache.wait_ready()
-        await cache.wait_for(await self.fresh_revision.get())
+        await cache.sync()
         return cache.revision
 
 

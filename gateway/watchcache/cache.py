@@ -13,6 +13,7 @@ which every event is still in the window (older watch starts get 410 Gone).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
@@ -24,7 +25,7 @@ from gateway.objects import ObjectView
 from gateway.registry.kinds import KindHooks
 from gateway.selectors import Filter
 from gateway.storage import keys
-from gateway.storage.etcd import Compacted, Etcd, Event, KeyValue, StorageError, prefix_end
+from gateway.storage.etcd import Compacted, Etcd, Event, KeyValue, StorageError, Watch, prefix_end
 from gateway.watchcache.entries import CacheEvent, Entry, entry_fields, make_entry
 from gateway.watchcache.watcher import CacheWatcher
 from protokube.schema.registry import Resource
@@ -72,8 +73,11 @@ class WatchCache:
         self.watchers: set[CacheWatcher] = set()
         self.ready = asyncio.Event()
         self._advanced = asyncio.Event()
-        self._watch = None
-        self._progress_pending = False
+        self._watch: Watch | None = None
+        # Consistent reads: requests for progress gathered this loop turn, sent, or not yet sendable.
+        self._gathering: asyncio.Future[None] | None = None
+        self._in_flight: deque[asyncio.Future[None]] = deque()
+        self._unsent: list[asyncio.Future[None]] = []
 
     # ---- feeding ---------------------------------------------------------------------------
     def _entry(self, kv: KeyValue, revision: int | None = None) -> Entry:
@@ -106,19 +110,27 @@ class WatchCache:
                 self.ready.set()
                 async with self.etcd.watch(self.prefix, prefix_end(self.prefix), revision + 1) as watch:
                     self._watch = watch
+                    for waiting in self._unsent:  # asked while disconnected: ask now
+                        self._send(waiting)
+                    self._unsent.clear()
+                    self._send_gathered()
                     async for response in watch.responses():
                         for event in response.events:
                             self._apply(event)
                         if is_progress(response):
                             self._advance(response.header.revision)
-                            self._progress_pending = False
+                        if response.watch_id == -1 and self._in_flight:  # answers our oldest request
+                            self._in_flight.popleft().set_result(None)
+                            if self._gathering is not None and not self._in_flight:
+                                self._send_gathered()  # the readers who came meanwhile
             except asyncio.CancelledError:
                 raise
             except (Compacted, StorageError) as err:
                 log.warning("watch cache of %s restarts: %s", self.resource.plural, err)
             finally:
                 self._watch = None
-                self._progress_pending = False
+                self._unsent.extend(self._in_flight)  # unanswered: asked again once reconnected
+                self._in_flight.clear()
             self.close_watchers()
             await asyncio.sleep(0.2)
 
@@ -194,24 +206,42 @@ class WatchCache:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TooLargeResourceVersion(revision, self.revision)
-            self.request_progress()
-            try:
-                await asyncio.wait_for(self._advanced.wait(), min(remaining, 0.25))
-            except TimeoutError:
-                self._progress_pending = False  # ask again
+            await self.sync(remaining)
+            if self.revision < revision:  # storage has not got there yet either: wait for it a little
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._advanced.wait(), min(deadline - time.monotonic(), 0.25))
 
-    async def wait_fresh(self) -> int:
-        """A consistent read: wait until the cache holds storage's current revision."""
+    async def sync(self, timeout: float = BLOCK_TIMEOUT) -> None:
+        """A consistent read: return once the cache holds every write storage acknowledged before
+        this call (upstream's RequestWatchProgress). Storage answers a progress request on the
+        cache's watch stream only after sending it every event up to its current revision; all
+        the readers who arrive while one request is in flight share the next one.
+        """
         await self.wait_ready()
-        current = await self.etcd.current_revision()
-        await self.wait_for(current)
-        return self.revision
+        if self._gathering is None:
+            self._gathering = asyncio.get_running_loop().create_future()
+            if not self._in_flight:
+                asyncio.get_running_loop().call_soon(self._send_gathered)
+        waiting = self._gathering
+        try:
+            async with asyncio.timeout(timeout):  # (no extra task, unlike wait_for)
+                await asyncio.shield(waiting)  # shared: one reader's timeout must not cancel it
+        except TimeoutError:
+            raise TooLargeResourceVersion(self.revision + 1, self.revision) from None
 
-    def request_progress(self) -> None:
-        """Ask storage where this watch stands (one request in flight at a time)."""
-        if self._watch is not None and not self._progress_pending:
-            self._progress_pending = True
-            self._watch.request_progress()
+    def _send_gathered(self) -> None:
+        waiting, self._gathering = self._gathering, None
+        if waiting is None:
+            return
+        if self._watch is None:
+            self._unsent.append(waiting)
+        else:
+            self._send(waiting)
+
+    def _send(self, waiting: asyncio.Future[None]) -> None:
+        assert self._watch is not None
+        self._in_flight.append(waiting)
+        self._watch.request_progress()
 
     # ---- reading ---------------------------------------------------------------------------
     def entries(self, namespace: str = "", start_key: str = "") -> Iterator[Entry]:
