@@ -29,9 +29,10 @@ def _summary(body: bytes) -> str:
     return text + "..." if len(body) > 30 else text
 
 
-def _check_kind(decoded: Decoded, expected: GroupVersionKind) -> None:
-    kind = decoded.kind or expected.kind
-    api_version = decoded.api_version or expected.api_version
+def _check_kind(api_version: str, kind: str, expected: GroupVersionKind) -> None:
+    """The body's apiVersion and kind (either may be left out) must name the URL's kind."""
+    kind = kind or expected.kind
+    api_version = api_version or expected.api_version
     if (api_version, kind) == (expected.api_version, expected.kind):
         return
     group, _, version = api_version.rpartition("/")
@@ -75,13 +76,13 @@ def decode_body(body: bytes, media_type: str, expected: GroupVersionKind, messag
                 f"version/kind; json parse error: json: cannot unmarshal {type(data[key]).__name__} into Go "
                 f"struct field .{key} of type string ({_summary(body)})"
             )
-    head = Decoded(message=None, api_version=data.get("apiVersion") or "", kind=data.get("kind") or "")
-    _check_kind(head, expected)
+    body_api_version, body_kind = data.get("apiVersion") or "", data.get("kind") or ""
+    _check_kind(body_api_version, body_kind, expected)
     try:
         decoded = jsondecode.decode(data, message_name, go_shape=False)  # the store normalizes what it writes
     except DecodeError as err:
-        kind = head.kind or expected.kind
-        version = (head.api_version or expected.api_version).rpartition("/")[2]
+        kind = body_kind or expected.kind
+        version = (body_api_version or expected.api_version).rpartition("/")[2]
         raise errors.bad_request(
             f'{kind} in version "{version}" cannot be handled as a {expected.kind}: {err}'
         ) from None
@@ -122,8 +123,7 @@ def _decode_protobuf(body: bytes, expected: GroupVersionKind, message_name: str)
             f"the object provided is unrecognized (must be of type {expected.kind}): {err}"
         ) from None
     type_meta = unknown.typeMeta
-    head = Decoded(message=None, api_version=type_meta.apiVersion, kind=type_meta.kind)
-    _check_kind(head, expected)
+    _check_kind(type_meta.apiVersion, type_meta.kind, expected)
     message = message_class(message_name)()
     try:
         message.ParseFromString(unknown.raw)
@@ -132,4 +132,4 @@ def _decode_protobuf(body: bytes, expected: GroupVersionKind, message_name: str)
             f'{expected.kind} in version "{expected.version}" cannot be handled as a {expected.kind}: '
             f"the protobuf object is malformed: {err}"
         ) from None
-    return Decoded(message=message, api_version=head.api_version, kind=head.kind)
+    return Decoded(message=message, api_version=type_meta.apiVersion, kind=type_meta.kind)
