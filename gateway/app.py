@@ -207,7 +207,7 @@ async def _non_resource(gateway: Gateway, info: RequestInfo) -> Response:
 
 
 def create_app(gateway: Gateway) -> Quart:
-    app = Quart("protokube")
+    app = Quart(__name__)
     app.config.update(RESPONSE_TIMEOUT=None, BODY_TIMEOUT=60, MAX_CONTENT_LENGTH=None, PROVIDE_AUTOMATIC_OPTIONS=False)
 
     @app.route("/", defaults={"path": ""}, methods=METHODS)

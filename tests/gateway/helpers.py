@@ -32,9 +32,12 @@ def free_port() -> int:
 class GatewayProcess:
     """`python -m protokube serve` on a free port with its own data directory."""
 
-    def __init__(self, data_dir: Path, *args: str) -> None:
+    def __init__(
+        self, data_dir: Path, *args: str, command: tuple[str, ...] = (sys.executable, "-m", "protokube")
+    ) -> None:
         self.data_dir = data_dir
         self.args = args
+        self.command = command
         self.port = 0
         self.storage = ""
         self.proc: subprocess.Popen[str] | None = None
@@ -47,9 +50,7 @@ class GatewayProcess:
     def start(self) -> GatewayProcess:
         self.port = free_port()
         cmd = [
-            sys.executable,
-            "-m",
-            "protokube",
+            *self.command,
             "serve",
             "--listen",
             f"127.0.0.1:{self.port}",

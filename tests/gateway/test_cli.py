@@ -40,6 +40,17 @@ def test_serve_writes_a_kubeconfig_kubectl_uses_as_is(tmp_path: Path) -> None:
         server.kill()
 
 
+def test_the_installed_command_serves(tmp_path: Path) -> None:
+    """`make run` starts the console script `protokube`, not `python -m protokube`."""
+    script = Path(sys.executable).parent / "protokube"
+    server = GatewayProcess(tmp_path, command=(str(script),)).start()
+    try:
+        with server.client() as client:
+            assert client.get("/api/v1/namespaces/default").json()["metadata"]["name"] == "default"
+    finally:
+        server.kill()
+
+
 def test_gateway_alone_against_running_storage(tmp_path: Path) -> None:
     storage_port = free_port()
     storage = subprocess.Popen(
