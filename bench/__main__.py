@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 from bench import encodings, http_ceiling, lists, memory, storage, watch_fanout, writes
-from bench.common import RESULTS_DIR, Row, machine, table
+from bench.common import RESULTS_DIR, Row, machine, markdown_table, table
 
 SECTIONS: dict[str, ModuleType] = {
     "encodings": encodings,
@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller loads, under 2 minutes in all")
     parser.add_argument("--only", default="", help=f"comma-separated sections of: {','.join(SECTIONS)}")
     parser.add_argument("--results", type=Path, default=RESULTS_DIR, help="folder for results.json and charts")
+    parser.add_argument("--markdown", action="store_true", help="also write results.md, the table in Markdown")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.only.split(",") if n.strip()] or list(SECTIONS)
     unknown = [n for n in names if n not in SECTIONS]
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     path = args.results / "results.json"
     path.write_text(json.dumps(document, indent=1, default=str))
+    if args.markdown:
+        (args.results / "results.md").write_text(markdown_table(rows) + "\n")
     from bench import charts  # matplotlib loads only when charts are drawn
 
     pngs = charts.draw(sections, args.results)

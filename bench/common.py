@@ -302,20 +302,24 @@ def fmt_bytes(n: float) -> str:
     return f"{n:,.0f} B"
 
 
+HEADER = ("section", "figure", "value", "limit (compared with)", "ratio", "goal", "met")
+
+
+def _cells(r: Row) -> tuple[str, ...]:
+    met = "—" if r.met is None else ("yes" if r.met else "NO")
+    return (r.section, r.figure, r.value, r.limit, "" if r.ratio is None else f"{r.ratio:.2f}", r.goal, met)
+
+
+def markdown_table(rows: Sequence[Row]) -> str:
+    """The same rows as a Markdown table (for the README's Performance section)."""
+    lines = ["| " + " | ".join(HEADER) + " |", "| --- | --- | ---: | --- | ---: | --- | --- |"]
+    lines += ["| " + " | ".join(c.strip().replace("|", "\\|") for c in _cells(r)) + " |" for r in rows]
+    return "\n".join(lines)
+
+
 def table(rows: Sequence[Row]) -> str:
-    header = ("section", "figure", "value", "limit (compared with)", "ratio", "goal", "met")
-    cells = [header] + [
-        (
-            r.section,
-            r.figure,
-            r.value,
-            r.limit,
-            "" if r.ratio is None else f"{r.ratio:.2f}",
-            r.goal,
-            "—" if r.met is None else ("yes" if r.met else "NO"),
-        )
-        for r in rows
-    ]
+    header = HEADER
+    cells = [header] + [_cells(r) for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     right = {2, 4}
     lines = []
