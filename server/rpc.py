@@ -7,6 +7,7 @@ A StorageError becomes its gRPC status; any other exception is logged and become
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -50,33 +51,33 @@ def require_valid(request) -> None:
         raise errors.invalid(f"malformed request: not a valid {request.type_name}")
 
 
+@contextlib.asynccontextmanager
+async def _errors_to_status(name: str, context: grpc.aio.ServicerContext):
+    """etcd's errors as gRPC statuses; anything unexpected as INTERNAL, logged, without details."""
+    try:
+        yield
+    except StorageError as exc:
+        await context.abort(exc.code, exc.message)
+    except (asyncio.CancelledError, grpc.aio.AbortError):
+        raise
+    except Exception:
+        log.exception("%s failed", name)
+        await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+
+
 def _guard_unary(name: str, fn: Callable):
     async def handler(request, context: grpc.aio.ServicerContext):
-        try:
+        async with _errors_to_status(name, context):
             require_valid(request)
             return await fn(request, context)
-        except StorageError as exc:
-            await context.abort(exc.code, exc.message)
-        except (asyncio.CancelledError, grpc.aio.AbortError):
-            raise
-        except Exception:
-            log.exception("%s failed", name)
-            await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
 
     return handler
 
 
 def _guard_stream(name: str, fn: Callable):
     async def handler(request_iterator, context: grpc.aio.ServicerContext):
-        try:
+        async with _errors_to_status(name, context):
             await fn(request_iterator, context)
-        except StorageError as exc:
-            await context.abort(exc.code, exc.message)
-        except (asyncio.CancelledError, grpc.aio.AbortError):
-            raise
-        except Exception:
-            log.exception("%s failed", name)
-            await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
 
     return handler
 

@@ -136,6 +136,23 @@ class Kubectl:
         )
 
 
+def deployment(name: str, replicas: int = 2) -> dict:
+    """A small Deployment manifest of nginx pods labelled app=<name>."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": name, "image": "nginx"}]},
+            },
+        },
+    }
+
+
 def watch_lines(client: httpx.Client, path: str, stop_after: int, timeout: float = 30, **params: Any) -> Iterator[dict]:
     """Stream a JSON watch and yield its events (at most ``stop_after``)."""
     params.setdefault("watch", "true")

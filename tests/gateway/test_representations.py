@@ -9,6 +9,7 @@ import json
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import cbor.cbor as independent_cbor
@@ -18,7 +19,7 @@ import yaml
 
 from protokube.schema.envelope import MAGIC
 
-from .helpers import GatewayProcess, Kubectl
+from .helpers import GatewayProcess, Kubectl, deployment
 
 ROOT = Path(__file__).parents[2]
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -470,21 +471,8 @@ def test_kubectl_prints_tables(kubectl: Kubectl, client: httpx.Client, pods: str
 def test_kubectl_watches_deployments(kubectl: Kubectl, client: httpx.Client, namespace: str) -> None:
     process = kubectl.popen("get", "deploy", "-n", namespace, "-w")
     try:
-        import time
-
         time.sleep(2)
-        deployment = {
-            "metadata": {"name": "web"},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {
-                    "metadata": {"labels": {"app": "web"}},
-                    "spec": {"containers": [{"name": "web", "image": "nginx"}]},
-                },
-            },
-        }
-        client.post(f"/apis/apps/v1/namespaces/{namespace}/deployments", json=deployment)
+        client.post(f"/apis/apps/v1/namespaces/{namespace}/deployments", json=deployment("web"))
         assert process.stdout is not None
         header = process.stdout.readline().split()
         row = process.stdout.readline().split()

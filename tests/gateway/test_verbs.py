@@ -10,6 +10,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from .helpers import deployment
+
 
 def configmap(name: str, **data: str) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
@@ -164,21 +166,8 @@ def test_cluster_scoped_nodes(client: httpx.Client) -> None:
 
 
 def test_grouped_resources(client: httpx.Client, namespace: str) -> None:
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
-            },
-        },
-    }
     path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
-    created = client.post(path, json=deployment)
+    created = client.post(path, json=deployment("web"))
     assert created.status_code == 201
     body = created.json()
     assert body["metadata"]["generation"] == 1 and body["status"] == {}
