@@ -160,7 +160,7 @@ class Printer:
             elif fd.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES) or f.wire_type != LEN:
                 self.line(f.offset, depth, f"{head} {name} = {_scalar(fd, f)}")
                 if fd.name in ("raw", "Raw") and isinstance(f.value, bytes):
-                    self._raw(f.value, f.value_offset, depth + 1, kind_hint)
+                    self.open_raw(f.value, f.value_offset, depth + 1, kind_hint)
             else:  # packed repeated scalars
                 self.line(f.offset, depth, f"{head} {name} (packed, {len(f.value)} bytes)")
                 pos = 0
@@ -172,7 +172,7 @@ class Printer:
             if desc is not None and desc.full_name == UNKNOWN_MESSAGE and fd.name == "typeMeta":
                 kind_hint = _type_meta(f.value)
 
-    def _raw(self, raw: bytes, base: int, depth: int, hint: GroupVersionKind | None) -> None:
+    def open_raw(self, raw: bytes, base: int, depth: int, hint: GroupVersionKind | None) -> None:
         """Open the bytes of a raw field: an envelope, or an object of the kind the envelope named."""
         if raw.startswith(MAGIC):
             self.line(base, depth, "magic k8s\\x00 (6b 38 73 00): Kubernetes protobuf envelope")
@@ -226,7 +226,7 @@ def annotate(data: bytes, form: str = "auto", type_name: str | None = None, out:
     if form == "auto":
         form = _detect(data, type_name)
     if form == "envelope":
-        printer._raw(data, 0, 0, None)
+        printer.open_raw(data, 0, 0, None)
     elif form == "watch":
         event = descriptors.descriptor(WATCH_EVENT)
         for offset, frame in split_watch_frames(data):
