@@ -1,0 +1,64 @@
+"""generateName gives up after 8 taken names, with upstream's 409 (k8s.io/apiserver RetryGenerateName).
+
+Collisions among 27^5 random suffixes cannot be provoked through HTTP, so this test drives the
+store directly — against a real storage service started in-process — with the name generator
+made to repeat itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from k8s.io.api.core.v1 import types_pb2 as core
+
+from gateway.errors import StatusError
+from gateway.params import WriteOptions
+from gateway.registry import store as store_module
+from gateway.registry.store import GENERATE_NAME_ATTEMPTS, Store
+from gateway.storage.etcd import Etcd
+from protokube.schema.registry import registry
+from server.app import start_storage
+
+
+def test_generate_name_gives_up_after_8_attempts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    attempts: list[str] = []
+
+    def same_name(prefix: str) -> str:
+        attempts.append(prefix)
+        return prefix + "aaaaa"
+
+    monkeypatch.setattr(store_module, "generate_name", same_name)
+
+    async def scenario() -> StatusError:
+        server = await start_storage("127.0.0.1:0", tmp_path, compaction_retention=0)
+        etcd = Etcd(server.address)
+        try:
+
+            async def namespace_exists(_: str) -> None:
+                return None
+
+            configmaps = Store(etcd, registry().resource("", "v1", "configmaps"), namespace_exists)
+
+            def generated() -> core.ConfigMap:
+                return core.ConfigMap(metadata={"generateName": "gen-"})
+
+            first = await configmaps.create("default", generated(), WriteOptions())
+            assert first.message.metadata.name == "gen-aaaaa"
+            attempts.clear()
+            with pytest.raises(StatusError) as raised:
+                await configmaps.create("default", generated(), WriteOptions())
+            return raised.value
+        finally:
+            await etcd.close()
+            await server.stop()
+
+    error = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert len(attempts) == GENERATE_NAME_ATTEMPTS == 8
+    assert error.code == 409 and error.headers == {"Retry-After": "1"}
+    status = error.status
+    assert status.reason == "AlreadyExists" and status.details.retryAfterSeconds == 1
+    assert status.message == (
+        'configmaps "gen-aaaaa" already exists, the server was not able to generate a unique name for the object'
+    )
