@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gateway import errors
-from gateway.registry.validation import _LABEL_VALUE_RE, _QUALIFIED_NAME_RE, LABEL_VALUE_MSG, QUALIFIED_NAME_MSG
+from gateway.registry.validation import label_value_problems, qualified_name_problems
 
 _SPECIAL = "!=(),<>"
 _TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|<|>|[^\s!=(),<>]+)")
@@ -78,14 +78,15 @@ def _tokens(text: str) -> list[str]:
 
 
 def _check_key(key: str) -> None:
-    prefix, slash, name = key.rpartition("/")
-    if (slash and not prefix) or not name or len(name) > 63 or not _QUALIFIED_NAME_RE.fullmatch(name):
-        raise SelectorError(f'key: Invalid value: "{key}": {QUALIFIED_NAME_MSG}')
+    problems = qualified_name_problems(key)
+    if problems:
+        raise SelectorError(f'key: Invalid value: "{key}": {"; ".join(problems)}')
 
 
 def _check_value(key: str, index: int, value: str) -> None:
-    if len(value) > 63 or not _LABEL_VALUE_RE.fullmatch(value):
-        raise SelectorError(f'values[{index}][{key}]: Invalid value: "{value}": {LABEL_VALUE_MSG}')
+    problems = label_value_problems(value)
+    if problems:
+        raise SelectorError(f'values[{index}][{key}]: Invalid value: "{value}": {"; ".join(problems)}')
 
 
 def parse_labels(text: str) -> LabelSelector:

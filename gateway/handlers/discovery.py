@@ -75,22 +75,22 @@ def api_resource_list(registry: Registry, group: str, version: str) -> meta.APIR
     return result
 
 
-def _group_versions(registry: Registry, group: str) -> meta.APIGroup:
+def api_group(registry: Registry, group: str) -> meta.APIGroup:
     versions = registry.group_versions().get(group)
     if not versions:
         raise errors.path_not_found()
-    api_group = meta.APIGroup(name=group)
+    document = meta.APIGroup(name=group)
     for version in versions:
-        api_group.versions.add(groupVersion=f"{group}/{version}", version=version)
-    api_group.preferredVersion.CopyFrom(api_group.versions[0])
-    return api_group
+        document.versions.add(groupVersion=f"{group}/{version}", version=version)
+    document.preferredVersion.CopyFrom(document.versions[0])
+    return document
 
 
 def api_group_list(registry: Registry) -> meta.APIGroupList:
     groups = meta.APIGroupList()
     for group in registry.group_versions():
         if group:
-            groups.groups.append(_group_versions(registry, group))
+            groups.groups.append(api_group(registry, group))
     return groups
 
 
@@ -108,7 +108,3 @@ def encode(encoder: Encoder, message: Message, kind: str, with_api_version: bool
         body.update(jsonencode.to_dict(message))
         return encoder.finish(jsonencode.dumps(body))
     return encoder.message(message, gvk)
-
-
-def api_group(registry: Registry, group: str) -> meta.APIGroup:
-    return _group_versions(registry, group)

@@ -49,10 +49,6 @@ class Formats:
             return CBOREncoder()
         return JSONEncoder(pretty)
 
-    @property
-    def request_media_types(self) -> tuple[str, ...]:
-        return self.media_types
-
 
 DEFAULT_FORMATS = Formats()
 
@@ -124,9 +120,9 @@ def request_media_type(content_type: str | None, formats: Formats = DEFAULT_FORM
     if not content_type or not content_type.strip():
         return mediatypes.JSON
     parsed = mediatypes.parse_media_type(content_type)
-    if parsed is not None and parsed.essence in formats.request_media_types:
+    if parsed is not None and parsed.essence in formats.media_types:
         return parsed.essence
     raise errors.unsupported_media_type(
         "the body of the request was in an unknown format - accepted media types include: "
-        + ", ".join(formats.request_media_types)
+        + ", ".join(formats.media_types)
     )

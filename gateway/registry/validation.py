@@ -87,32 +87,41 @@ def validate_name(resource: Resource, name: str, field: str = "metadata.name") -
     return [FieldError.invalid(field, name, p) for p in name_problems(resource.name_rule, name)]
 
 
-def _qualified_name(key: str, field: str) -> list[FieldError]:
+def qualified_name_problems(key: str) -> list[str]:
+    """What is wrong with a label or annotation key ([prefix/]name), as upstream words it."""
     prefix, slash, name = key.rpartition("/")
-    found = []
+    problems = []
     if slash:
         if not prefix:
-            found.append(FieldError.invalid(field, key, "prefix part must be non-empty"))
+            problems.append("prefix part must be non-empty")
         else:
-            found += [FieldError.invalid(field, key, "prefix part " + p) for p in _dns_subdomain(prefix)]
+            problems += ["prefix part " + p for p in _dns_subdomain(prefix)]
     if not name:
-        found.append(FieldError.invalid(field, key, "name part must be non-empty"))
+        problems.append("name part must be non-empty")
     else:
         if len(name) > 63:
-            found.append(FieldError.invalid(field, key, "name part must be no more than 63 characters"))
+            problems.append("name part must be no more than 63 characters")
         if not _QUALIFIED_NAME_RE.fullmatch(name):
-            found.append(FieldError.invalid(field, key, QUALIFIED_NAME_MSG))
-    return found
+            problems.append(QUALIFIED_NAME_MSG)
+    return problems
+
+
+def label_value_problems(value: str) -> list[str]:
+    problems = ["must be no more than 63 characters"] if len(value) > 63 else []
+    if not _LABEL_VALUE_RE.fullmatch(value):
+        problems.append(LABEL_VALUE_MSG)
+    return problems
+
+
+def _qualified_name(key: str, field: str) -> list[FieldError]:
+    return [FieldError.invalid(field, key, p) for p in qualified_name_problems(key)]
 
 
 def validate_labels(labels: dict[str, str], field: str = "metadata.labels") -> list[FieldError]:
     found = []
     for key, value in labels.items():
         found += _qualified_name(key, field)
-        if len(value) > 63:
-            found.append(FieldError.invalid(field, value, "must be no more than 63 characters"))
-        if not _LABEL_VALUE_RE.fullmatch(value):
-            found.append(FieldError.invalid(field, value, LABEL_VALUE_MSG))
+        found += [FieldError.invalid(field, value, p) for p in label_value_problems(value)]
     return found
 
 

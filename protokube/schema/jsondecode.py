@@ -20,7 +20,7 @@ import orjson
 from google.protobuf.message import Message
 
 from protokube.schema import goshape, quantity, wellknown
-from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, STRING, FieldShape, MessageShape, shape
+from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, STRING, ZERO, FieldShape, MessageShape, shape
 
 _INT_RANGES = {
     "int32": (-(2**31), 2**31 - 1),
@@ -154,7 +154,7 @@ class _Decoder:
             for key, item in value.items():
                 if item is None:
                     if f.value_kind != MESSAGE:
-                        container[key] = _ZERO_BY_KIND[f.value_kind]
+                        container[key] = ZERO[f.value_kind]
                     continue
                 if f.value_kind == MESSAGE:
                     self.into_message(item, f, parent, container[key], _join(path, key))
@@ -259,9 +259,6 @@ def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
     return "object"
-
-
-_ZERO_BY_KIND = {STRING: "", INT: 0, BOOL: False, BYTES: b"", FLOAT: 0.0}
 
 
 def _go_scalar_type(f: FieldShape) -> str:

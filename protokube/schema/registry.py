@@ -31,10 +31,6 @@ class GroupVersionKind:
         """The apiVersion string: "v1" for the core group, "apps/v1" otherwise."""
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
-    def group_version(self) -> str:
-        return self.api_version
-
 
 @dataclass(frozen=True, slots=True)
 class PrinterColumn:

@@ -41,7 +41,7 @@ _KIND_BY_TYPE = {
     FieldDescriptor.TYPE_FLOAT: FLOAT,
     FieldDescriptor.TYPE_MESSAGE: MESSAGE,
 }
-_ZERO = {STRING: "", INT: 0, BOOL: False, BYTES: b"", FLOAT: 0.0}
+ZERO = {STRING: "", INT: 0, BOOL: False, BYTES: b"", FLOAT: 0.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ class FieldShape:
     @property
     def zero(self) -> object:
         """The Go zero value of a scalar field."""
-        return _ZERO.get(self.kind, 0)
+        return ZERO.get(self.kind, 0)
 
     @property
     def always_written(self) -> bool:
