@@ -1,72 +1,20 @@
-"""Table cells that need logic, by the names printer columns give in their ``cell`` option.
-
-Each function takes a ``Row`` (the object, the time, and a memo for values several cells share)
-and returns the cell value, computed as kubectl users know it from upstream's printers
-(kubernetes/pkg/printers/internalversion/printers.go).
-"""
+"""Cells of core/v1 kinds: pods, services, endpoints, nodes, configuration, events."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf.message import Message
 
+from gateway.printing.cells.base import (
+    NONE,
+    ROW_CONDITIONS,
+    Row,
+    cell,
+    format_labels,
+    time_seconds,
+)
 from gateway.printing.humanize import since
-
-NONE = "<none>"
-
-
-@dataclass
-class Row:
-    obj: Message
-    now: float = field(default_factory=time.time)
-    memo: dict[str, Any] = field(default_factory=dict)
-
-
-CellFunc = Callable[[Row], Any]
-CELLS: dict[str, CellFunc] = {}
-
-
-def cell(name: str) -> Callable[[CellFunc], CellFunc]:
-    def register(func: CellFunc) -> CellFunc:
-        CELLS[name] = func
-        return func
-
-    return register
-
-
-def _time_seconds(value: Message) -> int | None:
-    return value.seconds if value.HasField("seconds") else None
-
-
-@cell("age")
-def age(row: Row) -> str:
-    return since(_time_seconds(row.obj.metadata.creationTimestamp), row.now)
-
-
-def format_labels(labels: dict[str, str]) -> str:
-    """upstream's labels.FormatLabels: sorted key=value pairs, or <none>."""
-    return ",".join(f"{k}={labels[k]}" for k in sorted(labels)) or NONE
-
-
-def format_label_selector(selector: Message | None) -> str:
-    """upstream's metav1.FormatLabelSelector."""
-    if selector is None:
-        return NONE
-    parts = [(k, f"{k}={v}") for k, v in selector.matchLabels.items()]
-    for expr in selector.matchExpressions:
-        values = ",".join(sorted(expr.values))
-        text = {
-            "In": f"{expr.key} in ({values})",
-            "NotIn": f"{expr.key} notin ({values})",
-            "Exists": expr.key,
-            "DoesNotExist": f"!{expr.key}",
-        }.get(expr.operator, "<error>")
-        parts.append((expr.key, text))
-    return ",".join(text for _, text in sorted(parts)) or NONE
 
 
 # ---- pods ------------------------------------------------------------------------------------
@@ -211,31 +159,7 @@ def pod_row_conditions(obj: Message) -> list[dict[str, str]]:
     return []
 
 
-ROW_CONDITIONS: dict[str, Callable[[Message], list[dict[str, str]]]] = {"Pod": pod_row_conditions}
-
-
-# ---- workloads ---------------------------------------------------------------------------------
-@cell("deployment_ready")
-def deployment_ready(row: Row) -> str:
-    spec = row.obj.spec
-    desired = spec.replicas if spec.HasField("replicas") else 1
-    return f"{row.obj.status.readyReplicas}/{desired}"
-
-
-@cell("template_containers")
-def template_containers(row: Row) -> str:
-    return ",".join(c.name for c in row.obj.spec.template.spec.containers)
-
-
-@cell("template_images")
-def template_images(row: Row) -> str:
-    return ",".join(c.image for c in row.obj.spec.template.spec.containers)
-
-
-@cell("label_selector")
-def label_selector(row: Row) -> str:
-    spec = row.obj.spec
-    return format_label_selector(spec.selector if spec.HasField("selector") else None)
+ROW_CONDITIONS["Pod"] = pod_row_conditions
 
 
 # ---- services, endpoints, nodes ------------------------------------------------------------
@@ -339,13 +263,13 @@ def _event_times(row: Row) -> dict[str, Any]:
     if "event" in row.memo:
         return row.memo["event"]
     event = row.obj
-    first = since(_time_seconds(event.firstTimestamp), row.now)
+    first = since(time_seconds(event.firstTimestamp), row.now)
     if not event.firstTimestamp.HasField("seconds"):
-        first = since(_time_seconds(event.eventTime), row.now)
-    last = since(_time_seconds(event.lastTimestamp), row.now) if event.lastTimestamp.HasField("seconds") else first
+        first = since(time_seconds(event.eventTime), row.now)
+    last = since(time_seconds(event.lastTimestamp), row.now) if event.lastTimestamp.HasField("seconds") else first
     count = event.count
     if event.HasField("series"):
-        last = since(_time_seconds(event.series.lastObservedTime), row.now)
+        last = since(time_seconds(event.series.lastObservedTime), row.now)
         count = event.series.count
     elif count == 0:
         count = 1
