@@ -123,7 +123,7 @@ class Resource(_message.Message):
     def __init__(self, plural: _Optional[str] = ..., singular: _Optional[str] = ..., short_names: _Optional[_Iterable[str]] = ..., categories: _Optional[_Iterable[str]] = ..., scope: _Optional[_Union[Scope, str]] = ..., verbs: _Optional[_Iterable[str]] = ..., subresources: _Optional[_Iterable[_Union[Subresource, _Mapping]]] = ..., printer_columns: _Optional[_Iterable[_Union[PrinterColumn, _Mapping]]] = ..., selectable_fields: _Optional[_Iterable[str]] = ..., storage_prefix: _Optional[str] = ..., name_rule: _Optional[_Union[NameRule, str]] = ..., allow_create_on_update: _Optional[bool] = ..., return_deleted_object: _Optional[bool] = ...) -> None: ...
 
 class Field(_message.Message):
-    __slots__ = ("nullable", "emit_empty", "patch_strategy", "patch_merge_key", "list_type", "list_map_keys", "granularity", "inline")
+    __slots__ = ("nullable", "emit_empty", "patch_strategy", "patch_merge_key", "list_type", "list_map_keys", "granularity", "inline", "required", "default_json", "enum")
     NULLABLE_FIELD_NUMBER: _ClassVar[int]
     EMIT_EMPTY_FIELD_NUMBER: _ClassVar[int]
     PATCH_STRATEGY_FIELD_NUMBER: _ClassVar[int]
@@ -132,6 +132,9 @@ class Field(_message.Message):
     LIST_MAP_KEYS_FIELD_NUMBER: _ClassVar[int]
     GRANULARITY_FIELD_NUMBER: _ClassVar[int]
     INLINE_FIELD_NUMBER: _ClassVar[int]
+    REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    ENUM_FIELD_NUMBER: _ClassVar[int]
     nullable: bool
     emit_empty: bool
     patch_strategy: str
@@ -140,4 +143,7 @@ class Field(_message.Message):
     list_map_keys: _containers.RepeatedScalarFieldContainer[str]
     granularity: Granularity
     inline: bool
-    def __init__(self, nullable: _Optional[bool] = ..., emit_empty: _Optional[bool] = ..., patch_strategy: _Optional[str] = ..., patch_merge_key: _Optional[str] = ..., list_type: _Optional[_Union[ListType, str]] = ..., list_map_keys: _Optional[_Iterable[str]] = ..., granularity: _Optional[_Union[Granularity, str]] = ..., inline: _Optional[bool] = ...) -> None: ...
+    required: bool
+    default_json: str
+    enum: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, nullable: _Optional[bool] = ..., emit_empty: _Optional[bool] = ..., patch_strategy: _Optional[str] = ..., patch_merge_key: _Optional[str] = ..., list_type: _Optional[_Union[ListType, str]] = ..., list_map_keys: _Optional[_Iterable[str]] = ..., granularity: _Optional[_Union[Granularity, str]] = ..., inline: _Optional[bool] = ..., required: _Optional[bool] = ..., default_json: _Optional[str] = ..., enum: _Optional[_Iterable[str]] = ...) -> None: ...
