@@ -31,29 +31,29 @@ Compare = rpc_pb2.Compare
 # --- checks (etcd's v3rpc checks, before a request is applied) ---------------------------
 def check_range(req: rpc_pb2.RangeRequest) -> None:
     if not req.key:
-        raise errors.EMPTY_KEY
+        raise errors.empty_key()
     if req.sort_order not in SortOrder.values() or req.sort_target not in SortTarget.values():
-        raise errors.INVALID_SORT_OPTION
+        raise errors.invalid_sort_option()
 
 
 def check_put(req: rpc_pb2.PutRequest) -> None:
     if not req.key:
-        raise errors.EMPTY_KEY
+        raise errors.empty_key()
     if req.ignore_value and req.value:
-        raise errors.VALUE_PROVIDED
+        raise errors.value_provided()
     if req.ignore_lease and req.lease:
-        raise errors.LEASE_PROVIDED
+        raise errors.lease_provided()
 
 
 def check_delete(req: rpc_pb2.DeleteRangeRequest) -> None:
     if not req.key:
-        raise errors.EMPTY_KEY
+        raise errors.empty_key()
 
 
 def check_txn(req: rpc_pb2.TxnRequest, max_ops: int = MAX_TXN_OPS) -> None:
     """Op counts, each op's own checks, and no key written twice (etcd's duplicate check)."""
     if len(req.compare) > max_ops or len(req.success) > max_ops or len(req.failure) > max_ops:
-        raise errors.TOO_MANY_OPS
+        raise errors.too_many_ops()
     for cmp in req.compare:
         if cmp.result not in Compare.CompareResult.values() or cmp.target not in Compare.CompareTarget.values():
             raise errors.invalid("invalid compare")
@@ -82,7 +82,7 @@ def _writes_of(ops) -> tuple[set[bytes], list[tuple[bytes, bytes | None]]]:
         if kind == "request_put":
             key = op.request_put.key
             if key in puts:
-                raise errors.DUPLICATE_KEY
+                raise errors.duplicate_key()
             puts.add(key)
         elif kind == "request_delete_range":
             dels.append((op.request_delete_range.key, range_end(op.request_delete_range.range_end)))
@@ -93,11 +93,11 @@ def _writes_of(ops) -> tuple[set[bytes], list[tuple[bytes, bytes | None]]]:
                 sub_puts |= branch_puts
                 dels += branch_dels
             if puts & sub_puts:
-                raise errors.DUPLICATE_KEY
+                raise errors.duplicate_key()
             puts |= sub_puts
     for key in puts:
         if any(in_range(key, first, end) for first, end in dels):
-            raise errors.DUPLICATE_KEY
+            raise errors.duplicate_key()
     return puts, dels
 
 
@@ -126,13 +126,13 @@ def _put(view: WriteView, req: rpc_pb2.PutRequest) -> Entry | None:
     value, lease = req.value, req.lease
     if req.ignore_value or req.ignore_lease:
         if prev is None:
-            raise errors.KEY_NOT_FOUND
+            raise errors.key_not_found()
         if req.ignore_value:
             value = prev.value
         if req.ignore_lease:
             lease = prev.lease
     if lease and not view.lease_exists(lease):
-        raise errors.LEASE_NOT_FOUND
+        raise errors.lease_not_found()
     rev = view.rev
     if prev is None:
         entry = Entry(key, rev, rev, 1, value, lease)
@@ -267,9 +267,9 @@ def evaluate_compact(view: WriteView, req: rpc_pb2.CompactionRequest) -> rpc_pb2
     store = view.store
     compacted = max(store.compacted, view.batch.meta.get("compacted", -1))
     if req.revision <= compacted:
-        raise errors.COMPACTED
+        raise errors.compacted()
     if req.revision > view.current_rev:
-        raise errors.FUTURE_REV
+        raise errors.future_rev()
     view.meta["compacted"] = req.revision
     return rpc_pb2.CompactionResponse(header=store.header(view.current_rev))
 
@@ -277,10 +277,10 @@ def evaluate_compact(view: WriteView, req: rpc_pb2.CompactionRequest) -> rpc_pb2
 def evaluate_lease_grant(view: WriteView, req: rpc_pb2.LeaseGrantRequest) -> rpc_pb2.LeaseGrantResponse:
     lessor = view.store.lessor
     if req.TTL > MAX_LEASE_TTL:
-        raise errors.LEASE_TTL_TOO_LARGE
+        raise errors.lease_ttl_too_large()
     lease_id = req.ID or lessor.new_id()
     if view.lease_exists(lease_id):
-        raise errors.LEASE_EXIST
+        raise errors.lease_exist()
     ttl = lessor.effective_ttl(req.TTL)
     view.leases_granted[lease_id] = ttl
     return rpc_pb2.LeaseGrantResponse(header=view.store.header(view.current_rev), ID=lease_id, TTL=ttl)
@@ -289,7 +289,7 @@ def evaluate_lease_grant(view: WriteView, req: rpc_pb2.LeaseGrantRequest) -> rpc
 def evaluate_lease_revoke(view: WriteView, lease_id: int) -> rpc_pb2.LeaseRevokeResponse:
     """End a lease and delete its keys, all in one revision."""
     if not view.lease_exists(lease_id):
-        raise errors.LEASE_NOT_FOUND
+        raise errors.lease_not_found()
     for key in view.lease_keys(lease_id):
         prev = view.get(key)
         assert prev is not None

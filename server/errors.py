@@ -1,4 +1,8 @@
-"""etcd's gRPC errors, with etcd's exact codes and messages (clients match on the text)."""
+"""etcd's gRPC errors, with etcd's exact codes and messages (clients match on the text).
+
+Each error is made fresh where it is raised (a shared exception instance would collect the
+tracebacks of every raise and keep their frames alive).
+"""
 
 from __future__ import annotations
 
@@ -14,24 +18,60 @@ class StorageError(Exception):
         self.message = message
 
 
-def _error(code: StatusCode, message: str) -> StorageError:
-    return StorageError(code, message)
+def empty_key() -> StorageError:
+    return StorageError(StatusCode.INVALID_ARGUMENT, "etcdserver: key is not provided")
 
 
-EMPTY_KEY = _error(StatusCode.INVALID_ARGUMENT, "etcdserver: key is not provided")
-KEY_NOT_FOUND = _error(StatusCode.INVALID_ARGUMENT, "etcdserver: key not found")
-VALUE_PROVIDED = _error(StatusCode.INVALID_ARGUMENT, "etcdserver: value is provided")
-LEASE_PROVIDED = _error(StatusCode.INVALID_ARGUMENT, "etcdserver: lease is provided")
-TOO_MANY_OPS = _error(StatusCode.INVALID_ARGUMENT, "etcdserver: too many operations in txn request")
-DUPLICATE_KEY = _error(StatusCode.INVALID_ARGUMENT, "etcdserver: duplicate key given in txn request")
-INVALID_SORT_OPTION = _error(StatusCode.INVALID_ARGUMENT, "etcdserver: invalid sort option")
-COMPACTED = _error(StatusCode.OUT_OF_RANGE, "etcdserver: mvcc: required revision has been compacted")
-FUTURE_REV = _error(StatusCode.OUT_OF_RANGE, "etcdserver: mvcc: required revision is a future revision")
-LEASE_NOT_FOUND = _error(StatusCode.NOT_FOUND, "etcdserver: requested lease not found")
-LEASE_EXIST = _error(StatusCode.FAILED_PRECONDITION, "etcdserver: lease already exists")
-LEASE_TTL_TOO_LARGE = _error(StatusCode.OUT_OF_RANGE, "etcdserver: too large lease TTL")
-REQUEST_TOO_LARGE = _error(StatusCode.INVALID_ARGUMENT, "etcdserver: request is too large")
-STOPPED = _error(StatusCode.UNAVAILABLE, "etcdserver: server stopped")
+def key_not_found() -> StorageError:
+    return StorageError(StatusCode.INVALID_ARGUMENT, "etcdserver: key not found")
+
+
+def value_provided() -> StorageError:
+    return StorageError(StatusCode.INVALID_ARGUMENT, "etcdserver: value is provided")
+
+
+def lease_provided() -> StorageError:
+    return StorageError(StatusCode.INVALID_ARGUMENT, "etcdserver: lease is provided")
+
+
+def too_many_ops() -> StorageError:
+    return StorageError(StatusCode.INVALID_ARGUMENT, "etcdserver: too many operations in txn request")
+
+
+def duplicate_key() -> StorageError:
+    return StorageError(StatusCode.INVALID_ARGUMENT, "etcdserver: duplicate key given in txn request")
+
+
+def invalid_sort_option() -> StorageError:
+    return StorageError(StatusCode.INVALID_ARGUMENT, "etcdserver: invalid sort option")
+
+
+def compacted() -> StorageError:
+    return StorageError(StatusCode.OUT_OF_RANGE, "etcdserver: mvcc: required revision has been compacted")
+
+
+def future_rev() -> StorageError:
+    return StorageError(StatusCode.OUT_OF_RANGE, "etcdserver: mvcc: required revision is a future revision")
+
+
+def lease_not_found() -> StorageError:
+    return StorageError(StatusCode.NOT_FOUND, "etcdserver: requested lease not found")
+
+
+def lease_exist() -> StorageError:
+    return StorageError(StatusCode.FAILED_PRECONDITION, "etcdserver: lease already exists")
+
+
+def lease_ttl_too_large() -> StorageError:
+    return StorageError(StatusCode.OUT_OF_RANGE, "etcdserver: too large lease TTL")
+
+
+def request_too_large() -> StorageError:
+    return StorageError(StatusCode.INVALID_ARGUMENT, "etcdserver: request is too large")
+
+
+def stopped() -> StorageError:
+    return StorageError(StatusCode.UNAVAILABLE, "etcdserver: server stopped")
 
 
 def invalid(message: str) -> StorageError:

@@ -54,12 +54,12 @@ class GroupCommitter:
         while not self._queue.empty():
             _, fut = self._queue.get_nowait()
             if not fut.done():
-                fut.set_exception(errors.STOPPED)
+                fut.set_exception(errors.stopped())
 
     async def submit(self, evaluate: Callable[[WriteView], T]) -> T:
         """Queue a write; returns its response once its commit is durable."""
         if self._task is None or self._task.done():
-            raise errors.STOPPED
+            raise errors.stopped()
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((evaluate, fut))
         return await fut

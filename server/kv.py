@@ -20,7 +20,7 @@ class KVService:
     def _check_size(self, request) -> None:
         # etcd limits the size of requests that go through raft (writes), not of reads.
         if request.ByteSize() > self.max_request_bytes:
-            raise errors.REQUEST_TOO_LARGE
+            raise errors.request_too_large()
 
     async def Range(self, request: rpc_pb2.RangeRequest, context) -> bytes:
         apply.check_range(request)

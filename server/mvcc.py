@@ -103,9 +103,9 @@ class Store:
     # --- reads --------------------------------------------------------------------------
     def check_read_revision(self, rev: int, current: int) -> None:
         if rev > current:
-            raise errors.FUTURE_REV
+            raise errors.future_rev()
         if rev < self.compacted:
-            raise errors.COMPACTED
+            raise errors.compacted()
 
     async def range(self, req: rpc_pb2.RangeRequest) -> bytes:
         """Serve KV.Range: serialized RangeResponse at the current or a past revision."""
@@ -125,7 +125,7 @@ class Store:
         loop = asyncio.get_running_loop()
         rows = await loop.run_in_executor(self.backend.read_executor, self.backend.range_at, key, end, rev)
         if rev < self.compacted:  # compacted while we read: rows may be missing
-            raise errors.COMPACTED
+            raise errors.compacted()
         return [entry_from_row(r) for r in rows]
 
     # --- applied by the group committer after a durable commit ----------------------------
