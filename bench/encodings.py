@@ -13,15 +13,17 @@ import time
 from collections.abc import Callable
 
 from bench.common import Row, fmt_bytes, ratio_row
-from bench.pods import POD, pod_message
+from bench.pods import pod_message
 from gateway.negotiation import mediatypes
 from gateway.negotiation.bodies import decode_body
 from gateway.negotiation.encoders import CBOREncoder, JSONEncoder, ProtobufEncoder, YAMLEncoder
+from gateway.objects.codecs import codec_for
 from gateway.responses import GZIP_LEVEL
 from protokube.schema import goshape
-from protokube.schema.registry import GroupVersionKind
+from protokube.schema.registry import GroupVersionKind, registry
 
 GVK = GroupVersionKind("", "v1", "Pod")
+CODEC = codec_for(registry().resource("", "v1", "pods"))
 FORMATS = {
     "JSON": (JSONEncoder(), mediatypes.JSON),
     "YAML": (YAMLEncoder(), mediatypes.YAML),
@@ -54,13 +56,13 @@ def run(quick: bool) -> dict:
     out: dict = {"object": "Pod (2 containers, status)", "formats": {}}
     for name, (encoder, media_type) in FORMATS.items():
         body = encoder.message(message, GVK)
-        decoded = decode_body(body, media_type, GVK, POD).message
+        decoded = decode_body(body, media_type, CODEC, registry()).obj
         assert goshape.normalize(decoded).SerializeToString(deterministic=True) == expected, f"{name} round trip"
         out["formats"][name] = {
             "bytes": len(body),
             "gzip_bytes": len(gzip.compress(body, GZIP_LEVEL)),
             "encode_us": per_call(lambda e=encoder: e.message(message, GVK), seconds) * 1e6,
-            "decode_us": per_call(lambda b=body, m=media_type: decode_body(b, m, GVK, POD), seconds) * 1e6,
+            "decode_us": per_call(lambda b=body, m=media_type: decode_body(b, m, CODEC, registry()), seconds) * 1e6,
         }
     return out
 

@@ -22,10 +22,12 @@ from pathlib import Path
 import uvloop
 import yaml
 
-from gateway.app import Gateway, create_app
+from gateway.app import APIServer, Settings, create_app
 from gateway.negotiation.negotiate import Formats
 from gateway.server import listen_socket, serve_app
-from gateway.storage.etcd import Etcd
+from gateway.storage.etcd import EtcdBackend
+from protokube.schema import descriptors
+from protokube.schema.registry import build
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 WATCH_DRAIN_SECONDS = 0.5
@@ -138,21 +140,20 @@ async def run(args: argparse.Namespace) -> None:
     storage = args.storage
     if storage is None:
         child, storage = start_embedded_storage(args.data_dir, args.compaction_retention)
-    etcd = Etcd(storage)
+    backend = EtcdBackend(storage)
     try:
-        await etcd.wait_ready(10)
-        gateway = Gateway(
-            etcd,
-            args.listen,
+        await backend.wait_ready(10)
+        settings = Settings(
             watch_cache_window=args.watch_cache_window,
             bookmark_interval=args.bookmark_interval,
             formats=Formats(cbor=feature_gates(args.feature_gates)["CBORServingAndStorage"]),
         )
-        await gateway.start()
+        server = APIServer(backend, args.listen, build(descriptors.all_messages()), settings)
+        await server.start()
         shutdown = asyncio.Event()
 
         def stop() -> None:
-            gateway.close_watches()  # watch streams end now (a moment to write their last chunk) ...
+            server.close_watches()  # watch streams end now (a moment to write their last chunk) ...
             loop.call_later(WATCH_DRAIN_SECONDS, shutdown.set)  # ... then the graceful shutdown of the rest
 
         loop = asyncio.get_running_loop()
@@ -162,8 +163,8 @@ async def run(args: argparse.Namespace) -> None:
         sock = listen_socket(args.listen)
         print(f"protokube serving on http://{args.listen} (storage {storage})", flush=True)
         print(f"export KUBECONFIG={kubeconfig}", flush=True)
-        await serve_app(create_app(gateway), sock, shutdown, access_log=args.access_log)
-        await gateway.stop()
+        await serve_app(create_app(server), sock, shutdown, access_log=args.access_log)
+        await server.stop()
     finally:
         if child is not None:
             child.terminate()

@@ -13,43 +13,48 @@ from typing import Any
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway import errors
-from gateway.context import RequestContext
 from gateway.negotiation.encoders import ProtobufEncoder
 from gateway.negotiation.negotiate import PARTIAL, PARTIAL_LIST, TABLE, Target
-from gateway.objects import ObjectView
+from gateway.objects.view import ObjectView
 from gateway.printing import table
+from gateway.request import ApiRequest
 from gateway.responses import STATUS_GVK
+from gateway.scope import RequestScope
 from gateway.watchcache.entries import CacheEvent
+from gateway.watchcache.watcher import Item
 from protokube.schema import jsonencode
-from protokube.schema.descriptors import message_class
 from protokube.schema.registry import GroupVersionKind
 
 PARTIAL_GVK = GroupVersionKind("meta.k8s.io", "v1", "PartialObjectMetadata")
 PARTIAL_LIST_GVK = GroupVersionKind("meta.k8s.io", "v1", "PartialObjectMetadataList")
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+LIST_BLUEPRINT = "kubernetes.io/initial-events-list-blueprint"
 
 
 def _partial(view: ObjectView) -> meta.PartialObjectMetadata:
-    return meta.PartialObjectMetadata(metadata=view.message.metadata)
+    return meta.PartialObjectMetadata(metadata=view.obj.metadata)
 
 
-def _include(ctx: RequestContext) -> str:
-    return table.include_object(ctx.request.args.get("includeObject"))
+def include_object(request: ApiRequest) -> str:
+    return table.include_object(request.args.get("includeObject"))
 
 
-def object_body(ctx: RequestContext, target: Target, view: ObjectView) -> bytes:
+def object_body(request: ApiRequest, scope: RequestScope, target: Target, view: ObjectView) -> bytes:
     encoder = target.encoder
     if target.representation == TABLE:
         list_meta = meta.ListMeta(resourceVersion=str(view.resource_version) if view.resource_version else "")
-        return encoder.value(table.table(ctx.resource, [view], list_meta, _include(ctx)))
+        return encoder.value(table.table(scope.resource, [view], list_meta, include_object(request)))
     if target.representation == PARTIAL:
         return encoder.message(_partial(view), PARTIAL_GVK)
     return encoder.object(view)
 
 
-def list_body(ctx: RequestContext, target: Target, items: list[ObjectView], list_meta: meta.ListMeta) -> bytes:
+def list_body(
+    request: ApiRequest, scope: RequestScope, target: Target, items: list[ObjectView], list_meta: meta.ListMeta
+) -> bytes:
     encoder = target.encoder
     if target.representation == TABLE:
-        return encoder.value(table.table(ctx.resource, items, list_meta, _include(ctx)))
+        return encoder.value(table.table(scope.resource, items, list_meta, include_object(request)))
     if target.representation == PARTIAL_LIST:
         if isinstance(encoder, ProtobufEncoder):
             partial_list = meta.PartialObjectMetadataList(metadata=list_meta)
@@ -62,8 +67,7 @@ def list_body(ctx: RequestContext, target: Target, items: list[ObjectView], list
             "items": [table.partial_metadata(view) for view in items],
         }
         return encoder.value(body)
-    gvk = GroupVersionKind(ctx.resource.group, ctx.resource.version, ctx.resource.list_kind)
-    return encoder.list(gvk, list_meta, items)
+    return encoder.list(scope.codec, list_meta, items)
 
 
 class WatchFrames:
@@ -73,11 +77,12 @@ class WatchFrames:
     a Table stream writes its column definitions in its first event only, as upstream does.
     """
 
-    def __init__(self, ctx: RequestContext, target: Target) -> None:
-        self.ctx = ctx
+    def __init__(self, request: ApiRequest, scope: RequestScope, target: Target) -> None:
+        self.request = request
+        self.scope = scope
         self.target = target
         self.encoder = target.encoder
-        self.include = _include(ctx) if target.representation == TABLE else ""
+        self.include = include_object(request) if target.representation == TABLE else ""
         self.key = f"{self.encoder.key};{target.representation};{self.include}"
         self.columns_sent = False
 
@@ -85,7 +90,7 @@ class WatchFrames:
         encoder, representation = self.encoder, self.target.representation
         if representation == TABLE:
             rows = table.table(
-                self.ctx.resource,
+                self.scope.resource,
                 [view],
                 meta.ListMeta(resourceVersion=str(view.resource_version)),
                 self.include,
@@ -116,28 +121,40 @@ class WatchFrames:
             frame = event.frames[cache_key] = self.object(event_type, self._event_view(event, event_type))
         return frame
 
+    def items(self, batch: list[Item]) -> bytes:
+        return b"".join(
+            self.event(*item) if isinstance(item, tuple) else self.bookmark(item.revision) for item in batch
+        )
+
     def bookmark(self, revision: int, annotations: dict[str, str] | None = None) -> bytes:
         """An empty object of the kind carrying only its resourceVersion (and annotations)."""
-        resource = self.ctx.resource
-        empty = message_class(resource.message)()
-        empty.metadata.resourceVersion = str(revision)
+        codec = self.scope.codec
+        empty = codec.normalize(codec.new())
         for key, value in (annotations or {}).items():
             empty.metadata.annotations[key] = value
+        view = ObjectView.of(codec, empty, revision)
         if self.target.representation == TABLE:
             body = self.encoder.watch_value(
                 table.table(
-                    resource, [], meta.ListMeta(resourceVersion=str(revision)), self.include, with_columns=False
+                    self.scope.resource,
+                    [],
+                    meta.ListMeta(resourceVersion=str(revision)),
+                    self.include,
+                    with_columns=False,
                 )
             )
         elif self.target.representation == PARTIAL:
-            body = self.encoder.watch_message(meta.PartialObjectMetadata(metadata=empty.metadata), PARTIAL_GVK)
+            body = self.encoder.watch_message(_partial(view), PARTIAL_GVK)
         else:
-            body = self.encoder.watch_message(empty, resource.gvk)
+            body = self.encoder.watch_object(view)
         return self.encoder.watch_event("BOOKMARK", body)
+
+    def initial_events_end(self, revision: int) -> bytes:
+        """The bookmark after a watch's initial state (watch-list mode carries an empty list in the
+        negotiated format as its blueprint)."""
+        blueprint = list_body(self.request, self.scope, self.target, [], meta.ListMeta())
+        annotations = {INITIAL_EVENTS_END: "true", LIST_BLUEPRINT: base64.b64encode(blueprint).decode()}
+        return self.bookmark(revision, annotations)
 
     def error(self, error: errors.StatusError) -> bytes:
         return self.encoder.watch_event("ERROR", self.encoder.watch_message(error.status, STATUS_GVK))
-
-    def list_blueprint(self) -> str:
-        """watch-list mode: an empty list in the negotiated format, base64-encoded."""
-        return base64.b64encode(list_body(self.ctx, self.target, [], meta.ListMeta())).decode()

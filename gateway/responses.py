@@ -6,10 +6,11 @@ import gzip
 from collections.abc import Iterable
 
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-from quart import Response, request
+from quart import Response
 
 from gateway.errors import StatusError
 from gateway.negotiation.negotiate import Encoder
+from gateway.request import ApiRequest
 from protokube.schema.registry import GroupVersionKind
 
 STATUS_GVK = GroupVersionKind("", "v1", "Status")
@@ -29,7 +30,9 @@ def accepts_gzip(header: str | None) -> bool:
     return False
 
 
-def respond(body: bytes, code: int, encoder: Encoder, headers: dict[str, str] | None = None) -> Response:
+def respond(
+    request: ApiRequest, body: bytes, code: int, encoder: Encoder, headers: dict[str, str] | None = None
+) -> Response:
     """A complete (non-streaming) response; gzip-compressed when the client accepts it and it is big."""
     compress = len(body) >= GZIP_THRESHOLD and accepts_gzip(request.headers.get("Accept-Encoding"))
     if compress:
@@ -44,9 +47,9 @@ def respond(body: bytes, code: int, encoder: Encoder, headers: dict[str, str] | 
     return response
 
 
-def status_response(error: StatusError, encoder: Encoder) -> Response:
+def status_response(request: ApiRequest, error: StatusError, encoder: Encoder) -> Response:
     body = encoder.message(error.status, STATUS_GVK)
-    return respond(body, error.code, encoder, error.headers)
+    return respond(request, body, error.code, encoder, error.headers)
 
 
 def success_status(details: meta.StatusDetails) -> meta.Status:

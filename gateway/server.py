@@ -1,9 +1,4 @@
-"""Serving the gateway with hypercorn.
-
-hypercorn writes HTTP/1.1 status lines without a reason phrase ("HTTP/1.1 409 "); clients that
-show or compare it (the official Python client puts it in every ApiException) expect Go's
-("409 Conflict"), so h11 responses get the standard phrase here.
-"""
+"""Serving the gateway with hypercorn."""
 
 from __future__ import annotations
 
@@ -27,7 +22,13 @@ def _response_with_reason(self: h11.Response, **kwargs: object) -> None:
     _h11_response_init(self, **kwargs)
 
 
-h11.Response.__init__ = _response_with_reason  # type: ignore[method-assign]
+def use_standard_reason_phrases() -> None:
+    """hypercorn writes HTTP/1.1 status lines without a reason phrase ("HTTP/1.1 409 "); clients that
+    show or compare it (the official Python client puts it in every ApiException) expect Go's ("409
+    Conflict"). hypercorn has no setting for it, so h11's responses get the standard phrase here.
+    Called once by ``serve_app``, the process's only HTTP server."""
+    if h11.Response.__init__ is not _response_with_reason:
+        h11.Response.__init__ = _response_with_reason  # type: ignore[method-assign]
 
 
 def listen_socket(listen: str) -> socket.socket:
@@ -39,6 +40,7 @@ def listen_socket(listen: str) -> socket.socket:
 
 
 async def serve_app(app: Quart, sock: socket.socket, shutdown: asyncio.Event, *, access_log: bool = False) -> None:
+    use_standard_reason_phrases()
     config = Config()
     config.bind = [f"fd://{sock.fileno()}"]
     config.accesslog = "-" if access_log else None

@@ -1,8 +1,9 @@
 """The namespace controller: empties a namespace being deleted, then lets it go.
 
 Deleting a namespace marks it Terminating (its spec.finalizers hold "kubernetes"). This loop
-deletes every namespaced object in it; once nothing is left, it clears spec.finalizers (what
-upstream does through namespaces/NAME/finalize) and the namespace is removed.
+deletes every namespaced object in it through the same stores clients use; once nothing is left,
+it removes "kubernetes" from spec.finalizers through namespaces/NAME/finalize, as upstream's
+controller does, and the namespace is removed once no finalizer holds it any more.
 """
 
 from __future__ import annotations
@@ -10,24 +11,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
 
 from gateway.errors import StatusError
-from gateway.objects import storage_value
-from gateway.params import DeleteOptions
-from gateway.storage import keys
-from gateway.storage.etcd import ModRevisionMismatch, StorageError, prefix_end
-
-if TYPE_CHECKING:
-    from gateway.app import Gateway
+from gateway.objects.codec import Obj
+from gateway.params import DeleteOptions, ListOptions, WriteOptions
+from gateway.registry.store import Store
+from gateway.registry.subresources import FinalizeStore
+from gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.namespaces")
 SWEEP_INTERVAL = 2.0
+FINALIZER = "kubernetes"
 
 
 class NamespaceController:
-    def __init__(self, gateway: Gateway) -> None:
-        self.gateway = gateway
+    def __init__(self, namespaces: Store, finalize: FinalizeStore, stores: Callable[[], Iterable[Store]]) -> None:
+        self.namespaces = namespaces
+        self.finalize_store = finalize
+        self.stores = stores  # every resource's store, as the server serves them now
         self.wake = asyncio.Event()
 
     async def run(self) -> None:
@@ -41,24 +43,19 @@ class NamespaceController:
                 await asyncio.wait_for(self.wake.wait(), SWEEP_INTERVAL)
 
     async def sweep(self) -> None:
-        store = self.gateway.namespaces
-        prefix = keys.collection_prefix(store.resource)
-        listed = await self.gateway.etcd.list(prefix, prefix_end(prefix))
-        for kv in listed.kvs:
-            namespace = store.view(kv).message
-            if namespace.metadata.HasField("deletionTimestamp"):
-                await self.finalize(namespace.metadata.name)
+        listed = await self.namespaces.list("", ListOptions())
+        for view in listed.items:
+            if view.obj.metadata.HasField("deletionTimestamp"):
+                await self.finalize(view.obj.metadata.name)
 
     async def finalize(self, name: str) -> None:
         remaining = 0
-        for store in self.gateway.stores.values():
+        for store in list(self.stores()):
             if not store.resource.namespaced:
                 continue
-            prefix = keys.collection_prefix(store.resource, name)
-            for kv in (await self.gateway.etcd.list(prefix, prefix_end(prefix))).kvs:
-                view = store.view(kv)
+            for view in (await store.list(name, ListOptions())).items:
                 try:
-                    result = await store.delete(name, view.message.metadata.name, DeleteOptions(grace_period_seconds=0))
+                    result = await store.delete(name, view.obj.metadata.name, DeleteOptions(grace_period_seconds=0))
                 except StatusError as err:
                     if err.code != 404:
                         raise
@@ -66,17 +63,14 @@ class NamespaceController:
                 remaining += not result.deleted
         if remaining:
             return  # objects with finalizers: try again on the next sweep
-        namespaces = self.gateway.namespaces
-        kv, _ = await self.gateway.etcd.get(namespaces.key("", name))
-        if kv is None:
-            return
-        namespace = namespaces.view(kv).copy()
-        key = namespaces.key("", name)
-        try:
-            if namespace.metadata.finalizers:  # others' finalizers still hold it: only ours is done
-                del namespace.spec.finalizers[:]
-                await self.gateway.etcd.update(key, storage_value(namespace, namespaces.gvk), kv.mod_revision)
-            else:
-                await self.gateway.etcd.delete(key, kv.mod_revision)
-        except ModRevisionMismatch:
-            self.wake.set()
+
+        def without_ours(current: Obj | None) -> Obj:
+            assert current is not None  # the store answers 404 for a missing namespace itself
+            namespace = self.namespaces.codec.copy(current)
+            kept = [f for f in namespace.spec.finalizers if f != FINALIZER]
+            del namespace.spec.finalizers[:]
+            namespace.spec.finalizers.extend(kept)
+            return namespace
+
+        with contextlib.suppress(StatusError):  # 404: gone meanwhile
+            await self.finalize_store.update("", name, without_ours, WriteOptions())

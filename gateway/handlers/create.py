@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway.context import RequestContext
-from gateway.handlers.writes import decode_request, field_validation_warnings
+from gateway.handlers.common import decode_request, field_validation_warnings, info_of, negotiated
 from gateway.params import write_options
+from gateway.registry.rest import Creater
 from gateway.representation import object_body
+from gateway.request import ApiRequest
 from gateway.responses import add_warnings, respond
+from gateway.scope import RequestScope
 
 
-async def create(ctx: RequestContext) -> Response:
-    target = ctx.target()
-    options = write_options(ctx.query_lists(), "CreateOptions")
-    decoded = await decode_request(ctx)
-    warnings = field_validation_warnings(decoded, options, ctx.resource.kind, ctx.resource.version)
-    view = await ctx.store.create(ctx.namespace, decoded.message, options)
-    response = respond(object_body(ctx, target, view), 201, target.encoder)
+async def create(request: ApiRequest, scope: RequestScope) -> Response:
+    target = negotiated(request, scope)
+    storage: Creater = scope.storage  # type: ignore[assignment]
+    options = write_options(request.query_lists(), "CreateOptions")
+    decoded = await decode_request(request, scope)
+    warnings = field_validation_warnings(decoded, options, scope)
+    view = await storage.create(scope.namespace(info_of(request)), decoded.obj, options)
+    response = respond(request, object_body(request, scope, target, view), 201, target.encoder)
     add_warnings(response, warnings)
     return response

@@ -13,13 +13,16 @@ import dataclasses
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
-from gateway import errors, reads
-from gateway.context import RequestContext
+from gateway import errors
 from gateway.errors import FieldError
+from gateway.handlers.common import info_of, negotiated
 from gateway.negotiation.negotiate import COLLECTION
-from gateway.params import DeleteOptions, delete_options_from_query
+from gateway.params import DeleteOptions, delete_options_from_query, list_options, validate_list_options
+from gateway.registry.rest import CollectionDeleter, GracefulDeleter
 from gateway.representation import list_body, object_body
+from gateway.request import ApiRequest
 from gateway.responses import STATUS_GVK, respond, success_status
+from gateway.scope import RequestScope
 from protokube.schema import jsondecode
 from protokube.schema.jsondecode import DecodeError
 
@@ -28,9 +31,9 @@ DELETE_OPTIONS_VERSIONS = ("v1", "meta.k8s.io/v1", "")
 PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 
-async def delete_options(ctx: RequestContext) -> DeleteOptions:
-    options = delete_options_from_query(ctx.query_lists())
-    body = await ctx.request.get_data(cache=False)
+async def delete_options(request: ApiRequest) -> DeleteOptions:
+    options = delete_options_from_query(request.query_lists())
+    body = await request.body()
     if body.strip():
         try:
             decoded = jsondecode.decode_bytes(body, DELETE_OPTIONS)
@@ -75,33 +78,28 @@ def _merge(options: DeleteOptions, body: meta.DeleteOptions) -> DeleteOptions:
     return dataclasses.replace(options, **changes)
 
 
-async def delete(ctx: RequestContext) -> Response:
-    target = ctx.target()
+async def delete(request: ApiRequest, scope: RequestScope) -> Response:
+    target = negotiated(request, scope)
     encoder = target.encoder
-    options = await delete_options(ctx)
-    result = await ctx.store.delete(ctx.namespace, ctx.info.name, options)
-    if not result.deleted or ctx.resource.return_deleted_object:
-        return respond(object_body(ctx, target, result.view), 200, encoder)
-    obj_meta = result.view.message.metadata
-    details = meta.StatusDetails(name=obj_meta.name, kind=ctx.resource.plural, uid=obj_meta.uid)
-    if ctx.resource.group:
-        details.group = ctx.resource.group
+    storage: GracefulDeleter = scope.storage  # type: ignore[assignment]
+    info = info_of(request)
+    options = await delete_options(request)
+    result = await storage.delete(scope.namespace(info), info.name, options)
+    if not result.deleted or scope.resource.return_deleted_object:
+        return respond(request, object_body(request, scope, target, result.view), 200, encoder)
+    obj_meta = result.view.obj.metadata
+    details = meta.StatusDetails(name=obj_meta.name, kind=scope.resource.plural, uid=obj_meta.uid)
+    if scope.resource.group:
+        details.group = scope.resource.group
     status = success_status(details)
-    return respond(encoder.message(status, STATUS_GVK), 200, encoder)
+    return respond(request, encoder.message(status, STATUS_GVK), 200, encoder)
 
 
-async def delete_collection(ctx: RequestContext) -> Response:
+async def delete_collection(request: ApiRequest, scope: RequestScope) -> Response:
     """Delete every object the list options select; answers with the list of them."""
-    target = ctx.target(COLLECTION)
-    options = await delete_options(ctx)
-    listed = await reads.list_objects(ctx)
-    removed = []
-    for view in listed.items:
-        try:
-            result = await ctx.store.delete(view.message.metadata.namespace, view.message.metadata.name, options)
-        except errors.StatusError as err:
-            if err.code == 404:
-                continue  # deleted meanwhile
-            raise
-        removed.append(result.view)
-    return respond(list_body(ctx, target, removed, listed.list_meta), 200, target.encoder)
+    target = negotiated(request, scope, COLLECTION)
+    storage: CollectionDeleter = scope.storage  # type: ignore[assignment]
+    options = await delete_options(request)
+    list_opts = validate_list_options(list_options(request.query()))
+    removed = await storage.delete_collection(scope.namespace(info_of(request)), options, list_opts)
+    return respond(request, list_body(request, scope, target, removed.items, removed.list_meta), 200, target.encoder)

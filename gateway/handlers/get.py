@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway import reads
-from gateway.context import RequestContext
+from gateway.handlers.common import info_of, negotiated
+from gateway.registry.rest import Getter
 from gateway.representation import object_body
+from gateway.request import ApiRequest
 from gateway.responses import respond
+from gateway.scope import RequestScope
 
 
-async def get(ctx: RequestContext) -> Response:
-    target = ctx.target()
-    view = await reads.read_object(ctx)
-    return respond(object_body(ctx, target, view), 200, target.encoder)
+async def get(request: ApiRequest, scope: RequestScope) -> Response:
+    target = negotiated(request, scope)
+    storage: Getter = scope.storage  # type: ignore[assignment]
+    info = info_of(request)
+    view = await storage.get(scope.namespace(info), info.name, request.args.get("resourceVersion"))
+    return respond(request, object_body(request, scope, target, view), 200, target.encoder)

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway import reads
-from gateway.context import RequestContext
+from gateway.handlers.common import info_of, negotiated
 from gateway.negotiation.negotiate import COLLECTION
+from gateway.params import list_options, validate_list_options
+from gateway.registry.rest import Lister
 from gateway.representation import list_body
+from gateway.request import ApiRequest
 from gateway.responses import respond
+from gateway.scope import RequestScope
 
 
-async def list_(ctx: RequestContext) -> Response:
-    target = ctx.target(COLLECTION)
-    listed = await reads.list_objects(ctx)
-    return respond(list_body(ctx, target, listed.items, listed.list_meta), 200, target.encoder)
+async def list_(request: ApiRequest, scope: RequestScope) -> Response:
+    target = negotiated(request, scope, COLLECTION)
+    storage: Lister = scope.storage  # type: ignore[assignment]
+    options = validate_list_options(list_options(request.query()))
+    listed = await storage.list(scope.namespace(info_of(request)), options)
+    return respond(request, list_body(request, scope, target, listed.items, listed.list_meta), 200, target.encoder)

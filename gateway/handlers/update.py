@@ -4,19 +4,41 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway.context import RequestContext
-from gateway.handlers.writes import decode_request, field_validation_warnings
+from gateway import errors
+from gateway.handlers.common import decode_request, field_validation_warnings, info_of, negotiated
+from gateway.objects.codec import Obj
 from gateway.params import write_options
+from gateway.registry.rest import UpdatedObject, Updater
+from gateway.registry.store import check_namespace
 from gateway.representation import object_body
+from gateway.request import ApiRequest
 from gateway.responses import add_warnings, respond
+from gateway.scope import RequestScope
 
 
-async def update(ctx: RequestContext) -> Response:
-    target = ctx.target()
-    options = write_options(ctx.query_lists(), "UpdateOptions")
-    decoded = await decode_request(ctx)
-    warnings = field_validation_warnings(decoded, options, ctx.resource.kind, ctx.resource.version)
-    view, created = await ctx.store.update(ctx.namespace, ctx.info.name, decoded.message, options)
-    response = respond(object_body(ctx, target, view), 201 if created else 200, target.encoder)
+def replacement(scope: RequestScope, obj: Obj, namespace: str, name: str) -> UpdatedObject:
+    """PUT's new object: the body, whatever is stored (upstream's DefaultUpdatedObjectInfo), once
+    its name and namespace agree with the URL (upstream's checkName)."""
+    if obj.metadata.name != name:
+        raise errors.bad_request(
+            f"the name of the object ({obj.metadata.name}) does not match the name on the URL ({name})"
+        )
+    if scope.resource.namespaced:
+        check_namespace(obj, namespace)
+    codec = scope.codec
+    return lambda current: codec.copy(obj)
+
+
+async def update(request: ApiRequest, scope: RequestScope) -> Response:
+    target = negotiated(request, scope)
+    storage: Updater = scope.storage  # type: ignore[assignment]
+    info = info_of(request)
+    options = write_options(request.query_lists(), "UpdateOptions")
+    decoded = await decode_request(request, scope)
+    warnings = field_validation_warnings(decoded, options, scope)
+    namespace = scope.namespace(info)
+    updated = replacement(scope, decoded.obj, namespace, info.name)
+    view, created = await storage.update(namespace, info.name, updated, options)
+    response = respond(request, object_body(request, scope, target, view), 201 if created else 200, target.encoder)
     add_warnings(response, warnings)
     return response

@@ -11,14 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import cbor2
-from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 from gateway import errors
 from gateway.negotiation import mediatypes
+from gateway.objects.codec import Codec, DecodedObject
 from protokube.schema import envelope, jsondecode, yamlcodec
-from protokube.schema.descriptors import message_class
-from protokube.schema.jsondecode import Decoded, DecodeError
-from protokube.schema.registry import GroupVersionKind, registry
+from protokube.schema.jsondecode import DecodeError
+from protokube.schema.registry import GroupVersionKind, Registry
 
 # kube-apiserver's default limit on request bodies (3 MiB).
 MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -29,7 +28,7 @@ def _summary(body: bytes) -> str:
     return text + "..." if len(body) > 30 else text
 
 
-def _check_kind(api_version: str, kind: str, expected: GroupVersionKind) -> None:
+def _check_kind(api_version: str, kind: str, expected: GroupVersionKind, known: Registry) -> None:
     """The body's apiVersion and kind (either may be left out) must name the URL's kind."""
     kind = kind or expected.kind
     api_version = api_version or expected.api_version
@@ -42,19 +41,21 @@ def _check_kind(api_version: str, kind: str, expected: GroupVersionKind) -> None
             f"the API version in the data ({api_version}) does not match the expected API version "
             f"({expected.api_version})"
         )
-    if found in registry().kinds:
+    if found in known.kinds:
         cause = f"converting ({version}.{kind}) to ({expected.group or 'core'}.{expected.kind}): unknown conversion"
     else:
         cause = f'no kind "{kind}" is registered for version "{api_version}"'
     raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {expected.kind}: {cause}')
 
 
-def decode_body(body: bytes, media_type: str, expected: GroupVersionKind, message_name: str) -> Decoded:
-    """Decode a request body into ``expected``; StatusError (400/413) when it cannot be."""
+def decode_body(body: bytes, media_type: str, codec: Codec, known: Registry) -> DecodedObject:
+    """Decode a request body into an object of the codec's kind; StatusError (400/413) when it
+    cannot be. ``known`` words the error for a body of another kind the server knows."""
+    expected = codec.gvk
     if len(body) > MAX_BODY_BYTES:
         raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
     if media_type == mediatypes.PROTOBUF:
-        return _decode_protobuf(body, expected, message_name)
+        return _decode_protobuf(body, codec, known)
     try:
         data = parse_body(body, media_type)
     except DecodeError as err:
@@ -77,9 +78,9 @@ def decode_body(body: bytes, media_type: str, expected: GroupVersionKind, messag
                 f"struct field .{key} of type string ({_summary(body)})"
             )
     body_api_version, body_kind = data.get("apiVersion") or "", data.get("kind") or ""
-    _check_kind(body_api_version, body_kind, expected)
+    _check_kind(body_api_version, body_kind, expected, known)
     try:
-        decoded = jsondecode.decode(data, message_name, go_shape=False)  # the store normalizes what it writes
+        decoded = codec.from_dict(data)
     except DecodeError as err:
         kind = body_kind or expected.kind
         version = (body_api_version or expected.api_version).rpartition("/")[2]
@@ -87,8 +88,8 @@ def decode_body(body: bytes, media_type: str, expected: GroupVersionKind, messag
             f'{kind} in version "{version}" cannot be handled as a {expected.kind}: {err}'
         ) from None
     if media_type == mediatypes.YAML:  # YAML reports its own duplicates, by line
-        decoded.duplicates = []
-        decoded.yaml_duplicates = yamlcodec.duplicate_errors(data)
+        decoded.violations = [v for v in decoded.violations if not v.startswith("duplicate field ")]
+        decoded.violations += yamlcodec.duplicate_errors(data)
     return decoded
 
 
@@ -115,7 +116,8 @@ def _thaw(value: Any) -> Any:
     return value
 
 
-def _decode_protobuf(body: bytes, expected: GroupVersionKind, message_name: str) -> Decoded:
+def _decode_protobuf(body: bytes, codec: Codec, known: Registry) -> DecodedObject:
+    expected = codec.gvk
     try:
         unknown = envelope.unwrap(body)
     except envelope.EnvelopeError as err:
@@ -123,13 +125,11 @@ def _decode_protobuf(body: bytes, expected: GroupVersionKind, message_name: str)
             f"the object provided is unrecognized (must be of type {expected.kind}): {err}"
         ) from None
     type_meta = unknown.typeMeta
-    _check_kind(type_meta.apiVersion, type_meta.kind, expected)
-    message = message_class(message_name)()
+    _check_kind(type_meta.apiVersion, type_meta.kind, expected, known)
     try:
-        message.ParseFromString(unknown.raw)
-    except ProtobufDecodeError as err:
+        obj = codec.from_protobuf(unknown.raw)
+    except DecodeError as err:
         raise errors.bad_request(
-            f'{expected.kind} in version "{expected.version}" cannot be handled as a {expected.kind}: '
-            f"the protobuf object is malformed: {err}"
+            f'{expected.kind} in version "{expected.version}" cannot be handled as a {expected.kind}: {err}'
         ) from None
-    return Decoded(message=message, api_version=type_meta.apiVersion, kind=type_meta.kind)
+    return DecodedObject(obj, type_meta.apiVersion, type_meta.kind)

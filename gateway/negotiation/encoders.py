@@ -1,8 +1,9 @@
 """Response encoders: one per wire format, all built on the cached encodings of ObjectView.
 
 Each encoder writes single objects, lists (enveloped once, items concatenated from cached
-bytes), plain values (Status, discovery documents, Tables) and watch events in its format's
-framing: JSON lines, length-prefixed protobuf, a CBOR sequence.
+bytes, laid out as the resource's codec lays lists out), plain values (Status, discovery
+documents, Tables) and watch events in its format's framing: JSON lines, length-prefixed protobuf,
+a CBOR sequence.
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-import cbor2
 import orjson
 from google.protobuf.message import Message
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway.negotiation import mediatypes
-from gateway.objects import CBOR_BODY, CBOR_OBJECT, JSON_BODY, ObjectView
+from gateway.objects import cbor
+from gateway.objects.cbor import SELF_DESCRIBED
+from gateway.objects.codec import Codec
+from gateway.objects.view import ObjectView
 from protokube.schema import envelope, goshape, jsonencode, yamlcodec
 from protokube.schema.registry import GroupVersionKind
 
@@ -63,12 +66,8 @@ class JSONEncoder:
         """A plain JSON-like value, e.g. a Table."""
         return self.finish(jsonencode.dumps(value))
 
-    def list(self, gvk: GroupVersionKind, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
-        head = jsonencode.dumps(
-            {"kind": gvk.kind, "apiVersion": gvk.api_version, "metadata": jsonencode.to_dict(list_meta)}
-        )
-        body = head[:-1] + b',"items":[' + b",".join(v.encoded(JSON_BODY) for v in items) + b"]}"
-        return self.finish(body)
+    def list(self, codec: Codec, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
+        return self.finish(codec.json_list(list_meta, items))
 
     def watch_event(self, event_type: str, object_bytes: bytes) -> bytes:
         return b'{"type":"' + event_type.encode() + b'","object":' + object_bytes + b"}\n"
@@ -100,16 +99,16 @@ class ProtobufEncoder:
     key = mediatypes.PROTOBUF
 
     def object(self, view: ObjectView) -> bytes:
-        return view.protobuf_object()
+        return envelope.wrap(view.raw, view.gvk.api_version, view.gvk.kind)
 
     def message(self, message: Message, gvk: GroupVersionKind) -> bytes:
         return envelope.encode(goshape.normalize(message), gvk.api_version, gvk.kind)
 
-    def list(self, gvk: GroupVersionKind, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
+    def list(self, codec: Codec, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
         raw = _pb_field(1, goshape.normalize(list_meta).SerializeToString(deterministic=True)) + b"".join(
             _pb_field(2, v.raw) for v in items
         )
-        return envelope.wrap(raw, gvk.api_version, gvk.kind)
+        return envelope.wrap(raw, codec.list_gvk.api_version, codec.list_gvk.kind)
 
     def watch_event(self, event_type: str, object_bytes: bytes) -> bytes:
         """A length-prefixed metav1.WatchEvent whose object.raw holds the enveloped object."""
@@ -117,29 +116,10 @@ class ProtobufEncoder:
         return struct.pack(">I", len(event)) + event
 
     def watch_object(self, view: ObjectView) -> bytes:
-        return view.protobuf_object()
+        return self.object(view)
 
     def watch_message(self, message: Message, gvk: GroupVersionKind) -> bytes:
         return self.message(message, gvk)
-
-
-# CBOR: every top-level item starts with the self-described CBOR tag 55799 (d9 d9 f7).
-SELF_DESCRIBED = b"\xd9\xd9\xf7"
-
-
-def _cbor_head(major: int, length: int) -> bytes:
-    """The initial bytes of a CBOR item of ``major`` type with ``length`` (RFC 8949 3.1)."""
-    if length < 24:
-        return bytes([(major << 5) | length])
-    for info, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
-        if length < 1 << (8 * size):
-            return bytes([(major << 5) | info]) + length.to_bytes(size, "big")
-    raise ValueError("CBOR length too large")
-
-
-def cbor_dumps(value: Any) -> bytes:
-    """Map keys in bytewise-lexical order of their encodings, as upstream's CBOR encoder sorts them."""
-    return cbor2.dumps(value, canonical=True)
 
 
 class CBOREncoder:
@@ -151,51 +131,36 @@ class CBOREncoder:
     key = mediatypes.CBOR
 
     def object(self, view: ObjectView) -> bytes:
-        return SELF_DESCRIBED + self.watch_object(view)
+        return SELF_DESCRIBED + view.cbor_object()
 
     def message(self, message: Message, gvk: GroupVersionKind) -> bytes:
         return SELF_DESCRIBED + self.watch_message(message, gvk)
 
     def value(self, value: dict[str, Any]) -> bytes:
-        return SELF_DESCRIBED + cbor_dumps(value)
+        return SELF_DESCRIBED + cbor.dumps(value)
 
-    def list(self, gvk: GroupVersionKind, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
-        # Keys in canonical order: kind, items, metadata, apiVersion; items from each object's cached bytes.
-        return b"".join(
-            (
-                SELF_DESCRIBED,
-                _cbor_head(5, 4),
-                cbor_dumps("kind"),
-                cbor_dumps(gvk.kind),
-                cbor_dumps("items"),
-                _cbor_head(4, len(items)),
-                *(v.encoded(CBOR_BODY) for v in items),
-                cbor_dumps("metadata"),
-                cbor_dumps(jsonencode.to_dict(list_meta)),
-                cbor_dumps("apiVersion"),
-                cbor_dumps(gvk.api_version),
-            )
-        )
+    def list(self, codec: Codec, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
+        return SELF_DESCRIBED + codec.cbor_list(list_meta, items)
 
     def watch_event(self, event_type: str, object_bytes: bytes) -> bytes:
         """One tagged item of the sequence; the object is an embedded, tagged CBOR item."""
         return b"".join(
             (
                 SELF_DESCRIBED,
-                _cbor_head(5, 2),
-                cbor_dumps("type"),
-                cbor_dumps(event_type),
-                cbor_dumps("object"),
+                cbor.head(5, 2),
+                cbor.dumps("type"),
+                cbor.dumps(event_type),
+                cbor.dumps("object"),
                 SELF_DESCRIBED,
                 object_bytes,
             )
         )
 
     def watch_object(self, view: ObjectView) -> bytes:
-        return view.encoded(CBOR_OBJECT)
+        return view.cbor_object()
 
     def watch_message(self, message: Message, gvk: GroupVersionKind) -> bytes:
-        return cbor_dumps(jsonencode.object_to_dict(message, gvk.kind, gvk.api_version, raw_bytes=True))
+        return cbor.dumps(jsonencode.object_to_dict(message, gvk.kind, gvk.api_version, raw_bytes=True))
 
     def watch_value(self, value: dict[str, Any]) -> bytes:
-        return cbor_dumps(value)
+        return cbor.dumps(value)

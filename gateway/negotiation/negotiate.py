@@ -31,14 +31,20 @@ OBJECT_ONLY = frozenset({OBJECT})
 
 @dataclass(frozen=True, slots=True)
 class Formats:
-    """The formats this server serves: CBOR joins when its feature gate is on."""
+    """The formats a resource is served in: CBOR joins when its feature gate is on; protobuf is left
+    out for kinds without a protobuf encoding (custom resources)."""
 
     cbor: bool = False
+    protobuf: bool = True
     media_types: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        types = (mediatypes.JSON, mediatypes.YAML, mediatypes.PROTOBUF)
+        types = (mediatypes.JSON, mediatypes.YAML)
+        types += (mediatypes.PROTOBUF,) if self.protobuf else ()
         object.__setattr__(self, "media_types", (*types, mediatypes.CBOR) if self.cbor else types)
+
+    def for_codec(self, protobuf: bool) -> Formats:
+        return self if protobuf == self.protobuf else Formats(cbor=self.cbor, protobuf=protobuf)
 
     def encoder(self, media_type: str, pretty: bool) -> Encoder:
         if media_type == mediatypes.YAML:

@@ -16,7 +16,7 @@ import orjson
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway import errors
-from gateway.objects import JSON_BODY, ObjectView
+from gateway.objects.view import ObjectView
 from gateway.printing.cells import CELLS, ROW_CONDITIONS, Row
 from protokube.schema import jsonencode, wellknown
 from protokube.schema.registry import PrinterColumn, Resource
@@ -87,16 +87,16 @@ def _cell(column: PrinterColumn, row: Row, as_json: dict[str, Any]) -> Any:
 
 def partial_metadata(view: ObjectView) -> dict[str, Any]:
     """A PartialObjectMetadata: the object's kind and metadata only."""
-    body = orjson.loads(view.encoded(JSON_BODY))
+    body = orjson.loads(view.json_item())
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": body.get("metadata", {})}
 
 
 def table_row(resource: Resource, view: ObjectView, include: str, now: float) -> dict[str, Any]:
-    as_json = orjson.loads(view.encoded(JSON_BODY))
-    message = view.message
-    row = Row(message, now)
+    as_json = orjson.loads(view.json_item())
+    obj = view.obj
+    row = Row(obj, now)
     result: dict[str, Any] = {"cells": [_cell(c, row, as_json) for c in columns(resource)]}
-    conditions = ROW_CONDITIONS.get(resource.kind, lambda _: [])(message)
+    conditions = ROW_CONDITIONS.get(resource.message, lambda _: [])(obj)
     if conditions:
         result["conditions"] = conditions
     if include == "Object":

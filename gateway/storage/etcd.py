@@ -1,58 +1,31 @@
-"""The gateway's only way to storage: an etcd v3 client over gRPC (upstream's etcd3 store).
+"""The storage backend over gRPC: an etcd v3 client (the ``Backend`` of storage/backend.py).
 
 It speaks to the embedded storage service and to a real etcd alike. Writes are transactions on
 the key's create/mod revision (optimistic concurrency, as k8s.io/apiserver's etcd3 store does);
-gRPC errors become the typed exceptions below.
+gRPC errors become the typed exceptions of storage/backend.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import grpc
 from etcdserverpb import rpc_pb2 as rpc
 from etcdserverpb import rpc_pb2_grpc as rpc_grpc
-from mvccpb import kv_pb2
 
-KeyValue = kv_pb2.KeyValue
-Event = kv_pb2.Event
+from gateway.storage.backend import (
+    Compacted,
+    FutureRevision,
+    KeyExists,
+    KeyValue,
+    ListResult,
+    ModRevisionMismatch,
+    StorageError,
+)
 
 # Lists of many large objects exceed gRPC's 4 MiB default.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
-
-
-class StorageError(Exception):
-    """Storage failed in a way the client did not cause (rendered as 500 or 503)."""
-
-
-class KeyExists(StorageError):
-    pass
-
-
-class KeyNotFound(StorageError):
-    pass
-
-
-class Compacted(StorageError):
-    """The requested revision is older than the oldest kept (upstream: 410 Expired)."""
-
-    def __init__(self, compact_revision: int = 0) -> None:
-        super().__init__("mvcc: required revision has been compacted")
-        self.compact_revision = compact_revision
-
-
-class FutureRevision(StorageError):
-    pass
-
-
-class ModRevisionMismatch(Exception):
-    """The key changed since it was read; ``current`` is what it holds now (None: deleted)."""
-
-    def __init__(self, current: KeyValue | None) -> None:
-        super().__init__("the key was modified")
-        self.current = current
 
 
 def _translate(err: grpc.aio.AioRpcError) -> StorageError:
@@ -66,26 +39,7 @@ def _translate(err: grpc.aio.AioRpcError) -> StorageError:
     return StorageError(f"storage error: {err.code().name}: {details}")
 
 
-def prefix_end(prefix: bytes) -> bytes:
-    """The range end that covers every key starting with ``prefix``."""
-    end = bytearray(prefix)
-    while end:
-        if end[-1] < 0xFF:
-            end[-1] += 1
-            return bytes(end)
-        end.pop()
-    return b"\x00"
-
-
-@dataclass(frozen=True, slots=True)
-class ListResult:
-    kvs: list[KeyValue]
-    revision: int  # the revision the list was read at
-    more: bool
-    count: int  # keys in the range from the start key (etcd's count)
-
-
-class Etcd:
+class EtcdBackend:
     """A connection to an etcd-v3 API endpoint (``host:port``)."""
 
     def __init__(self, target: str) -> None:
@@ -121,24 +75,20 @@ class Etcd:
         response = await self._call(self.kv.Range, request)
         return ListResult(list(response.kvs), response.header.revision, response.more, response.count)
 
-    async def count(self, start: bytes, end: bytes) -> int:
-        request = rpc.RangeRequest(key=start, range_end=end, count_only=True)
-        return (await self._call(self.kv.Range, request)).count
-
-    async def create(self, key: bytes, value: bytes, lease: int = 0) -> int:
+    async def create(self, key: bytes, value: bytes) -> int:
         """Put ``key`` only if absent; returns the new revision (KeyExists otherwise)."""
         request = rpc.TxnRequest(
             compare=[rpc.Compare(key=key, target=rpc.Compare.CREATE, result=rpc.Compare.EQUAL, create_revision=0)],
-            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=key, value=value, lease=lease))],
+            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=key, value=value))],
         )
         response = await self._call(self.kv.Txn, request)
         if not response.succeeded:
             raise KeyExists(key.decode())
         return response.header.revision
 
-    async def update(self, key: bytes, value: bytes, mod_revision: int, lease: int = 0) -> int:
+    async def update(self, key: bytes, value: bytes, mod_revision: int) -> int:
         """Put ``key`` only if unchanged since ``mod_revision``; returns the new revision."""
-        put = rpc.RequestOp(request_put=rpc.PutRequest(key=key, value=value, lease=lease))
+        put = rpc.RequestOp(request_put=rpc.PutRequest(key=key, value=value))
         return await self._if_unchanged(key, mod_revision, put)
 
     async def delete(self, key: bytes, mod_revision: int) -> int:
@@ -163,12 +113,12 @@ class Etcd:
     async def compact(self, revision: int) -> None:
         await self._call(self.kv.Compact, rpc.CompactionRequest(revision=revision, physical=True))
 
-    def watch(self, start: bytes, end: bytes, start_revision: int) -> Watch:
+    def watch(self, start: bytes, end: bytes, start_revision: int) -> EtcdWatch:
         """A watch on [start, end) from ``start_revision`` with previous values and progress."""
-        return Watch(self.watch_stub, start, end, start_revision)
+        return EtcdWatch(self.watch_stub, start, end, start_revision)
 
 
-class Watch:
+class EtcdWatch:
     """One etcd watch on its own gRPC stream; ``request_progress`` asks where it stands.
 
     Use as ``async with etcd.watch(...) as watch: async for response in watch.responses()``.
@@ -188,7 +138,7 @@ class Watch:
         while (item := await self._requests.get()) is not None:
             yield item
 
-    async def __aenter__(self) -> Watch:
+    async def __aenter__(self) -> EtcdWatch:
         self._call = self._stub.Watch(self._request_stream())
         return self
 

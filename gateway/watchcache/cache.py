@@ -21,14 +21,12 @@ from collections.abc import Iterator
 
 from sortedcontainers import SortedDict
 
-from gateway.objects import ObjectView
-from gateway.registry.kinds import KindHooks
+from gateway.objects.view import ObjectView
 from gateway.selectors import Filter
-from gateway.storage import keys
-from gateway.storage.etcd import Compacted, Etcd, Event, KeyValue, StorageError, Watch, prefix_end
-from gateway.watchcache.entries import CacheEvent, Entry, entry_fields, make_entry
+from gateway.storage.backend import Compacted, Event, KeyValue, StorageError, Watch, prefix_end
+from gateway.storage.objectstore import ObjectStore
+from gateway.watchcache.entries import CacheEvent, Entry, Selectable, entry_fields, make_entry
 from gateway.watchcache.watcher import CacheWatcher
-from protokube.schema.registry import Resource
 
 log = logging.getLogger("protokube.watchcache")
 
@@ -57,12 +55,13 @@ class TooLargeResourceVersion(Exception):
 
 class WatchCache:
     def __init__(
-        self, etcd: Etcd, resource: Resource, hooks: KindHooks, *, window: int = 10_000, window_seconds: float = 150.0
+        self, store: ObjectStore, selectable: Selectable, *, window: int = 10_000, window_seconds: float = 150.0
     ) -> None:
-        self.etcd = etcd
-        self.resource = resource
-        self.hooks = hooks
-        self.prefix = keys.collection_prefix(resource)
+        self.objects = store
+        self.backend = store.backend
+        self.resource = store.resource
+        self.selectable = selectable
+        self.prefix = store.prefix
         self.store: SortedDict[str, Entry] = SortedDict()
         self.events: deque[tuple[float, CacheEvent]] = deque()
         self.window = window
@@ -80,11 +79,9 @@ class WatchCache:
         self._unsent: list[asyncio.Future[None]] = []
 
     # ---- feeding ---------------------------------------------------------------------------
-    def _entry(self, kv: KeyValue, revision: int | None = None) -> Entry:
-        view = ObjectView(
-            self.resource.gvk, self.resource.message, revision or kv.mod_revision, value=kv.value, keep_message=False
-        )
-        return make_entry(kv.key[len(self.prefix) :].decode(), view, self.hooks)
+    def _entry(self, kv: KeyValue) -> Entry:
+        view = ObjectView(self.objects.codec, kv.mod_revision, value=kv.value, keep_object=False)
+        return make_entry(kv.key[len(self.prefix) :].decode(), view, self.selectable)
 
     async def _load(self) -> int:
         """Fill the store from a consistent paginated list; returns its revision."""
@@ -92,7 +89,7 @@ class WatchCache:
         end = prefix_end(self.prefix)
         start, revision = self.prefix, 0
         while True:
-            page = await self.etcd.list(start, end, revision=revision, limit=INITIAL_LIST_PAGE)
+            page = await self.backend.list(start, end, revision=revision, limit=INITIAL_LIST_PAGE)
             revision = page.revision
             for kv in page.kvs:
                 entry = self._entry(kv)
@@ -108,7 +105,7 @@ class WatchCache:
                 revision = await self._load()
                 self._reset_window(revision)
                 self.ready.set()
-                async with self.etcd.watch(self.prefix, prefix_end(self.prefix), revision + 1) as watch:
+                async with self.backend.watch(self.prefix, prefix_end(self.prefix), revision + 1) as watch:
                     self._watch = watch
                     for waiting in self._unsent:  # asked while disconnected: ask now
                         self._send(waiting)

@@ -9,10 +9,21 @@ every watcher that receives it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gateway.objects import ObjectView
-from gateway.registry.kinds import KindHooks
+from gateway.objects.codec import Obj
+from gateway.objects.view import ObjectView
+
+
+@dataclass(frozen=True, slots=True)
+class Selectable:
+    """What field selectors can ask of a resource's objects (upstream's GetAttrs)."""
+
+    # The selectable fields beyond metadata.name and metadata.namespace, in their order.
+    names: tuple[str, ...]
+    # An object's values of every selectable field, metadata.name and metadata.namespace included.
+    values: Callable[[Obj], dict[str, str]]
 
 
 @dataclass(slots=True)
@@ -31,12 +42,11 @@ class Entry:
         return self.view.resource_version
 
 
-def make_entry(key: str, view: ObjectView, hooks: KindHooks) -> Entry:
-    message = view.decode_with_raw()  # decoded once here; the view keeps only bytes afterwards
-    labels = dict(message.metadata.labels)
-    names = hooks.resource.selectable_fields[2:]
-    values = hooks.field_values(message) if names else {}
-    return Entry(key, message.metadata.namespace, labels, tuple(values[n] for n in names), names, view)
+def make_entry(key: str, view: ObjectView, selectable: Selectable) -> Entry:
+    obj = view.decode_once()  # decoded once here; the view keeps only bytes afterwards
+    names = selectable.names
+    values = selectable.values(obj) if names else {}
+    return Entry(key, obj.metadata.namespace, dict(obj.metadata.labels), tuple(values[n] for n in names), names, view)
 
 
 def entry_fields(entry: Entry) -> dict[str, str]:

@@ -1,9 +1,9 @@
-"""One HTTP watch served from the watch cache (upstream's cacheWatcher).
+"""One watch served from the watch cache (upstream's cacheWatcher).
 
 The cache offers it every event; it decides what the event is *for this watcher* (an object that
-stops matching the selectors is DELETED, one that starts matching is ADDED), queues the encoded
-frame (shared between watchers through the event's frame cache) and wakes the stream. A watcher
-that falls too far behind is closed, as upstream closes unresponsive watchers; its client
+stops matching the selectors is DELETED, one that starts matching is ADDED), queues it with that
+type and wakes the stream, which hands out what is queued in batches, and bookmarks when due. A
+watcher that falls too far behind is closed, as upstream closes unresponsive watchers; its client
 re-watches from the last resourceVersion it saw.
 """
 
@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 from gateway.selectors import Filter
 from gateway.watchcache.entries import CacheEvent, Entry, entry_fields
@@ -22,29 +23,33 @@ BOOKMARK_INTERVAL = 60.0
 FINAL_BOOKMARK_LEAD = 2.0
 MAX_QUEUED = 10_000
 
-# Encodes a change as the given event type for this watcher (the object: entry, or prev).
-FrameFunc = Callable[[CacheEvent, str], bytes]
-BookmarkFunc = Callable[[int], bytes]
+
+@dataclass(frozen=True, slots=True)
+class Bookmark:
+    revision: int
+
+
+# A change as this watcher sees it (the event and its type for this watcher), or a bookmark.
+Item = tuple[CacheEvent, str] | Bookmark
 
 
 class CacheWatcher:
     def __init__(
         self,
         flt: Filter,
-        frame: FrameFunc,
-        bookmark: BookmarkFunc | None,
         deadline: float,
         start_revision: int,
+        *,
+        bookmarks: bool = False,
         bookmark_interval: float = BOOKMARK_INTERVAL,
     ) -> None:
         self.filter = flt
-        self.frame = frame
-        self.bookmark = bookmark
+        self.bookmarks = bookmarks
         self.deadline = deadline
         self.revision = start_revision  # events up to here are not for this watcher
         self.synced = start_revision  # everything up to here has been queued
         self.bookmark_interval = bookmark_interval
-        self.queue: deque[bytes] = deque()
+        self.queue: deque[Item] = deque()
         self.wakeup = asyncio.Event()
         self.closed = False
 
@@ -69,7 +74,7 @@ class CacheWatcher:
             return True
         event_type = self.event_type(event)
         if event_type is not None:
-            self.queue.append(self.frame(event, event_type))
+            self.queue.append((event, event_type))
             if len(self.queue) > MAX_QUEUED:
                 self.close()
                 return False
@@ -84,13 +89,13 @@ class CacheWatcher:
         self.closed = True
         self.wakeup.set()
 
-    async def frames(self) -> AsyncIterator[bytes]:
-        """Queued frames as they come (batched), bookmarks when due, until the deadline."""
+    async def batches(self) -> AsyncIterator[list[Item]]:
+        """Queued changes as they come (batched), bookmarks when due, until the deadline."""
         next_bookmark = time.monotonic() + self.bookmark_interval
         final_bookmark_sent = False
         while True:
             if self.queue:
-                batch = b"".join(self.queue)
+                batch = list(self.queue)
                 self.queue.clear()
                 yield batch
                 continue
@@ -99,14 +104,14 @@ class CacheWatcher:
             now = time.monotonic()
             if now >= self.deadline:
                 return
-            if self.bookmark is not None:
+            if self.bookmarks:
                 if not final_bookmark_sent and now >= self.deadline - FINAL_BOOKMARK_LEAD:
                     final_bookmark_sent = True
-                    yield self.bookmark(self.synced)
+                    yield [Bookmark(self.synced)]
                     continue
                 if now >= next_bookmark:
                     next_bookmark = now + self.bookmark_interval
-                    yield self.bookmark(self.synced)
+                    yield [Bookmark(self.synced)]
                     continue
                 wake_at = min(
                     next_bookmark, self.deadline - FINAL_BOOKMARK_LEAD if not final_bookmark_sent else self.deadline

@@ -47,16 +47,10 @@ class Decoded:
     # Field-validation findings, in upstream's wording: 'unknown field "spec.foo"'.
     unknown: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
-    # For YAML input, duplicate keys as YAML reports them ('line 5: key "x" already set in map').
-    yaml_duplicates: list[str] = field(default_factory=list)
 
     @property
     def violations(self) -> list[str]:
-        return (
-            [f'unknown field "{p}"' for p in self.unknown]
-            + [f'duplicate field "{p}"' for p in self.duplicates]
-            + self.yaml_duplicates
-        )
+        return [f'unknown field "{p}"' for p in self.unknown] + [f'duplicate field "{p}"' for p in self.duplicates]
 
 
 class JSONObject(dict):

@@ -3,11 +3,16 @@
 Nothing here names a kind. A message with ``option (protokube.options.v1.kind)`` is a kind of its
 group/version; one that also has ``option (protokube.options.v1.resource)`` is served as a REST
 resource, with its list kind ``<Kind>List`` from the same package.
+
+The registry can change while the server runs: ``add`` and ``remove`` tell every subscriber, so
+that routing, discovery and watch caches follow. Resources added that way may have no compiled
+message (``message == ""``): their objects are unstructured JSON.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import protokube.options.v1.options_pb2 as opts
@@ -68,9 +73,13 @@ class Resource:
     name_rule: int
     allow_create_on_update: bool
     return_deleted_object: bool
-    # Protobuf full names of the kind and its list.
+    # Protobuf full names of the kind and its list ("" for a kind without a compiled message).
     message: str
     list_message: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.gvk.group, self.gvk.version, self.plural)
 
     @property
     def group(self) -> str:
@@ -99,11 +108,42 @@ class Resource:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
+ADDED, REMOVED = "added", "removed"
+# Called with ADDED or REMOVED and the resource, after the registry changed.
+Listener = Callable[[str, Resource], None]
+
+
 @dataclass
 class Registry:
     kinds: dict[GroupVersionKind, str] = field(default_factory=dict)
     gvk_by_message: dict[str, GroupVersionKind] = field(default_factory=dict)
     resources: dict[tuple[str, str, str], Resource] = field(default_factory=dict)
+    listeners: list[Listener] = field(default_factory=list)
+
+    def subscribe(self, listener: Listener) -> None:
+        self.listeners.append(listener)
+
+    def add(self, resource: Resource) -> None:
+        """Serve a resource from now on (its kind and list kind become known too)."""
+        if resource.key in self.resources:
+            raise RegistryError(f"resource {resource.plural} of {resource.gvk.api_version} is already served")
+        self.resources[resource.key] = resource
+        self.kinds.setdefault(resource.gvk, resource.message)
+        self.kinds.setdefault(
+            GroupVersionKind(resource.group, resource.version, resource.list_kind), resource.list_message
+        )
+        for listener in list(self.listeners):
+            listener(ADDED, resource)
+
+    def remove(self, group: str, version: str, plural: str) -> Resource:
+        """Stop serving a resource; its kinds are forgotten unless compiled messages define them."""
+        resource = self.resources.pop((group, version, plural))
+        for gvk in (resource.gvk, GroupVersionKind(group, version, resource.list_kind)):
+            if not self.kinds.get(gvk):
+                self.kinds.pop(gvk, None)
+        for listener in list(self.listeners):
+            listener(REMOVED, resource)
+        return resource
 
     def resource(self, group: str, version: str, plural: str) -> Resource | None:
         return self.resources.get((group, version, plural))

@@ -347,14 +347,15 @@ def test_default_columns_for_kinds_without_printer_columns(client: httpx.Client,
 
     from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-    from gateway.objects import ObjectView
+    from gateway.objects.codecs import codec_for
+    from gateway.objects.view import ObjectView
     from gateway.printing import table
     from protokube.schema.jsondecode import decode
     from protokube.schema.registry import registry
 
     resource = dataclasses.replace(registry().resource("", "v1", "pods"), printer_columns=())
     obj = decode(client.get(f"{pods}/alpha").json(), resource.message).message
-    view = ObjectView.from_message(resource.gvk, obj, 5)
+    view = ObjectView.of(codec_for(resource), obj, 5)
     printed = table.table(resource, [view], meta.ListMeta(), "Metadata")
     assert [(c["name"], c["type"], c["format"]) for c in printed["columnDefinitions"]] == [
         ("Name", "string", "name"),

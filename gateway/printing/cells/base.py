@@ -28,7 +28,7 @@ class Row:
 
 CellFunc = Callable[[Row], Any]
 CELLS: dict[str, CellFunc] = {}
-# Row conditions by kind (e.g. Completed for finished pods): kubectl hides such rows unless asked.
+# Row conditions by message full name (e.g. Completed for finished pods): kubectl hides such rows unless asked.
 ROW_CONDITIONS: dict[str, Callable[[Message], list[dict[str, str]]]] = {}
 
 

@@ -159,7 +159,7 @@ def pod_row_conditions(obj: Message) -> list[dict[str, str]]:
     return []
 
 
-ROW_CONDITIONS["Pod"] = pod_row_conditions
+ROW_CONDITIONS["k8s.io.api.core.v1.Pod"] = pod_row_conditions
 
 
 # ---- services, endpoints, nodes ------------------------------------------------------------

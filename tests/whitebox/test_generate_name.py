@@ -1,14 +1,10 @@
 """generateName gives up after 8 taken names, with upstream's 409 (k8s.io/apiserver RetryGenerateName).
 
 Collisions among 27^5 random suffixes cannot be provoked through HTTP, so this test drives the
-store directly — against a real storage service started in-process — with the name generator
-made to repeat itself.
+store directly with the name generator made to repeat itself.
 """
 
 from __future__ import annotations
-
-import asyncio
-from pathlib import Path
 
 import pytest
 from k8s.io.api.core.v1 import types_pb2 as core
@@ -16,13 +12,12 @@ from k8s.io.api.core.v1 import types_pb2 as core
 from gateway.errors import StatusError
 from gateway.params import WriteOptions
 from gateway.registry import store as store_module
-from gateway.registry.store import GENERATE_NAME_ATTEMPTS, Store
-from gateway.storage.etcd import Etcd
-from protokube.schema.registry import registry
-from server.app import start_storage
+from gateway.registry.store import GENERATE_NAME_ATTEMPTS
+
+from .stack import run, running_server
 
 
-def test_generate_name_gives_up_after_8_attempts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_generate_name_gives_up_after_8_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
     attempts: list[str] = []
 
     def same_name(prefix: str) -> str:
@@ -32,29 +27,20 @@ def test_generate_name_gives_up_after_8_attempts(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(store_module, "generate_name", same_name)
 
     async def scenario() -> StatusError:
-        server = await start_storage("127.0.0.1:0", tmp_path, compaction_retention=0)
-        etcd = Etcd(server.address)
-        try:
-
-            async def namespace_exists(_: str) -> None:
-                return None
-
-            configmaps = Store(etcd, registry().resource("", "v1", "configmaps"), namespace_exists)
+        async with running_server() as server:
+            configmaps = server.stores[("", "v1", "configmaps")]
 
             def generated() -> core.ConfigMap:
                 return core.ConfigMap(metadata={"generateName": "gen-"})
 
             first = await configmaps.create("default", generated(), WriteOptions())
-            assert first.message.metadata.name == "gen-aaaaa"
+            assert first.obj.metadata.name == "gen-aaaaa"
             attempts.clear()
             with pytest.raises(StatusError) as raised:
                 await configmaps.create("default", generated(), WriteOptions())
             return raised.value
-        finally:
-            await etcd.close()
-            await server.stop()
 
-    error = asyncio.run(asyncio.wait_for(scenario(), 60))
+    error = run(scenario)
     assert len(attempts) == GENERATE_NAME_ATTEMPTS == 8
     assert error.code == 409 and error.headers == {"Retry-After": "1"}
     status = error.status

@@ -1,0 +1,28 @@
+"""Audit-Id: every request has an id, sent back on every response (upstream's WithAuditID).
+
+A client may name the request itself with an Audit-ID header; otherwise the server makes one.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from quart import Response
+
+from gateway.filters import Handler
+from gateway.request import ApiRequest
+
+HEADER = "Audit-Id"
+MAX_CLIENT_ID = 128
+
+
+class AuditId:
+    def __init__(self, next_handler: Handler) -> None:
+        self.next = next_handler
+
+    async def __call__(self, request: ApiRequest) -> Response:
+        given = request.headers.get(HEADER, "")
+        request.request_id = given if 0 < len(given) <= MAX_CLIENT_ID else str(uuid.uuid4())
+        response = await self.next(request)
+        response.headers[HEADER] = request.request_id
+        return response

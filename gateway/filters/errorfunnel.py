@@ -1,0 +1,51 @@
+"""Every error ends here and leaves as a metav1.Status (upstream's panic recovery and error writers).
+
+A StatusError is the client's answer as it stands; a storage failure is a 500 naming what failed; any
+other exception is logged with the request id and answered with a 500 that carries no trace.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from quart import Response
+
+from gateway import errors
+from gateway.errors import StatusError
+from gateway.filters import Handler
+from gateway.negotiation import negotiate
+from gateway.negotiation.encoders import JSONEncoder
+from gateway.negotiation.negotiate import Encoder, Formats
+from gateway.request import ApiRequest
+from gateway.responses import status_response
+from gateway.storage.backend import StorageError
+
+log = logging.getLogger("protokube.gateway")
+
+
+class ErrorFunnel:
+    def __init__(self, next_handler: Handler, formats: Formats) -> None:
+        self.next = next_handler
+        self.formats = formats
+
+    def _encoder(self, request: ApiRequest) -> Encoder:
+        """The negotiated encoder when negotiation itself succeeds, else JSON."""
+        try:
+            return negotiate.response_encoder(request.headers.get("Accept"), False, self.formats)
+        except StatusError:
+            return JSONEncoder()
+
+    async def __call__(self, request: ApiRequest) -> Response:
+        try:
+            return await self.next(request)
+        except StatusError as err:
+            error = err
+        except StorageError as err:
+            log.warning("request %s: storage error: %s", request.request_id, err)
+            error = errors.internal(str(err))
+        except Exception:
+            log.exception("request %s failed", request.request_id)
+            error = errors.internal(
+                f"an error on the server (request id {request.request_id}) has prevented the request from succeeding"
+            )
+        return status_response(request, error, self._encoder(request))

@@ -1,0 +1,48 @@
+"""What every handler does the same way: negotiating the response, reading the request body."""
+
+from __future__ import annotations
+
+from gateway import errors
+from gateway.negotiation import negotiate
+from gateway.negotiation.bodies import decode_body
+from gateway.objects.codec import DecodedObject
+from gateway.params import WriteOptions
+from gateway.request import ApiRequest
+from gateway.requestinfo import RequestInfo
+from gateway.scope import RequestScope
+
+
+def info_of(request: ApiRequest) -> RequestInfo:
+    """What the URL addresses (the request-info filter has read it)."""
+    assert request.info is not None
+    return request.info
+
+
+def negotiated(
+    request: ApiRequest, scope: RequestScope, allowed: frozenset[str] = negotiate.SINGLE
+) -> negotiate.Target:
+    """The response's format and representation from Accept (406 when none fits)."""
+    return negotiate.response_target(request.headers.get("Accept"), request.pretty, scope.formats, allowed)
+
+
+async def decode_request(request: ApiRequest, scope: RequestScope) -> DecodedObject:
+    media_type = negotiate.request_media_type(request.headers.get("Content-Type"), scope.formats)
+    return decode_body(await request.body(), media_type, scope.codec, scope.registry)
+
+
+def field_validation_warnings(decoded: DecodedObject, options: WriteOptions, scope: RequestScope) -> list[str]:
+    """The warnings to send (Warn), nothing (Ignore), or a 400 (Strict) for unknown/duplicate fields.
+
+    fieldValidation (default Warn): unknown and duplicate fields become Warning headers, or with
+    Strict a 400 listing them all, worded as upstream's strict decoding error; Ignore drops them.
+    """
+    violations = decoded.violations
+    if not violations or options.field_validation == "Ignore":
+        return []
+    if options.field_validation == "Strict":
+        kind, version = scope.resource.kind, scope.resource.version
+        raise errors.bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: '
+            f"strict decoding error: {', '.join(violations)}"
+        )
+    return violations

@@ -1,0 +1,90 @@
+"""The roles a resource's storage can play, one per verb (upstream's k8s.io/apiserver rest package).
+
+The router looks up the storage of a (resource, subresource) and serves a verb only if that
+storage plays the verb's role; a storage plays the roles it implements — the main resource most of
+them, a subresource (status, finalize, …) a few. Handlers talk to storage only through these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from gateway.objects.codec import Codec, Obj
+from gateway.objects.view import ObjectView
+from gateway.params import DeleteOptions, ListOptions, WriteOptions
+from gateway.storage.cacher import Listed, WatchStream
+
+# The new object from the current one (None when there is none): PUT replaces, PATCH patches,
+# apply merges, subresources copy their part in (upstream's UpdatedObjectInfo). May raise.
+UpdatedObject = Callable[[Obj | None], Obj]
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteResult:
+    view: ObjectView
+    # False when the object still exists, marked for deletion (finalizers, graceful deletion).
+    deleted: bool
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Every storage: the codec of the objects it takes and returns."""
+
+    codec: Codec
+
+
+@runtime_checkable
+class Getter(Protocol):
+    async def get(self, namespace: str, name: str, resource_version: str | None) -> ObjectView: ...
+
+
+@runtime_checkable
+class Lister(Protocol):
+    async def list(self, namespace: str, options: ListOptions) -> Listed: ...
+
+
+@runtime_checkable
+class Watcher(Protocol):
+    async def watch(self, namespace: str, options: ListOptions, deadline: float) -> WatchStream: ...
+
+
+@runtime_checkable
+class Creater(Protocol):
+    async def create(self, namespace: str, obj: Obj, options: WriteOptions) -> ObjectView: ...
+
+
+@runtime_checkable
+class Updater(Protocol):
+    async def update(
+        self, namespace: str, name: str, updated: UpdatedObject, options: WriteOptions
+    ) -> tuple[ObjectView, bool]:
+        """Returns the object written and whether it was created (create-on-update)."""
+
+
+@runtime_checkable
+class GracefulDeleter(Protocol):
+    async def delete(self, namespace: str, name: str, options: DeleteOptions) -> DeleteResult: ...
+
+
+@runtime_checkable
+class CollectionDeleter(Protocol):
+    async def delete_collection(self, namespace: str, options: DeleteOptions, list_options: ListOptions) -> Listed: ...
+
+
+# The role each verb needs.
+ROLES: dict[str, type] = {
+    "get": Getter,
+    "list": Lister,
+    "watch": Watcher,
+    "create": Creater,
+    "update": Updater,
+    "delete": GracefulDeleter,
+    "deletecollection": CollectionDeleter,
+}
+
+
+def verbs_served(storage: object) -> frozenset[str]:
+    """The verbs a storage can serve, by the roles it plays."""
+    return frozenset(verb for verb, role in ROLES.items() if isinstance(storage, role))

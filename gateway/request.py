@@ -1,0 +1,48 @@
+"""One HTTP request as the filter chain and the handlers see it.
+
+It wraps the server's request object once, so that nothing below reads a framework global, and
+carries what the filters learn on the way in (the request id, what the URL addresses, later the
+user). Handlers read the body, query and headers from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from quart import Request
+from werkzeug.datastructures import Headers, MultiDict
+
+from gateway.requestinfo import RequestInfo, parse_bool
+
+PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
+
+
+class ApiRequest:
+    __slots__ = ("_source", "args", "headers", "info", "method", "path", "request_id")
+
+    def __init__(self, source: Request) -> None:
+        self._source = source
+        self.method: str = source.method
+        self.path: str = source.path
+        self.args: MultiDict[str, str] = source.args
+        self.headers: Headers = source.headers
+        self.request_id = ""  # set by the Audit-Id filter
+        self.info: RequestInfo | None = None  # set by the request-info filter
+
+    async def body(self) -> bytes:
+        return await self._source.get_data(cache=False)
+
+    def query(self) -> dict[str, str]:
+        """Single-valued query parameters (the first value of each)."""
+        return {k: v[0] for k, v in self.args.to_dict(flat=False).items() if v}
+
+    def query_lists(self) -> Mapping[str, list[str]]:
+        return self.args.to_dict(flat=False)
+
+    @property
+    def pretty(self) -> bool:
+        """upstream's isPrettyPrint: ?pretty=true, or a browser/curl/wget User-Agent."""
+        value = self.args.get("pretty")
+        if value is not None:
+            return value == "" or parse_bool("pretty", value)
+        return self.headers.get("User-Agent", "").startswith(PRETTY_AGENTS)

@@ -1,0 +1,96 @@
+"""The endpoints that are not resources: /version, health, /metrics and discovery, in one table.
+
+Exact paths map to their handler; below /api and /apis, a path that names no resource is a
+discovery document (/api/v1, /apis/GROUP, /apis/GROUP/VERSION). Everything else is a 404.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from quart import Response
+
+from gateway import errors
+from gateway.handlers import discovery
+from gateway.metrics import Metrics
+from gateway.negotiation import negotiate
+from gateway.negotiation.encoders import JSONEncoder
+from gateway.negotiation.negotiate import Encoder, Formats
+from gateway.request import ApiRequest
+from gateway.responses import respond
+from protokube.schema import jsonencode
+from protokube.schema.registry import Registry
+
+Route = Callable[[ApiRequest], Awaitable[Response]]
+READ_METHODS = ("GET", "HEAD")
+
+
+async def ok(request: ApiRequest) -> Response:
+    return Response(b"ok", status=200, content_type="text/plain; charset=utf-8")
+
+
+async def version(request: ApiRequest) -> Response:
+    encoder = JSONEncoder(pretty=True)
+    return respond(request, encoder.finish(jsonencode.dumps(discovery.version_info())), 200, encoder)
+
+
+class NonResourceRoutes:
+    def __init__(self, registry: Registry, server_address: str, metrics: Metrics, formats: Formats) -> None:
+        self.registry = registry
+        self.server_address = server_address
+        self.metrics = metrics
+        self.formats = formats
+        self.exact: dict[tuple[str, ...], Route] = {
+            ("version",): version,
+            ("healthz",): ok,
+            ("livez",): ok,
+            ("readyz",): ok,
+            ("metrics",): self.metrics_text,
+            ("api",): self.api_versions,
+            ("apis",): self.api_group_list,
+        }
+
+    async def __call__(self, request: ApiRequest) -> Response:
+        assert request.info is not None
+        if request.method not in READ_METHODS:
+            raise errors.method_not_allowed()
+        route = self.exact.get(request.info.parts)
+        if route is not None:
+            return await route(request)
+        return await self.discovery(request)
+
+    def _encoder(self, request: ApiRequest) -> Encoder:
+        return negotiate.response_encoder(request.headers.get("Accept"), False, self.formats)
+
+    async def metrics_text(self, request: ApiRequest) -> Response:
+        return Response(self.metrics.exposition(), 200, content_type="text/plain; version=0.0.4")
+
+    async def api_versions(self, request: ApiRequest) -> Response:
+        encoder = self._encoder(request)
+        body = discovery.encode(encoder, discovery.api_versions(self.server_address), "APIVersions", False)
+        return respond(request, body, 200, encoder)
+
+    async def api_group_list(self, request: ApiRequest) -> Response:
+        encoder = self._encoder(request)
+        return respond(
+            request, discovery.encode(encoder, discovery.api_group_list(self.registry), "APIGroupList"), 200, encoder
+        )
+
+    async def discovery(self, request: ApiRequest) -> Response:
+        """/api/v1, /apis/GROUP and /apis/GROUP/VERSION."""
+        info = request.info
+        assert info is not None
+        encoder = self._encoder(request)
+        if info.api_prefix == "api" and info.version and not info.group:
+            if info.version != "v1":
+                raise errors.path_not_found()
+            resource_list = discovery.api_resource_list(self.registry, "", "v1")
+            body = discovery.encode(encoder, resource_list, "APIResourceList", False)
+        elif info.api_prefix == "apis" and info.group and info.version:
+            resource_list = discovery.api_resource_list(self.registry, info.group, info.version)
+            body = discovery.encode(encoder, resource_list, "APIResourceList")
+        elif info.api_prefix == "apis" and info.group:
+            body = discovery.encode(encoder, discovery.api_group(self.registry, info.group), "APIGroup")
+        else:
+            raise errors.path_not_found()
+        return respond(request, body, 200, encoder)

@@ -1,0 +1,149 @@
+"""The objects of one resource in storage (upstream's etcd3 store): keys, values, optimistic concurrency.
+
+Every write but a plain create goes through ``guaranteed_update``: read the current object, compute
+the new one with a transform, write it guarded by the read's mod revision, and start again from a
+fresh read when someone else wrote first. PUT, PATCH, apply, status and scale writes, graceful
+deletion, finalizer removal and deletion itself are all transforms (upstream's GuaranteedUpdate).
+Objects arrive in their canonical shape (``codec.normalize``: Go's, for protobuf kinds), so that
+equal objects are equal bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from gateway.objects.codec import Codec, Obj
+from gateway.objects.view import ObjectView
+from gateway.storage import keys
+from gateway.storage.backend import Backend, KeyExists, KeyValue, ListResult, ModRevisionMismatch, prefix_end
+from protokube.schema.registry import Resource
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """A transform's answer meaning "delete the object": answer with ``obj``, or the object as it was."""
+
+    obj: Obj | None = None
+
+
+# current object (None: there is none) -> the new object, or a Removal; may raise to refuse.
+Transform = Callable[[ObjectView | None], Awaitable["Obj | Removal"]]
+
+
+@dataclass(frozen=True, slots=True)
+class Updated:
+    view: ObjectView  # the object as written (or as it was, when nothing changed or it was removed)
+    created: bool = False
+    removed: bool = False
+
+
+class ObjectStore:
+    def __init__(self, backend: Backend, resource: Resource, codec: Codec) -> None:
+        self.backend = backend
+        self.resource = resource
+        self.codec = codec
+        self.prefix = keys.collection_prefix(resource)
+
+    def key(self, namespace: str, name: str) -> bytes:
+        return keys.object_key(self.resource, namespace, name)
+
+    def view(self, kv: KeyValue) -> ObjectView:
+        return ObjectView(self.codec, kv.mod_revision, value=kv.value)
+
+    # ---- reading ---------------------------------------------------------------------------------
+    async def get(self, namespace: str, name: str) -> ObjectView | None:
+        """The object as storage holds it now (None when absent)."""
+        kv, _ = await self.backend.get(self.key(namespace, name))
+        return None if kv is None else self.view(kv)
+
+    async def page(self, namespace: str, start: str, revision: int, limit: int) -> ListResult:
+        """Keys of one namespace (all, when empty) from ``start`` (below the prefix), at ``revision``."""
+        prefix = keys.collection_prefix(self.resource, namespace)
+        begin = self.prefix + start.encode() if start else prefix
+        return await self.backend.list(begin, prefix_end(prefix), revision=revision, limit=limit)
+
+    def relative_key(self, kv: KeyValue) -> str:
+        """The key below the resource's prefix: "namespace/name" or "name"."""
+        return kv.key[len(self.prefix) :].decode()
+
+    # ---- writing ---------------------------------------------------------------------------------
+    async def create(self, namespace: str, obj: Obj, *, dry_run: bool = False) -> ObjectView:
+        """Store a new object under its name; KeyExists when the name is taken."""
+        key = self.key(namespace, obj.metadata.name)
+        if dry_run:
+            if (await self.backend.get(key))[0] is not None:
+                raise KeyExists(key.decode())
+            return ObjectView.of(self.codec, obj, 0)
+        value = self.codec.encode(obj)
+        return ObjectView.of(self.codec, obj, await self.backend.create(key, value), value=value)
+
+    async def guaranteed_update(
+        self,
+        namespace: str,
+        name: str,
+        transform: Transform,
+        *,
+        cached: ObjectView | None = None,
+        dry_run: bool = False,
+    ) -> Updated:
+        """Apply ``transform`` to the current object until the write lands.
+
+        ``cached`` (the watch cache's copy) is a first guess that saves a storage read: the write is
+        guarded by its mod revision, so a stale guess costs a retry, never a lost update. A transform
+        that refuses a guess, or a guess that would change nothing, is checked against storage first.
+        """
+        key = self.key(namespace, name)
+        current, confirmed = cached, cached is None
+        if current is None:
+            current = await self.get(namespace, name)
+        while True:
+            try:
+                result = await transform(current)
+            except Exception:
+                if confirmed:
+                    raise
+                current, confirmed = await self.get(namespace, name), True
+                continue
+            try:
+                if isinstance(result, Removal):
+                    if current is None:
+                        raise ValueError(f"a transform removed {key.decode()}, which does not exist")
+                    return await self._remove(key, current, result, dry_run)
+                if current is None:
+                    return await self._create(key, result, dry_run)
+                updated = await self._update(key, current, result, confirmed, dry_run)
+            except ModRevisionMismatch as mismatch:  # someone wrote first: start from what they wrote
+                current, confirmed = mismatch.current and self.view(mismatch.current), True
+                continue
+            except KeyExists:
+                current, confirmed = await self.get(namespace, name), True
+                continue
+            if updated is not None:
+                return updated
+            current, confirmed = await self.get(namespace, name), True  # a no-op on a guess: confirm it
+
+    async def _create(self, key: bytes, obj: Obj, dry_run: bool) -> Updated:
+        if dry_run:
+            return Updated(ObjectView.of(self.codec, obj, 0), created=True)
+        value = self.codec.encode(obj)
+        return Updated(ObjectView.of(self.codec, obj, await self.backend.create(key, value), value=value), created=True)
+
+    async def _remove(self, key: bytes, current: ObjectView, removal: Removal, dry_run: bool) -> Updated:
+        if not dry_run:
+            await self.backend.delete(key, current.resource_version)
+        if removal.obj is None:
+            return Updated(current, removed=True)
+        return Updated(ObjectView.of(self.codec, removal.obj, current.resource_version), removed=True)
+
+    async def _update(
+        self, key: bytes, current: ObjectView, obj: Obj, confirmed: bool, dry_run: bool
+    ) -> Updated | None:
+        """Write ``obj`` over ``current``; None when it would change nothing but ``current`` is a guess."""
+        value = self.codec.encode(obj)
+        if value == current.stored_value():  # a no-op update is not written (as upstream)
+            return Updated(current) if confirmed else None
+        if dry_run:
+            return Updated(ObjectView.of(self.codec, obj, current.resource_version))
+        revision = await self.backend.update(key, value, current.resource_version)
+        return Updated(ObjectView.of(self.codec, obj, revision, value=value))
