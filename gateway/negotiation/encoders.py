@@ -67,7 +67,7 @@ class JSONEncoder:
         return self.finish(jsonencode.dumps(value))
 
     def list(self, codec: Codec, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
-        return self.finish(codec.json_list(list_meta, items))
+        return self.finish(codec.json_list(list_meta, [v.json_item() for v in items]))
 
     def watch_event(self, event_type: str, object_bytes: bytes) -> bytes:
         return b'{"type":"' + event_type.encode() + b'","object":' + object_bytes + b"}\n"
@@ -140,7 +140,7 @@ class CBOREncoder:
         return SELF_DESCRIBED + cbor.dumps(value)
 
     def list(self, codec: Codec, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
-        return SELF_DESCRIBED + codec.cbor_list(list_meta, items)
+        return SELF_DESCRIBED + codec.cbor_list(list_meta, [v.cbor_item() for v in items])
 
     def watch_event(self, event_type: str, object_bytes: bytes) -> bytes:
         """One tagged item of the sequence; the object is an embedded, tagged CBOR item."""

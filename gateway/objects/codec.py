@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from protokube.schema.registry import GroupVersionKind
-
-if TYPE_CHECKING:
-    from gateway.objects.view import ObjectView
 
 Obj = Any  # a protobuf message or an Unstructured; both have .metadata (meta.v1 ObjectMeta)
 
@@ -76,13 +73,15 @@ class Codec(Protocol):
     def json_item(self, obj: Obj) -> bytes:
         """The object's JSON as it appears among a list's items."""
 
-    def json_object(self, view: ObjectView) -> bytes:
-        """The object's JSON as a response of its own."""
+    def json_object(self, item: bytes) -> bytes:
+        """The object's JSON as a response of its own, from its ``json_item`` bytes."""
 
-    def json_list(self, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes: ...
+    def json_list(self, list_meta: meta.ListMeta, items: Sequence[bytes]) -> bytes:
+        """A list from its items' ``json_item`` bytes."""
 
     def cbor_item(self, obj: Obj) -> bytes: ...
 
     def cbor_object(self, obj: Obj) -> bytes: ...
 
-    def cbor_list(self, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes: ...
+    def cbor_list(self, list_meta: meta.ListMeta, items: Sequence[bytes]) -> bytes:
+        """A list from its items' ``cbor_item`` bytes."""

@@ -8,7 +8,7 @@ omitempty) through protokube.schema.jsonencode; list items carry no kind or apiV
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
@@ -20,9 +20,6 @@ from protokube.schema import envelope, goshape, jsondecode, jsonencode
 from protokube.schema.descriptors import message_class
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind
-
-if TYPE_CHECKING:
-    from gateway.objects.view import ObjectView
 
 # Top-level fields that are not the object's "spec": metadata.generation ignores their changes.
 NOT_SPEC = frozenset({"metadata", "status"})
@@ -100,16 +97,15 @@ class ProtoCodec:
         # An exact-size copy: orjson's result keeps its over-allocated buffer (8 KiB for 2.6 KiB).
         return bytes(memoryview(jsonencode.dumps(jsonencode.to_dict(obj))))
 
-    def json_object(self, view: ObjectView) -> bytes:
-        body = view.json_item()
-        return self._json_head + (b"," + body[1:] if len(body) > 2 else b"}")
+    def json_object(self, item: bytes) -> bytes:
+        return self._json_head + (b"," + item[1:] if len(item) > 2 else b"}")
 
-    def json_list(self, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
+    def json_list(self, list_meta: meta.ListMeta, items: Sequence[bytes]) -> bytes:
         gvk = self.list_gvk
         head = jsonencode.dumps(
             {"kind": gvk.kind, "apiVersion": gvk.api_version, "metadata": jsonencode.to_dict(list_meta)}
         )
-        return head[:-1] + b',"items":[' + b",".join(v.json_item() for v in items) + b"]}"
+        return head[:-1] + b',"items":[' + b",".join(items) + b"]}"
 
     def cbor_item(self, obj: Message) -> bytes:
         return cbor.dumps(jsonencode.to_dict(obj, raw_bytes=True))
@@ -118,9 +114,9 @@ class ProtoCodec:
         values = jsonencode.to_dict(obj, raw_bytes=True)
         return cbor.dumps({"kind": self.gvk.kind, "apiVersion": self.gvk.api_version, **values})
 
-    def cbor_list(self, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
+    def cbor_list(self, list_meta: meta.ListMeta, items: Sequence[bytes]) -> bytes:
         gvk = self.list_gvk
-        return cbor.list_body(gvk.kind, gvk.api_version, jsonencode.to_dict(list_meta), [v.cbor_item() for v in items])
+        return cbor.list_body(gvk.kind, gvk.api_version, jsonencode.to_dict(list_meta), list(items))
 
 
 def _spec_bytes(obj: Message) -> bytes:

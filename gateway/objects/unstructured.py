@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
@@ -21,9 +21,6 @@ from gateway.objects.codec import DecodedObject
 from protokube.schema import goshape, jsondecode, jsonencode
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind
-
-if TYPE_CHECKING:
-    from gateway.objects.view import ObjectView
 
 OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 TYPE_META = ("apiVersion", "kind")
@@ -119,16 +116,16 @@ class JSONCodec:
     def json_item(self, obj: Unstructured) -> bytes:
         return jsonencode.go_escape(orjson.dumps(self._dict(obj), option=orjson.OPT_SORT_KEYS))
 
-    def json_object(self, view: ObjectView) -> bytes:
-        return view.json_item()
+    def json_object(self, item: bytes) -> bytes:
+        return item
 
-    def json_list(self, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
+    def json_list(self, list_meta: meta.ListMeta, items: Sequence[bytes]) -> bytes:
         head = {"apiVersion": self.list_gvk.api_version}
         tail = {"kind": self.list_gvk.kind, "metadata": jsonencode.to_dict(list_meta)}
         return (
             orjson.dumps(head, option=orjson.OPT_SORT_KEYS)[:-1]
             + b',"items":['
-            + b",".join(v.json_item() for v in items)
+            + b",".join(items)
             + b"],"
             + jsonencode.dumps(tail)[1:]
         )
@@ -139,9 +136,9 @@ class JSONCodec:
     def cbor_object(self, obj: Unstructured) -> bytes:
         return self.cbor_item(obj)
 
-    def cbor_list(self, list_meta: meta.ListMeta, items: Sequence[ObjectView]) -> bytes:
+    def cbor_list(self, list_meta: meta.ListMeta, items: Sequence[bytes]) -> bytes:
         gvk = self.list_gvk
-        return cbor.list_body(gvk.kind, gvk.api_version, jsonencode.to_dict(list_meta), [v.cbor_item() for v in items])
+        return cbor.list_body(gvk.kind, gvk.api_version, jsonencode.to_dict(list_meta), list(items))
 
 
 def _without_status(content: dict[str, Any]) -> dict[str, Any]:

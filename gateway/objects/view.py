@@ -102,7 +102,7 @@ class ObjectView:
 
     def json_object(self) -> bytes:
         """The JSON object as a response of its own (with kind and apiVersion)."""
-        return self.codec.json_object(self)
+        return self.codec.json_object(self.json_item())
 
     def cbor_item(self) -> bytes:
         return self._form(CBOR_ITEM, self.codec.cbor_item)

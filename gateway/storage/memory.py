@@ -2,7 +2,9 @@
 
 Revisions start at 1 and grow by one per write; every key keeps its versions since the last
 compaction, so reads and watches at past revisions work as in etcd, and older ones are Compacted.
-It is not a storage engine: no persistence, no leases, one process.
+Every call yields to the event loop once, as a call over the network would, so that concurrent
+callers interleave as they do against a real store. It is not a storage engine: no persistence, no
+leases, one process.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class MemoryBackend:
         self._history: list[Event] = []  # every event since compaction, in revision order
         self._watches: set[MemoryWatch] = set()
         self.writes = 0  # successful writes, for tests that count them
+        self.conflicts = 0  # guarded writes refused because the key had changed
 
     # ---- reading -----------------------------------------------------------------------------
     def _check_revision(self, revision: int) -> int:
@@ -52,10 +55,12 @@ class MemoryBackend:
         return found
 
     async def get(self, key: bytes, revision: int = 0) -> tuple[KeyValue | None, int]:
+        await asyncio.sleep(0)
         revision = self._check_revision(revision)
         return self._at(key, revision), revision
 
     async def list(self, start: bytes, end: bytes, revision: int = 0, limit: int = 0) -> ListResult:
+        await asyncio.sleep(0)
         revision = self._check_revision(revision)
         low = bisect.bisect_left(self._keys, start)
         high = len(self._keys) if end == b"\x00" else bisect.bisect_left(self._keys, end)
@@ -100,6 +105,7 @@ class MemoryBackend:
         return self.revision
 
     async def create(self, key: bytes, value: bytes) -> int:
+        await asyncio.sleep(0)
         if self._current(key) is not None:
             raise KeyExists(key.decode())
         return self._write(key, value)
@@ -107,13 +113,16 @@ class MemoryBackend:
     def _check_unchanged(self, key: bytes, mod_revision: int) -> None:
         current = self._current(key)
         if (current.mod_revision if current is not None else 0) != mod_revision:
+            self.conflicts += 1
             raise ModRevisionMismatch(current)
 
     async def update(self, key: bytes, value: bytes, mod_revision: int) -> int:
+        await asyncio.sleep(0)
         self._check_unchanged(key, mod_revision)
         return self._write(key, value)
 
     async def delete(self, key: bytes, mod_revision: int) -> int:
+        await asyncio.sleep(0)
         self._check_unchanged(key, mod_revision)
         if self._current(key) is None:
             raise ModRevisionMismatch(None)
