@@ -198,6 +198,56 @@ def test_status_subresource_fields_are_kept_on_update(client: httpx.Client, name
     assert updated["status"]["phase"] == "Pending"
 
 
+def test_status_subresource_writes_only_status(client: httpx.Client, namespace: str) -> None:
+    """deployments/status: GET, and PUT that changes status alone; generation is not bumped."""
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    created = client.post(path, json=deployment("st")).json()
+    status = client.get(f"{path}/st/status")
+    assert status.status_code == 200 and status.json() == created
+    created["status"] = {"replicas": 2, "readyReplicas": 1}
+    created["spec"]["replicas"] = 9  # ignored: only status is written here
+    created["metadata"]["labels"] = {"ignored": "yes"}  # labels stay as stored (ResetObjectMetaForStatus)
+    written = client.put(f"{path}/st/status", json=created).json()
+    assert written["status"] == {"replicas": 2, "readyReplicas": 1}
+    assert written["spec"]["replicas"] == 2 and written["metadata"]["generation"] == 1
+    assert "labels" not in written["metadata"]
+    assert client.get(f"{path}/st").json() == written
+    assert client.post(f"{path}/st/status", json=created).status_code == 405
+    assert client.put(f"{path}/missing/status", json={**created, "metadata": {"name": "missing"}}).status_code == 404
+    assert client.get(f"{path}/st/scale").status_code == 404  # routed, not served yet
+
+
+def test_namespace_finalize_changes_spec_finalizers(client: httpx.Client) -> None:
+    client.post("/api/v1/namespaces", json={"metadata": {"name": "fin"}})
+    namespace = client.get("/api/v1/namespaces/fin").json()
+    assert namespace["spec"]["finalizers"] == ["kubernetes"]
+    namespace["spec"]["finalizers"] = []
+    put = client.put("/api/v1/namespaces/fin", json=namespace).json()
+    assert put["spec"]["finalizers"] == ["kubernetes"]  # a plain update cannot change them
+    namespace["spec"]["finalizers"] = ["example.com/mine", "kubernetes"]
+    finalized = client.put("/api/v1/namespaces/fin/finalize", json=namespace)
+    assert finalized.status_code == 200 and finalized.json()["spec"]["finalizers"] == ["example.com/mine", "kubernetes"]
+    assert client.get("/api/v1/namespaces/fin/finalize").status_code == 405
+
+
+def test_requests_are_counted_by_verb_resource_scope_and_code(client: httpx.Client, namespace: str) -> None:
+    def count(labels: str) -> float:
+        for line in client.get("/metrics").text.splitlines():
+            if line.startswith("apiserver_request_total{") and all(p in line for p in labels.split(",")):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    created = 'code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource"'
+    created += ',subresource="",verb="POST",version="v1"'
+    missing = 'code="404",component="apiserver",group="apps",resource="deployments",scope="resource",verb="GET"'
+    before = count(created), count(missing)
+    client.post(f"/api/v1/namespaces/{namespace}/configmaps", json=configmap("counted"))
+    client.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/nope")
+    assert (count(created), count(missing)) == (before[0] + 1, before[1] + 1)
+    assert client.get("/version").headers["Audit-Id"]
+    assert client.get("/version", headers={"Audit-Id": "mine-1"}).headers["Audit-Id"] == "mine-1"
+
+
 @pytest.mark.parametrize("spelling", ["1", "true", "True"])
 def test_watch_parameter_spellings(client: httpx.Client, namespace: str, spelling: str) -> None:
     with client.stream(
