@@ -198,14 +198,12 @@ class Store:
             )
         meta.uid = old_meta.uid
         meta.creationTimestamp.CopyFrom(old_meta.creationTimestamp)
-        for name in ("deletionTimestamp", "deletionGracePeriodSeconds"):
-            if old_meta.HasField(name):
-                if name == "deletionTimestamp":
-                    meta.deletionTimestamp.CopyFrom(old_meta.deletionTimestamp)
-                else:
-                    meta.deletionGracePeriodSeconds = old_meta.deletionGracePeriodSeconds
-            else:
-                meta.ClearField(name)
+        meta.ClearField("deletionTimestamp")
+        if old_meta.HasField("deletionTimestamp"):
+            meta.deletionTimestamp.CopyFrom(old_meta.deletionTimestamp)
+        meta.ClearField("deletionGracePeriodSeconds")
+        if old_meta.HasField("deletionGracePeriodSeconds"):
+            meta.deletionGracePeriodSeconds = old_meta.deletionGracePeriodSeconds
         meta.ClearField("selfLink")
 
     def _set_generation(self, new: Obj, old: Obj) -> None:
