@@ -20,6 +20,7 @@ from gateway.admission.namespace import NamespaceLifecycle
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
+from gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
 from gateway.objects.codecs import codec_for
@@ -43,6 +44,9 @@ from protokube.schema.registry import ADDED, Registry, Resource
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAMESPACES = ("", "v1", "namespaces")
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+STORAGE_CHECK_TIMEOUT = 1.0
+# The checks /readyz has that /healthz and /livez have not.
+READINESS_ONLY = ("etcd-readiness", "informer-sync", "shutdown")
 # Storages of subresources that write part of their parent, by subresource name.
 SUBRESOURCE_STORAGES = {"status": StatusStore, "finalize": FinalizeStore}
 
@@ -54,12 +58,22 @@ class Settings:
     formats: Formats = DEFAULT_FORMATS  # the wire formats served (CBOR behind its feature gate)
 
 
+def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
+    """/healthz and /livez: every check but the readiness-only ones; /readyz: all of them."""
+    live = [c for name, c in checks.items() if name not in READINESS_ONLY]
+    return {
+        "healthz": HealthEndpoint("healthz", live),
+        "livez": HealthEndpoint("livez", live),
+        "readyz": HealthEndpoint("readyz", list(checks.values())),
+    }
+
+
 class APIServer:
     def __init__(self, backend: Backend, server_address: str, registry: Registry, settings: Settings) -> None:
         self.backend = backend
         self.registry = registry
         self.settings = settings
-        self.metrics = Metrics()
+        self.metrics = Metrics(object_counts=self._object_counts)
         self.cachers = {resource.key: self._cacher(resource) for resource in registry.resources.values()}
         self.admission = Admission([NamespaceLifecycle(self.cachers[NAMESPACES])])
         self.stores: dict[tuple[str, str, str], Store] = {}
@@ -68,10 +82,11 @@ class APIServer:
             self._serve(resource, self.cachers[resource.key])
         self._cache_tasks: dict[tuple[str, str, str], asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        self._running = False
+        self._started = self._shutting_down = False
         registry.subscribe(self._registry_changed)
 
-        non_resource = NonResourceRoutes(registry, server_address, self.metrics, settings.formats)
+        health = health_endpoints(self._health_checks())
+        non_resource = NonResourceRoutes(registry, server_address, self.metrics, settings.formats, health)
         router = Router(registry, self.scopes, non_resource)
         self.handler = build_handler_chain(router, formats=settings.formats, metrics=self.metrics)
         namespaces = self.stores[NAMESPACES]
@@ -82,7 +97,7 @@ class APIServer:
     # ---- building --------------------------------------------------------------------------------
     def _cacher(self, resource: Resource) -> Cacher:
         codec = codec_for(resource)
-        objects = ObjectStore(self.backend, resource, codec)
+        objects = ObjectStore(self.backend, resource, codec, self.metrics.storage(resource))
         strategy = strategy_for(resource, codec)
         selectable = Selectable(resource.selectable_fields[2:], strategy.field_values)
         cache = WatchCache(objects, selectable, window=self.settings.watch_cache_window)
@@ -90,7 +105,7 @@ class APIServer:
             objects,
             cache,
             bookmark_interval=self.settings.bookmark_interval,
-            watchers=self.metrics.watchers(resource),
+            watchers=self.metrics.watches(resource),
         )
 
     def _serve(self, resource: Resource, cacher: Cacher) -> None:
@@ -114,12 +129,48 @@ class APIServer:
             registry=self.registry,
         )
 
+    def _object_counts(self) -> dict[str, int]:
+        """apiserver_storage_objects: what each ready watch cache holds."""
+        return {c.resource.group_resource: len(c.cache.store) for c in self.cachers.values() if c.cache.ready.is_set()}
+
+    def _health_checks(self) -> dict[str, Check]:
+        async def etcd() -> None:
+            try:
+                await asyncio.wait_for(self.backend.current_revision(), STORAGE_CHECK_TIMEOUT)
+            except TimeoutError:
+                raise CheckFailed("storage did not answer in time") from None
+
+        async def informers_synced() -> None:
+            waiting = sorted(c.resource.group_resource for c in self.cachers.values() if not c.cache.ready.is_set())
+            if waiting:
+                raise CheckFailed(f"{len(waiting)} informers not started yet: {waiting}")
+
+        async def started() -> None:
+            if not self._started:
+                raise CheckFailed("not finished")
+
+        async def running() -> None:
+            if self._shutting_down:
+                raise CheckFailed("process is shutting down")
+
+        checks = [
+            Check("ping", ping),
+            Check("log", ping),
+            Check("etcd", etcd),
+            Check("etcd-readiness", etcd),
+            Check("informer-sync", informers_synced),
+            Check("poststarthook/generic-apiserver-start-informers", started),
+            Check("poststarthook/start-system-namespaces-controller", started),
+            Check("shutdown", running),
+        ]
+        return {check.name: check for check in checks}
+
     def _registry_changed(self, change: str, resource: Resource) -> None:
         """A resource added or removed while the server runs: storage, cache and routes follow."""
         if change == ADDED:
             cacher = self.cachers[resource.key] = self._cacher(resource)
             self._serve(resource, cacher)
-            if self._running:
+            if self._started:
                 self._cache_tasks[resource.key] = asyncio.create_task(cacher.run())
             return
         for key in [k for k in self.scopes if k[:3] == resource.key]:
@@ -140,18 +191,19 @@ class APIServer:
                 obj = namespaces.codec.new()
                 obj.metadata.name = name
                 await namespaces.create("", obj, WriteOptions())
-        self._running = True
+        self._started = True
         for key, cacher in self.cachers.items():
             self._cache_tasks[key] = asyncio.create_task(cacher.run())
         self._tasks.append(asyncio.create_task(self.namespace_controller.run()))
 
     def close_watches(self) -> None:
-        """End every watch stream (on shutdown: clients re-establish them elsewhere or later)."""
+        """On shutdown: /readyz fails from now on, and every watch stream ends (their clients
+        re-establish them elsewhere or later)."""
+        self._shutting_down = True
         for cacher in self.cachers.values():
             cacher.close_watchers()
 
     async def stop(self) -> None:
-        self._running = False
         tasks = [*self._tasks, *self._cache_tasks.values()]
         for task in tasks:
             task.cancel()

@@ -1,72 +1,256 @@
-"""Prometheus metrics, named and labelled as kube-apiserver names them where a counterpart exists."""
+"""Prometheus metrics, named, labelled and bucketed as kube-apiserver 1.32 does
+(k8s.io/apiserver pkg/endpoints/metrics and pkg/storage/etcd3/metrics).
+
+Requests are observed once, by the instrumentation filter, with upstream's cleaned verb and scope;
+storage calls by the object store of each resource; watches by the Cacher; the object counts of
+``apiserver_storage_objects`` are read from the watch caches when /metrics is scraped.
+"""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from gateway.request import ApiRequest
 from protokube.schema.registry import Resource
 
 COMPONENT = "apiserver"
-# The verb label of resource requests (upstream's installer actions: GET, LIST, POST, PUT, ...).
-VERB_LABELS = {
-    "get": "GET",
-    "list": "LIST",
-    "watch": "WATCH",
-    "create": "POST",
-    "update": "PUT",
-    "patch": "PATCH",
-    "delete": "DELETE",
-    "deletecollection": "DELETECOLLECTION",
-}
+# upstream's latency buckets for apiserver_request_duration_seconds and etcd_request_duration_seconds.
+LATENCY_BUCKETS = (
+    0.005,
+    0.025,
+    0.05,
+    0.1,
+    0.2,
+    0.4,
+    0.6,
+    0.8,
+    1.0,
+    1.25,
+    1.5,
+    2,
+    3,
+    4,
+    5,
+    6,
+    8,
+    10,
+    15,
+    20,
+    30,
+    45,
+    60,
+)
+RESPONSE_SIZE_BUCKETS = tuple(1000 * 10.0**n for n in range(7))  # ExponentialBuckets(1000, 10, 7)
+WATCH_EVENT_SIZE_BUCKETS = tuple(1024 * 2.0**n for n in range(8))  # 1K ... 128K
+VALID_VERBS = frozenset(
+    {"APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECTION", "GET", "LIST", "PATCH", "POST", "PROXY"}
+    | {"PUT", "UPDATE", "WATCH", "WATCHLIST"}
+)
+CONNECT_SUBRESOURCES = frozenset({"log", "exec", "portforward", "attach", "proxy"})
+HEALTH_PATHS = frozenset({"healthz", "livez", "readyz"})
 APPLY_PATCH = "application/apply-patch+yaml"
+REQUEST_LABELS = ["verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"]
+RESOURCE_LABELS = ["verb", "group", "version", "resource", "subresource", "scope", "component"]
 
 
-class _Watchers:
-    """One resource's apiserver_registered_watchers gauge (the Cacher counts its watches here)."""
+def request_labels(request: ApiRequest) -> dict[str, str]:
+    """upstream's MonitorRequest labels: the cleaned verb (GET vs LIST, WATCH, APPLY, CONNECT), the
+    scope (resource, namespace, cluster, or empty for non-resource paths), dry_run."""
+    info = request.info
+    verb = request.method.upper()
+    labels = {"group": "", "version": "", "resource": "", "subresource": "", "scope": "", "component": COMPONENT}
+    if info is not None and info.is_resource_request:
+        scope = "resource" if info.name or info.verb == "create" else "namespace" if info.namespace else "cluster"
+        labels.update(
+            group=info.group, version=info.version, resource=info.resource, subresource=info.subresource, scope=scope
+        )
+        if verb in ("GET", "HEAD"):
+            verb = "WATCH" if info.verb == "watch" else "GET" if scope == "resource" else "LIST"
+        if verb == "PATCH" and request.headers.get("Content-Type", "") == APPLY_PATCH:
+            verb = "APPLY"
+        if info.subresource in CONNECT_SUBRESOURCES:
+            verb = "CONNECT"
+    else:
+        if verb == "HEAD":
+            verb = "GET"
+        if info is not None and info.parts and info.parts[0] in HEALTH_PATHS:
+            labels["subresource"] = request.path  # health endpoints are instrumented with their path
+            labels["component"] = ""
+    labels["verb"] = verb if verb in VALID_VERBS else "other"
+    return labels
 
-    def __init__(self, gauge: Gauge) -> None:
-        self.gauge = gauge
+
+def dry_run_label(request: ApiRequest) -> str:
+    values = request.args.getlist("dryRun")
+    if not values:
+        return ""
+    return "All" if all(v == "All" for v in values) else "invalid"
+
+
+class WatchMetrics:
+    """One resource's watch metrics: open watches, and the events sent with their sizes."""
+
+    def __init__(self, metrics: Metrics, resource: Resource) -> None:
+        labels = (resource.group, resource.version, resource.kind)
+        self.watchers = metrics.registered_watchers.labels(*labels)
+        self.events = metrics.watch_events.labels(*labels)
+        self.sizes = metrics.watch_event_sizes.labels(*labels)
 
     def opened(self) -> None:
-        self.gauge.inc()
+        self.watchers.inc()
 
     def closed(self) -> None:
-        self.gauge.dec()
+        self.watchers.dec()
+
+    def sent(self, events: int, size: int) -> None:
+        self.events.inc(events)
+        self.sizes.observe(size / events if events else 0)
+
+
+class StorageMetrics:
+    """One resource's storage calls (etcd_request_duration_seconds, etcd_requests_total, errors)."""
+
+    def __init__(self, metrics: Metrics, resource: Resource) -> None:
+        self.metrics = metrics
+        self.type = resource.group_resource
+
+    def observe(self, operation: str, seconds: float, failed: bool) -> None:
+        self.metrics.etcd_durations.labels(operation, self.type).observe(seconds)
+        self.metrics.etcd_requests.labels(operation, self.type).inc()
+        if failed:
+            self.metrics.etcd_errors.labels(operation, self.type).inc()
+
+
+class _ObjectCounts(Collector):
+    def __init__(self, counts: Callable[[], Mapping[str, int]]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "apiserver_storage_objects",
+            "Number of stored objects at the time of last check split by kind.",
+            labels=["resource"],
+        )
+        for resource, count in sorted(self.counts().items()):
+            family.add_metric([resource], count)
+        yield family
 
 
 class Metrics:
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
-        self.registered_watchers = Gauge(
-            "apiserver_registered_watchers",
-            "Number of currently registered watchers for a given resources",
-            ["group", "version", "kind"],
-            registry=self.registry,
-        )
+    def __init__(self, object_counts: Callable[[], Mapping[str, int]] = dict) -> None:
+        registry = self.registry = CollectorRegistry()
         self.requests = Counter(
             "apiserver_request_total",
             "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, "
             "scope, component, and HTTP response code.",
-            ["verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code"],
-            registry=self.registry,
+            [*REQUEST_LABELS, "code"],
+            registry=registry,
         )
+        self.durations = Histogram(
+            "apiserver_request_duration_seconds",
+            "Response latency distribution in seconds for each verb, dry run value, group, version, resource, "
+            "subresource, scope and component.",
+            REQUEST_LABELS,
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.response_sizes = Histogram(
+            "apiserver_response_sizes",
+            "Response size distribution in bytes for each group, version, verb, resource, subresource, scope and "
+            "component.",
+            RESOURCE_LABELS,
+            buckets=RESPONSE_SIZE_BUCKETS,
+            registry=registry,
+        )
+        self.longrunning = Gauge(
+            "apiserver_longrunning_requests",
+            "Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, "
+            "scope and component. Not all requests are tracked this way.",
+            RESOURCE_LABELS,
+            registry=registry,
+        )
+        self.inflight = Gauge(
+            "apiserver_current_inflight_requests",
+            "Maximal number of currently used inflight request limit of this apiserver per request kind in last "
+            "second.",
+            ["request_kind"],
+            registry=registry,
+        )
+        self.registered_watchers = Gauge(
+            "apiserver_registered_watchers",
+            "Number of currently registered watchers for a given resources",
+            ["group", "version", "kind"],
+            registry=registry,
+        )
+        self.watch_events = Counter(
+            "apiserver_watch_events_total",
+            "Number of events sent in watch clients",
+            ["group", "version", "kind"],
+            registry=registry,
+        )
+        self.watch_event_sizes = Histogram(
+            "apiserver_watch_events_sizes",
+            "Watch event size distribution in bytes",
+            ["group", "version", "kind"],
+            buckets=WATCH_EVENT_SIZE_BUCKETS,
+            registry=registry,
+        )
+        self.etcd_durations = Histogram(
+            "etcd_request_duration_seconds",
+            "Etcd request latency in seconds for each operation and object type.",
+            ["operation", "type"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.etcd_requests = Counter(
+            "etcd_requests",
+            "Etcd request counts for each operation and object type.",
+            ["operation", "type"],
+            registry=registry,
+        )
+        self.etcd_errors = Counter(
+            "etcd_request_errors",
+            "Etcd failed request counts for each operation and object type.",
+            ["operation", "type"],
+            registry=registry,
+        )
+        registry.register(_ObjectCounts(object_counts))
 
-    def watchers(self, resource: Resource) -> _Watchers:
-        return _Watchers(self.registered_watchers.labels(resource.group, resource.version, resource.kind))
+    def watches(self, resource: Resource) -> WatchMetrics:
+        return WatchMetrics(self, resource)
 
-    def request_done(self, request: ApiRequest, code: int) -> None:
-        info = request.info
-        dry_run = "All" if "dryRun" in request.args else ""
-        if info is None or not info.is_resource_request:
-            self.requests.labels(request.method, dry_run, "", "", "", "", "", COMPONENT, str(code)).inc()
-            return
-        verb = VERB_LABELS.get(info.verb, info.verb.upper())
-        if verb == "PATCH" and request.headers.get("Content-Type", "").startswith(APPLY_PATCH):
-            verb = "APPLY"
-        scope = "resource" if info.name or info.verb == "create" else "namespace" if info.namespace else "cluster"
-        labels = (verb, dry_run, info.group, info.version, info.resource, info.subresource, scope, COMPONENT, str(code))
-        self.requests.labels(*labels).inc()
+    def storage(self, resource: Resource) -> StorageMetrics:
+        return StorageMetrics(self, resource)
+
+    @contextlib.contextmanager
+    def in_flight(self, request: ApiRequest) -> Iterator[None]:
+        """apiserver_current_inflight_requests while the request is handled (a watch until it streams)."""
+        gauge = self.inflight.labels("readOnly" if request.method in ("GET", "HEAD", "OPTIONS") else "mutating")
+        gauge.inc()
+        try:
+            yield
+        finally:
+            gauge.dec()
+
+    def watch_started(self, labels: dict[str, str]) -> Callable[[], None]:
+        """Counts a watch as long-running; returns what to call when it ends."""
+        gauge = self.longrunning.labels(*(labels[k] for k in RESOURCE_LABELS))
+        gauge.inc()
+        return gauge.dec
+
+    def request_finished(
+        self, request: ApiRequest, labels: dict[str, str], code: int, seconds: float, size: int | None
+    ) -> None:
+        dry_run = dry_run_label(request)
+        self.requests.labels(labels["verb"], dry_run, *(labels[k] for k in REQUEST_LABELS[2:]), str(code)).inc()
+        self.durations.labels(labels["verb"], dry_run, *(labels[k] for k in REQUEST_LABELS[2:])).observe(seconds)
+        if labels["verb"] in ("GET", "LIST") and size is not None:
+            self.response_sizes.labels(*(labels[k] for k in RESOURCE_LABELS)).observe(size)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -7,7 +7,7 @@ user). Handlers read the body, query and headers from here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from quart import Request
 from werkzeug.datastructures import Headers, MultiDict
@@ -18,7 +18,7 @@ PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
 
 
 class ApiRequest:
-    __slots__ = ("_source", "args", "headers", "info", "method", "path", "request_id")
+    __slots__ = ("_source", "args", "headers", "info", "method", "on_stream_end", "path", "request_id")
 
     def __init__(self, source: Request) -> None:
         self._source = source
@@ -28,6 +28,8 @@ class ApiRequest:
         self.headers: Headers = source.headers
         self.request_id = ""  # set by the Audit-Id filter
         self.info: RequestInfo | None = None  # set by the request-info filter
+        # What to do when a streamed response (a watch) ends, long after the handler returned.
+        self.on_stream_end: list[Callable[[], None]] = []
 
     async def body(self) -> bytes:
         return await self._source.get_data(cache=False)
@@ -38,6 +40,10 @@ class ApiRequest:
 
     def query_lists(self) -> Mapping[str, list[str]]:
         return self.args.to_dict(flat=False)
+
+    def stream_ended(self) -> None:
+        for callback in self.on_stream_end:
+            callback()
 
     @property
     def pretty(self) -> bool:

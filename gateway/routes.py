@@ -12,6 +12,7 @@ from quart import Response
 
 from gateway import errors
 from gateway.handlers import discovery
+from gateway.health import HealthEndpoint
 from gateway.metrics import Metrics
 from gateway.negotiation import negotiate
 from gateway.negotiation.encoders import JSONEncoder
@@ -25,30 +26,34 @@ Route = Callable[[ApiRequest], Awaitable[Response]]
 READ_METHODS = ("GET", "HEAD")
 
 
-async def ok(request: ApiRequest) -> Response:
-    return Response(b"ok", status=200, content_type="text/plain; charset=utf-8")
-
-
 async def version(request: ApiRequest) -> Response:
     encoder = JSONEncoder(pretty=True)
     return respond(request, encoder.finish(jsonencode.dumps(discovery.version_info())), 200, encoder)
 
 
 class NonResourceRoutes:
-    def __init__(self, registry: Registry, server_address: str, metrics: Metrics, formats: Formats) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        server_address: str,
+        metrics: Metrics,
+        formats: Formats,
+        health: dict[str, HealthEndpoint],
+    ) -> None:
         self.registry = registry
         self.server_address = server_address
         self.metrics = metrics
         self.formats = formats
         self.exact: dict[tuple[str, ...], Route] = {
             ("version",): version,
-            ("healthz",): ok,
-            ("livez",): ok,
-            ("readyz",): ok,
             ("metrics",): self.metrics_text,
             ("api",): self.api_versions,
             ("apis",): self.api_group_list,
         }
+        for name, endpoint in health.items():
+            self.exact[(name,)] = endpoint
+            for check in endpoint.checks:
+                self.exact[(name, *check.name.split("/"))] = endpoint.single(check)
 
     async def __call__(self, request: ApiRequest) -> Response:
         assert request.info is not None

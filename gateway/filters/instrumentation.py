@@ -1,11 +1,15 @@
-"""apiserver_request_total: every request counted by what it addressed and how it ended."""
+"""Every request measured by what it addressed and how it ended (upstream's MonitorRequest):
+apiserver_request_total, apiserver_request_duration_seconds, apiserver_response_sizes, requests in
+flight, and long-running watches until their stream ends."""
 
 from __future__ import annotations
+
+import time
 
 from quart import Response
 
 from gateway.filters import Handler
-from gateway.metrics import Metrics
+from gateway.metrics import Metrics, request_labels
 from gateway.request import ApiRequest
 
 
@@ -15,6 +19,12 @@ class Instrumentation:
         self.metrics = metrics
 
     async def __call__(self, request: ApiRequest) -> Response:
-        response = await self.next(request)
-        self.metrics.request_done(request, response.status_code)
+        started = time.monotonic()
+        with self.metrics.in_flight(request):
+            response = await self.next(request)
+        labels = request_labels(request)  # what the request addressed is known now
+        size = response.content_length  # None for a streamed body
+        if labels["verb"] == "WATCH" and size is None:  # the watch goes on after this returns
+            request.on_stream_end.append(self.metrics.watch_started(labels))
+        self.metrics.request_finished(request, labels, response.status_code, time.monotonic() - started, size)
         return response

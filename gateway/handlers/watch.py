@@ -52,11 +52,16 @@ async def watch(request: ApiRequest, scope: RequestScope) -> Response:
             if stream.initial_end is not None:
                 initial.append(frames.initial_events_end(stream.initial_end))
             if initial:
-                yield b"".join(initial)
+                frame = b"".join(initial)
+                stream.sent(len(initial), len(frame))
+                yield frame
             async for batch in stream.batches():
-                yield frames.items(batch)
+                frame = frames.items(batch)
+                stream.sent(len(batch), len(frame))
+                yield frame
         finally:
             stream.close()
+            request.stream_ended()
 
     response = Response(body(), status=200, content_type=target.encoder.watch_content_type)
     response.headers["Cache-Control"] = "no-cache, private"

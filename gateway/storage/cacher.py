@@ -57,31 +57,14 @@ def too_large(requested: int, current: int, retry_after: int) -> errors.StatusEr
     return error
 
 
-@dataclass
-class WatchStream:
-    """A watch as the cache serves it: the initial state (sendInitialEvents), then changes."""
-
-    initial: list[ObjectView] = field(default_factory=list)  # sent as ADDED events
-    initial_end: int | None = None  # revision of the bookmark that ends the initial events (when asked)
-    error: errors.StatusError | None = None  # sent as the only event (the HTTP status stays 200)
-    watcher: CacheWatcher | None = None
-    on_close: Callable[[], None] = lambda: None
-
-    async def batches(self) -> AsyncIterator[list[Item]]:
-        if self.watcher is not None:
-            async for batch in self.watcher.batches():
-                yield batch
-
-    def close(self) -> None:
-        self.on_close()
-
-
-class WatcherCount(Protocol):
-    """Counts a resource's open watches (apiserver_registered_watchers)."""
+class WatchCounts(Protocol):
+    """Counts a resource's open watches and the events they send (gateway/metrics.py)."""
 
     def opened(self) -> None: ...
 
     def closed(self) -> None: ...
+
+    def sent(self, events: int, size: int) -> None: ...
 
 
 class Uncounted:
@@ -91,6 +74,33 @@ class Uncounted:
     def closed(self) -> None:
         return None
 
+    def sent(self, events: int, size: int) -> None:
+        return None
+
+
+@dataclass
+class WatchStream:
+    """A watch as the cache serves it: the initial state (sendInitialEvents), then changes."""
+
+    initial: list[ObjectView] = field(default_factory=list)  # sent as ADDED events
+    initial_end: int | None = None  # revision of the bookmark that ends the initial events (when asked)
+    error: errors.StatusError | None = None  # sent as the only event (the HTTP status stays 200)
+    watcher: CacheWatcher | None = None
+    on_close: Callable[[], None] = lambda: None
+    counts: WatchCounts = field(default_factory=lambda: Uncounted())
+
+    async def batches(self) -> AsyncIterator[list[Item]]:
+        if self.watcher is not None:
+            async for batch in self.watcher.batches():
+                yield batch
+
+    def sent(self, events: int, size: int) -> None:
+        """The handler sent ``events`` events in ``size`` bytes."""
+        self.counts.sent(events, size)
+
+    def close(self) -> None:
+        self.on_close()
+
 
 class Cacher:
     def __init__(
@@ -99,7 +109,7 @@ class Cacher:
         cache: WatchCache,
         *,
         bookmark_interval: float = BOOKMARK_INTERVAL,
-        watchers: WatcherCount | None = None,
+        watchers: WatchCounts | None = None,
     ) -> None:
         self.store = store
         self.cache = cache
@@ -300,6 +310,7 @@ class Cacher:
             self.watchers.closed()
 
         stream.on_close = close
+        stream.counts = self.watchers
         return stream
 
     # ---- writes ----------------------------------------------------------------------------------

@@ -10,8 +10,11 @@ equal objects are equal bytes.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from gateway.objects.codec import Codec, Obj
 from gateway.objects.view import ObjectView
@@ -38,12 +41,32 @@ class Updated:
     removed: bool = False
 
 
+class CallMetrics(Protocol):
+    def observe(self, operation: str, seconds: float, failed: bool) -> None:
+        """A storage call took ``seconds`` (etcd_request_duration_seconds and friends)."""
+
+
+class Unmeasured:
+    def observe(self, operation: str, seconds: float, failed: bool) -> None:
+        return None
+
+
 class ObjectStore:
-    def __init__(self, backend: Backend, resource: Resource, codec: Codec) -> None:
+    def __init__(self, backend: Backend, resource: Resource, codec: Codec, metrics: CallMetrics | None = None) -> None:
         self.backend = backend
         self.resource = resource
         self.codec = codec
         self.prefix = keys.collection_prefix(resource)
+        self.metrics = metrics or Unmeasured()
+
+    @contextlib.contextmanager
+    def _measured(self, operation: str) -> Iterator[None]:
+        started, failed = time.monotonic(), True
+        try:
+            yield
+            failed = False
+        finally:
+            self.metrics.observe(operation, time.monotonic() - started, failed)
 
     def key(self, namespace: str, name: str) -> bytes:
         return keys.object_key(self.resource, namespace, name)
@@ -54,14 +77,16 @@ class ObjectStore:
     # ---- reading ---------------------------------------------------------------------------------
     async def get(self, namespace: str, name: str) -> ObjectView | None:
         """The object as storage holds it now (None when absent)."""
-        kv, _ = await self.backend.get(self.key(namespace, name))
+        with self._measured("get"):
+            kv, _ = await self.backend.get(self.key(namespace, name))
         return None if kv is None else self.view(kv)
 
     async def page(self, namespace: str, start: str, revision: int, limit: int) -> ListResult:
         """Keys of one namespace (all, when empty) from ``start`` (below the prefix), at ``revision``."""
         prefix = keys.collection_prefix(self.resource, namespace)
         begin = self.prefix + start.encode() if start else prefix
-        return await self.backend.list(begin, prefix_end(prefix), revision=revision, limit=limit)
+        with self._measured("list"):
+            return await self.backend.list(begin, prefix_end(prefix), revision=revision, limit=limit)
 
     def relative_key(self, kv: KeyValue) -> str:
         """The key below the resource's prefix: "namespace/name" or "name"."""
@@ -76,7 +101,9 @@ class ObjectStore:
                 raise KeyExists(key.decode())
             return ObjectView.of(self.codec, obj, 0)
         value = self.codec.encode(obj)
-        return ObjectView.of(self.codec, obj, await self.backend.create(key, value), value=value)
+        with self._measured("create"):
+            revision = await self.backend.create(key, value)
+        return ObjectView.of(self.codec, obj, revision, value=value)
 
     async def guaranteed_update(
         self,
@@ -127,11 +154,14 @@ class ObjectStore:
         if dry_run:
             return Updated(ObjectView.of(self.codec, obj, 0), created=True)
         value = self.codec.encode(obj)
-        return Updated(ObjectView.of(self.codec, obj, await self.backend.create(key, value), value=value), created=True)
+        with self._measured("create"):
+            revision = await self.backend.create(key, value)
+        return Updated(ObjectView.of(self.codec, obj, revision, value=value), created=True)
 
     async def _remove(self, key: bytes, current: ObjectView, removal: Removal, dry_run: bool) -> Updated:
         if not dry_run:
-            await self.backend.delete(key, current.resource_version)
+            with self._measured("delete"):
+                await self.backend.delete(key, current.resource_version)
         if removal.obj is None:
             return Updated(current, removed=True)
         return Updated(ObjectView.of(self.codec, removal.obj, current.resource_version), removed=True)
@@ -145,5 +175,6 @@ class ObjectStore:
             return Updated(current) if confirmed else None
         if dry_run:
             return Updated(ObjectView.of(self.codec, obj, current.resource_version))
-        revision = await self.backend.update(key, value, current.resource_version)
+        with self._measured("update"):
+            revision = await self.backend.update(key, value, current.resource_version)
         return Updated(ObjectView.of(self.codec, obj, revision, value=value))

@@ -203,7 +203,10 @@ class WatchCache:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TooLargeResourceVersion(revision, self.revision)
-            await self.sync(remaining)
+            try:
+                await self.sync(remaining)
+            except TooLargeResourceVersion:  # storage did not confirm in time: report what was asked
+                raise TooLargeResourceVersion(revision, self.revision) from None
             if self.revision < revision:  # storage has not got there yet either: wait for it a little
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._advanced.wait(), min(deadline - time.monotonic(), 0.25))

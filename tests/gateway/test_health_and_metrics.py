@@ -1,0 +1,113 @@
+"""Health endpoints and metrics as kube-apiserver serves them (k8s.io/apiserver pkg/server/healthz,
+pkg/endpoints/metrics): /healthz, /livez, /readyz with ?verbose, ?exclude and per-check paths; a
+storage failure seen by /readyz; Prometheus text that prometheus-client's own parser reads."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.storage.helpers import StorageProcess
+
+from .helpers import GatewayProcess
+
+READYZ_CHECKS = [
+    "ping",
+    "log",
+    "etcd",
+    "etcd-readiness",
+    "informer-sync",
+    "poststarthook/generic-apiserver-start-informers",
+    "poststarthook/start-system-namespaces-controller",
+    "shutdown",
+]
+LIVEZ_CHECKS = [c for c in READYZ_CHECKS if c not in ("etcd-readiness", "informer-sync", "shutdown")]
+
+
+def test_health_endpoints_answer_ok(client: httpx.Client) -> None:
+    for path in ("/healthz", "/livez", "/readyz"):
+        response = client.get(path)
+        assert response.status_code == 200 and response.text == "ok"
+        assert response.headers["content-type"] == "text/plain; charset=utf-8"
+        assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_verbose_lists_every_check(client: httpx.Client) -> None:
+    readyz = client.get("/readyz", params={"verbose": ""}).text
+    assert readyz == "".join(f"[+]{c} ok\n" for c in READYZ_CHECKS) + "readyz check passed\n"
+    livez = client.get("/livez?verbose").text
+    assert livez == "".join(f"[+]{c} ok\n" for c in LIVEZ_CHECKS) + "livez check passed\n"
+    assert client.get("/healthz?verbose").text.endswith("healthz check passed\n")
+
+
+def test_single_checks_and_exclusions(client: httpx.Client) -> None:
+    for path in ("/readyz/etcd", "/livez/ping", "/readyz/poststarthook/generic-apiserver-start-informers"):
+        assert client.get(path).text == "ok", path
+    assert client.get("/livez/informer-sync").status_code == 404  # a readiness-only check
+    excluded = client.get("/readyz?verbose&exclude=etcd&exclude=nope").text
+    assert "[+]etcd excluded: ok\n" in excluded and "[+]etcd-readiness ok\n" in excluded
+    assert 'warn: some health checks cannot be excluded: no matches for "nope"\n' in excluded
+    assert excluded.endswith("readyz check passed\n")
+
+
+def test_readyz_fails_when_storage_is_gone(tmp_path: Path) -> None:
+    storage = StorageProcess(tmp_path / "storage").start()
+    gateway = GatewayProcess(tmp_path / "gateway", "--storage", storage.address).start()
+    try:
+        with gateway.client() as client:
+            assert client.get("/readyz").text == "ok"
+            storage.kill()
+            deadline = time.monotonic() + 10
+            while (failed := client.get("/readyz")).status_code == 200:
+                assert time.monotonic() < deadline, "/readyz never noticed the storage is gone"
+                time.sleep(0.2)
+            assert failed.status_code == 500
+            assert "[-]etcd failed: reason withheld\n" in failed.text and failed.text.endswith("readyz check failed\n")
+            assert "[+]ping ok\n" in failed.text
+            single = client.get("/readyz/etcd")
+            assert single.status_code == 500 and single.text.startswith("internal server error: ")
+            assert client.get("/readyz?exclude=etcd&exclude=etcd-readiness").text == "ok"
+    finally:
+        gateway.kill()
+        storage.kill()
+
+
+def families(client: httpx.Client) -> dict[str, list]:
+    """Every metric family of /metrics, parsed by prometheus-client's own text parser."""
+    text = client.get("/metrics").text
+    return {family.name: family.samples for family in text_string_to_metric_families(text)}
+
+
+def value(samples: list, name: str, **labels: str) -> float:
+    return sum(s.value for s in samples if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))
+
+
+def test_metrics_cover_requests_storage_and_watches(client: httpx.Client, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    client.post(path, json={"metadata": {"name": "m"}})
+    client.get(path)
+    client.get(f"{path}/m", params={"dryRun": "All"})
+    with client.stream("GET", path, params={"watch": "1", "timeoutSeconds": "30"}) as response:
+        assert response.status_code == 200
+        lines = response.iter_lines()
+        next(lines)  # the initial ADDED event: the watch is registered
+        during = families(client)
+    found = families(client)
+    requests = found["apiserver_request"]
+    assert value(requests, "apiserver_request_total", verb="LIST", resource="configmaps", scope="namespace", code="200")
+    assert value(requests, "apiserver_request_total", verb="GET", dry_run="All", resource="configmaps", code="200")
+    assert value(requests, "apiserver_request_total", verb="WATCH", resource="configmaps", code="200")
+    durations = found["apiserver_request_duration_seconds"]
+    assert value(durations, "apiserver_request_duration_seconds_count", verb="POST", resource="configmaps") >= 1
+    assert value(found["apiserver_response_sizes"], "apiserver_response_sizes_count", verb="LIST") >= 1
+    assert value(during["apiserver_longrunning_requests"], "apiserver_longrunning_requests", resource="configmaps") >= 1
+    assert value(during["apiserver_registered_watchers"], "apiserver_registered_watchers", kind="ConfigMap") >= 1
+    assert value(during["apiserver_current_inflight_requests"], "apiserver_current_inflight_requests") >= 1
+    assert value(found["apiserver_watch_events"], "apiserver_watch_events_total", kind="ConfigMap") >= 1
+    assert value(found["apiserver_storage_objects"], "apiserver_storage_objects", resource="namespaces") >= 4
+    etcd = found["etcd_request_duration_seconds"]
+    assert value(etcd, "etcd_request_duration_seconds_count", operation="create", type="configmaps") >= 1
+    assert value(found["etcd_requests"], "etcd_requests_total", operation="create", type="configmaps") >= 1
