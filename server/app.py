@@ -15,6 +15,7 @@ from server.kv import KVService
 from server.lease import LeaseService
 from server.lessor import Lessor
 from server.maintenance import MaintenanceService
+from server.metrics import StorageMetrics
 from server.mvcc import Store, entry_from_row
 from server.rpc import generic_handler
 from server.watch import WatchService
@@ -32,6 +33,7 @@ class StorageOptions:
     progress_notify_interval: float = 600.0  # etcd's default: 10 minutes
     lease_check_interval: float = 0.5  # how often expired leases are looked for
     min_lease_ttl: int = 2  # etcd's minimum TTL with default election settings
+    metrics_listen: str = ""  # HOST:PORT of the /metrics endpoint (etcd's --listen-metrics-urls); "" = none
 
 
 class StorageServer:
@@ -47,9 +49,13 @@ class StorageServer:
         committer: GroupCommitter,
         compactor: Compactor,
         leases: LeaseService,
+        metrics: StorageMetrics,
+        metrics_address: str,
     ) -> None:
         self.port = port
         self.address = f"{host}:{port}"
+        self.metrics_address = metrics_address  # "" when /metrics is not served
+        self._metrics = metrics
         self._hub = hub
         self._server = server
         self._backend = backend
@@ -68,6 +74,7 @@ class StorageServer:
         return self._committer.writes
 
     async def stop(self, grace: float = 1.0) -> None:
+        self._metrics.stop()
         await self._server.stop(grace)
         await self._leases.stop()
         await self._compactor.stop()
@@ -116,7 +123,8 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
     opts = StorageOptions(**options)
     host, port = _split_listen(listen)
 
-    backend = Backend(Path(data_dir))
+    metrics = StorageMetrics()
+    backend = Backend(Path(data_dir), commit_duration=metrics.commit_duration)
     store, compact_done = _load(backend, opts)
     hub = WatchHub(
         store,
@@ -144,10 +152,10 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
     )
     server.add_generic_rpc_handlers(
         (
-            generic_handler("KV", KVService(store, committer, compactor, opts.max_request_bytes)),
-            generic_handler("Watch", WatchService(hub)),
-            generic_handler("Lease", leases),
-            generic_handler("Maintenance", MaintenanceService(store)),
+            generic_handler("KV", KVService(store, committer, compactor, opts.max_request_bytes), metrics),
+            generic_handler("Watch", WatchService(hub), metrics),
+            generic_handler("Lease", leases, metrics),
+            generic_handler("Maintenance", MaintenanceService(store), metrics),
         )
     )
     try:
@@ -157,9 +165,34 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
     if bound == 0:
         backend.close()
         raise OSError(f"cannot listen on {listen} (address in use or not local)")
+    metrics.watch_state(
+        [
+            ("etcd_server_has_leader", "Whether or not a leader exists. 1 is existence, 0 is not.", lambda: 1),
+            ("etcd_server_is_leader", "Whether or not this member is a leader. 1 if is, 0 otherwise.", lambda: 1),
+            (
+                "etcd_mvcc_db_total_size_in_bytes",
+                "Total size of the underlying database physically allocated in bytes.",
+                lambda: backend.sizes()[0],
+            ),
+            (
+                "etcd_mvcc_db_total_size_in_use_in_bytes",
+                "Total size of the underlying database logically in use in bytes.",
+                lambda: backend.sizes()[1],
+            ),
+            ("etcd_debugging_mvcc_keys_total", "Total number of keys.", lambda: len(store.state)),
+            ("etcd_debugging_mvcc_current_revision", "The current revision of store.", lambda: store.rev),
+            (
+                "etcd_debugging_mvcc_compact_revision",
+                "The revision of the last compaction in store.",
+                lambda: max(store.compacted, 0),
+            ),
+            ("etcd_debugging_mvcc_watcher_total", "Total number of watchers.", hub.watcher_count),
+        ]
+    )
+    metrics_address = metrics.serve(opts.metrics_listen) if opts.metrics_listen else ""
     committer.start()
     hub.start()
     compactor.start()
     leases.start()
     await server.start()
-    return StorageServer(server, bound, host, backend, hub, committer, compactor, leases)
+    return StorageServer(server, bound, host, backend, hub, committer, compactor, leases, metrics, metrics_address)

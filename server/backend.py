@@ -19,10 +19,13 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from prometheus_client import Histogram
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS history (
@@ -85,8 +88,9 @@ def _key_range_sql(key: bytes, end: bytes | None) -> tuple[str, list]:
 class Backend:
     """The SQLite database of one data directory."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, commit_duration: Histogram | None = None) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
+        self.commit_duration = commit_duration  # observes each commit's seconds (etcd's backend metric)
         self.path = data_dir / DB_FILE
         self._writer = _connect(self.path)
         self._writer.executescript(SCHEMA)
@@ -125,6 +129,7 @@ class Backend:
     def commit(self, batch: CommitBatch) -> None:
         """Write one batch in one transaction and return once it is durable."""
         db = self._writer
+        started = time.monotonic()
         db.execute("BEGIN")
         try:
             if batch.rows:
@@ -140,6 +145,8 @@ class Backend:
             db.execute("ROLLBACK")
             raise
         self.commits += 1
+        if self.commit_duration is not None:
+            self.commit_duration.observe(time.monotonic() - started)
 
     def compact_step(self, done: int, target: int) -> None:
         """Physically remove history made unreachable by compacting from `done` to `target`.

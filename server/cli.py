@@ -38,6 +38,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="interval of progress notifications to watches that ask for them",
     )
     p.add_argument("--watch-ring-size", type=int, default=defaults.watch_ring_size, metavar="EVENTS")
+    p.add_argument(
+        "--listen-metrics",
+        default="",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics on /metrics here (etcd's --listen-metrics-urls; port 0: any)",
+    )
     p.add_argument("--log-level", default="WARNING")
     return p.parse_args(argv)
 
@@ -51,12 +57,15 @@ async def serve(args: argparse.Namespace) -> None:
         group_commit=not args.no_group_commit,
         progress_notify_interval=args.progress_notify_interval,
         watch_ring_size=args.watch_ring_size,
+        metrics_listen=args.listen_metrics,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    print(f"storage listening on {server.address}", flush=True)
+    if server.metrics_address:
+        print(f"storage metrics on http://{server.metrics_address}/metrics", flush=True)
+    print(f"storage listening on {server.address}", flush=True)  # last: it tells callers the service is up
     await stop.wait()
     await server.stop()
 

@@ -14,10 +14,12 @@ from collections.abc import Callable
 import grpc
 from etcdserverpb import rpc_pb2
 from google.protobuf import message_factory
+from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import DecodeError
 
 from server import errors
 from server.errors import StorageError
+from server.metrics import StorageMetrics
 
 log = logging.getLogger(__name__)
 
@@ -52,37 +54,51 @@ def require_valid(request) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _errors_to_status(name: str, context: grpc.aio.ServicerContext):
-    """etcd's errors as gRPC statuses; anything unexpected as INTERNAL, logged, without details."""
+async def _errors_to_status(
+    method: MethodDescriptor, kind: str, context: grpc.aio.ServicerContext, metrics: StorageMetrics
+):
+    """etcd's errors as gRPC statuses; anything unexpected as INTERNAL, logged, without details.
+    Every call is counted by method and the code it ended with."""
+    service, name = method.containing_service.full_name, method.name
+    metrics.rpc_started(kind, service, name)
+    code = grpc.StatusCode.OK
     try:
         yield
     except StorageError as exc:
+        code = exc.code
         await context.abort(exc.code, exc.message)
-    except (asyncio.CancelledError, grpc.aio.AbortError):
+    except asyncio.CancelledError:
+        code = grpc.StatusCode.CANCELLED
+        raise
+    except grpc.aio.AbortError:
+        code = context.code() or grpc.StatusCode.UNKNOWN
         raise
     except Exception:
-        log.exception("%s failed", name)
+        code = grpc.StatusCode.INTERNAL
+        log.exception("%s failed", method.full_name)
         await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+    finally:
+        metrics.rpc_handled(kind, service, name, code)
 
 
-def _guard_unary(name: str, fn: Callable):
+def _guard_unary(method: MethodDescriptor, fn: Callable, metrics: StorageMetrics):
     async def handler(request, context: grpc.aio.ServicerContext):
-        async with _errors_to_status(name, context):
+        async with _errors_to_status(method, "unary", context, metrics):
             require_valid(request)
             return await fn(request, context)
 
     return handler
 
 
-def _guard_stream(name: str, fn: Callable):
+def _guard_stream(method: MethodDescriptor, fn: Callable, metrics: StorageMetrics):
     async def handler(request_iterator, context: grpc.aio.ServicerContext):
-        async with _errors_to_status(name, context):
+        async with _errors_to_status(method, "bidi_stream", context, metrics):
             await fn(request_iterator, context)
 
     return handler
 
 
-def generic_handler(service_name: str, servicer: object) -> grpc.GenericRpcHandler:
+def generic_handler(service_name: str, servicer: object, metrics: StorageMetrics) -> grpc.GenericRpcHandler:
     """Handlers for every method of etcdserverpb.<service_name> that `servicer` implements.
 
     Unary methods are `async def Name(request, context)`; bidirectional streams are
@@ -97,13 +113,13 @@ def generic_handler(service_name: str, servicer: object) -> grpc.GenericRpcHandl
         request_cls = message_factory.GetMessageClass(method.input_type)
         if method.client_streaming:
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
-                _guard_stream(method.full_name, fn),
+                _guard_stream(method, fn, metrics),
                 request_deserializer=_deserializer(request_cls),
                 response_serializer=_serialize,
             )
         else:
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                _guard_unary(method.full_name, fn),
+                _guard_unary(method, fn, metrics),
                 request_deserializer=_deserializer(request_cls),
                 response_serializer=_serialize,
             )

@@ -190,6 +190,9 @@ class WatchHub:
                 w.pending += events
 
     # --- watchers -----------------------------------------------------------------------
+    def watcher_count(self) -> int:
+        return sum(len(ws) for ws in self._by_key.values()) + len(self._ranges)
+
     def add(self, w: Watcher, start_rev: int) -> None:
         """Register a watcher (its `created` response is already queued) and start its events."""
         stream = w.stream

@@ -103,3 +103,36 @@ def test_cli_help():
         "--no-group-commit",
     ):
         assert option in done.stdout
+
+
+def test_metrics_on_their_own_port(storage_factory, tmp_path):
+    """etcd-style metrics (gRPC calls by method and code, commit latency, keys, size) on /metrics."""
+    import re
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    server = storage_factory("--listen-metrics", "127.0.0.1:0", data_dir=tmp_path / "metrics")
+    address = next(m.group(1) for line in server.log if (m := re.search(r"metrics on http://(\S+)/metrics", line)))
+
+    async def writes(s):
+        await s.kv.Put(pb.PutRequest(key=b"/m/a", value=b"1"))
+        await s.kv.Range(pb.RangeRequest(key=b"/m/a"))
+        try:
+            await s.kv.Range(pb.RangeRequest(key=b""))
+        except grpc.aio.AioRpcError as err:
+            assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+    run(server.address, writes)
+    text = urllib.request.urlopen(f"http://{address}/metrics", timeout=10).read().decode()
+    samples = [s for family in text_string_to_metric_families(text) for s in family.samples]
+
+    def value(name: str, **labels: str) -> float:
+        return sum(s.value for s in samples if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))
+
+    assert value("grpc_server_handled_total", grpc_service="etcdserverpb.KV", grpc_method="Range", grpc_code="OK") >= 1
+    assert value("grpc_server_handled_total", grpc_method="Range", grpc_code="InvalidArgument") == 1
+    assert value("grpc_server_started_total", grpc_method="Put", grpc_type="unary") == 1
+    assert value("etcd_disk_backend_commit_duration_seconds_count") >= 1
+    assert value("etcd_debugging_mvcc_keys_total") == 1
+    assert value("etcd_mvcc_db_total_size_in_bytes") > 0 and value("etcd_server_has_leader") == 1
