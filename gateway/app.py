@@ -23,12 +23,12 @@ from gateway.filters.chain import build_handler_chain
 from gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
-from gateway.objects.codecs import codec_for
+from gateway.objects.codecs import codec_for, kind_codec
 from gateway.params import WriteOptions
 from gateway.registry.kinds import strategy_for
 from gateway.registry.rest import verbs_served
 from gateway.registry.store import Store
-from gateway.registry.subresources import FinalizeStore, StatusStore
+from gateway.registry.subresources import FinalizeStore, ScaleStore, StatusStore
 from gateway.request import ApiRequest
 from gateway.routes import NonResourceRoutes
 from gateway.routing import Router, ScopeKey
@@ -114,9 +114,13 @@ class APIServer:
         self.stores[resource.key] = store
         self.scopes[(*resource.key, "")] = self._scope(resource, "", store, resource.verbs)
         for name, sub in resource.subresources.items():
-            storage_type = SUBRESOURCE_STORAGES.get(name)
-            if storage_type is not None:
-                self.scopes[(*resource.key, name)] = self._scope(resource, name, storage_type(store), sub.verbs)
+            storage: object | None = None
+            if name in SUBRESOURCE_STORAGES:
+                storage = SUBRESOURCE_STORAGES[name](store)
+            elif name == "scale":
+                storage = ScaleStore(store, kind_codec(sub.gvk, sub.message))
+            if storage is not None:
+                self.scopes[(*resource.key, name)] = self._scope(resource, name, storage, sub.verbs)
 
     def _scope(self, resource: Resource, subresource: str, storage: object, verbs: tuple[str, ...]) -> RequestScope:
         codec = storage.codec  # type: ignore[attr-defined]

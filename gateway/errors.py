@@ -141,6 +141,16 @@ def conflict(resource: Resource, name: str, cause: str) -> StatusError:
     return new(409, "Conflict", message, _details(resource, name))
 
 
+def conflict_on(group_resource: str, name: str, cause: str) -> StatusError:
+    """A conflict on a resource named as upstream names it, e.g. "deployments/scale.apps"."""
+    plural, _, group = group_resource.partition(".")
+    details = meta.StatusDetails(name=name, kind=plural)
+    if group:
+        details.group = group
+    message = f'Operation cannot be fulfilled on {group_resource} "{name}": {cause}'
+    return new(409, "Conflict", message, details)
+
+
 OBJECT_MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
 
 

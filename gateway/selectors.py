@@ -276,3 +276,22 @@ class Filter:
         if not self.labels.empty and not self.labels.matches(labels):
             return False
         return self.fields.empty or self.fields.matches(fields())
+
+
+def label_selector_text(selector: Mapping[str, object] | None) -> str:
+    """A metav1.LabelSelector (as JSON) as upstream writes it as a selector string
+    (LabelSelectorAsSelector(...).String()): requirements sorted by key, "" for none."""
+    if not selector:
+        return ""
+    parts = [(key, f"{key}={value}") for key, value in dict(selector.get("matchLabels") or {}).items()]  # type: ignore[union-attr]
+    for expression in selector.get("matchExpressions") or ():  # type: ignore[union-attr]
+        key, operator = expression.get("key", ""), expression.get("operator", "")
+        values = ",".join(sorted(expression.get("values") or ()))
+        text = {
+            "In": f"{key} in ({values})",
+            "NotIn": f"{key} notin ({values})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }.get(operator, "<error>")
+        parts.append((key, text))
+    return ",".join(text for _, text in sorted(parts))

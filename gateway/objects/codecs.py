@@ -8,6 +8,11 @@ from gateway.objects.unstructured import JSONCodec
 from protokube.schema.registry import GroupVersionKind, Resource
 
 
+def kind_codec(gvk: GroupVersionKind, message: str) -> Codec:
+    """The codec of a compiled kind served only as a subresource (autoscaling/v1 Scale, ...)."""
+    return ProtoCodec(gvk, message, GroupVersionKind(gvk.group, gvk.version, gvk.kind + "List"))
+
+
 def codec_for(resource: Resource) -> Codec:
     list_gvk = GroupVersionKind(resource.group, resource.version, resource.list_kind)
     if resource.message:

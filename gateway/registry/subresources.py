@@ -1,16 +1,24 @@
-"""Storages of subresources that write part of their parent object: status and finalize.
+"""Storages of subresources that show or write part of their parent object: status, finalize, scale.
 
 Each is a small storage playing the roles its subresource serves, over the parent's store: a
 status write changes only status (and metadata as upstream allows); a finalize write changes only
-a namespace's spec.finalizers. Both are guaranteed updates of the parent object.
+a namespace's spec.finalizers; a scale write changes only the replicas. All are guaranteed updates
+of the parent object.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+from gateway import errors
+from gateway.errors import FieldError
+from gateway.objects.codec import Codec, Obj
 from gateway.objects.view import ObjectView
 from gateway.params import WriteOptions
 from gateway.registry.rest import UpdatedObject
 from gateway.registry.store import Store
+from gateway.selectors import label_selector_text
 
 
 class StatusStore:
@@ -46,3 +54,92 @@ class FinalizeStore:
         return await self.store.guaranteed_update(
             namespace, name, updated, options, keep_status, subresource="finalize"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ScalePaths:
+    """Where the parent keeps what its Scale shows (upstream's built-in scalable kinds all use these;
+    custom resources name their own: specReplicasPath, statusReplicasPath, labelSelectorPath)."""
+
+    spec_replicas: str = "spec.replicas"
+    status_replicas: str = "status.replicas"
+    label_selector: str = "spec.selector"
+
+
+class ScaleStore:
+    """deployments/scale, replicasets/scale, …: the parent's replicas as an autoscaling/v1 Scale,
+    read and written through the parent (upstream's ScaleREST)."""
+
+    def __init__(self, store: Store, scale_codec: Codec, paths: ScalePaths = ScalePaths()) -> None:
+        self.store = store
+        self.codec = scale_codec
+        self.paths = paths
+
+    def _scale(self, parent: ObjectView) -> ObjectView:
+        data = self.store.codec.to_dict(parent.obj)
+        meta = data["metadata"]
+        scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "creationTimestamp") if k in meta}
+        replicas = _at(data, self.paths.spec_replicas)
+        scale = {
+            "metadata": scale_meta,
+            "spec": {"replicas": DEFAULT_REPLICAS if replicas is None else replicas},
+            "status": {"replicas": _at(data, self.paths.status_replicas) or 0, "selector": self._selector(data)},
+        }
+        return ObjectView.of(self.codec, self.codec.from_dict(scale).obj, parent.resource_version)
+
+    def _selector(self, data: dict[str, Any]) -> str:
+        selector = _at(data, self.paths.label_selector)
+        if isinstance(selector, str):  # already a selector string (custom resources keep one in status)
+            return selector
+        if isinstance(selector, dict) and not {"matchLabels", "matchExpressions"} & set(selector):
+            selector = {"matchLabels": selector}  # a plain label map (ReplicationController's selector)
+        return label_selector_text(selector)
+
+    async def get(self, namespace: str, name: str, resource_version: str | None) -> ObjectView:
+        return self._scale(await self.store.get(namespace, name, resource_version))
+
+    async def update(
+        self, namespace: str, name: str, updated: UpdatedObject, options: WriteOptions
+    ) -> tuple[ObjectView, bool]:
+        parent_codec, resource = self.store.codec, self.store.resource
+
+        def rescaled(current: Obj | None) -> Obj:
+            assert current is not None  # the store answers 404 for a missing parent itself
+            stored = ObjectView.of(parent_codec, parent_codec.copy(current), int(current.metadata.resourceVersion or 0))
+            scale = updated(self._scale(stored).obj)
+            replicas = scale.spec.replicas
+            if replicas < 0:
+                error = FieldError.invalid("spec.replicas", replicas, "must be greater than or equal to 0")
+                raise errors.invalid("autoscaling", "Scale", name, [error])
+            if scale.metadata.uid and scale.metadata.uid != current.metadata.uid:
+                raise errors.conflict_on(
+                    f"{resource.plural}/scale.{resource.group}" if resource.group else f"{resource.plural}/scale",
+                    name,
+                    f"Precondition failed: UID in precondition: {scale.metadata.uid}, "
+                    f"UID in object meta: {current.metadata.uid}",
+                )
+            data = parent_codec.to_dict(current)
+            _set(data, self.paths.spec_replicas, replicas)
+            data["metadata"]["resourceVersion"] = scale.metadata.resourceVersion
+            return parent_codec.from_dict(data).obj
+
+        prepare = self.store.strategy.prepare_for_update
+        view, _ = await self.store.guaranteed_update(namespace, name, rescaled, options, prepare, subresource="scale")
+        return self._scale(view), False
+
+
+DEFAULT_REPLICAS = 1  # what upstream's defaulting gives a scalable kind without spec.replicas
+
+
+def _at(data: dict[str, Any], path: str) -> Any:
+    value: Any = data
+    for step in path.split("."):
+        value = value.get(step) if isinstance(value, dict) else None
+    return value
+
+
+def _set(data: dict[str, Any], path: str, value: object) -> None:
+    *parents, last = path.split(".")
+    for step in parents:
+        data = data.setdefault(step, {})
+    data[last] = value

@@ -214,7 +214,46 @@ def test_status_subresource_writes_only_status(client: httpx.Client, namespace: 
     assert client.get(f"{path}/st").json() == written
     assert client.post(f"{path}/st/status", json=created).status_code == 405
     assert client.put(f"{path}/missing/status", json={**created, "metadata": {"name": "missing"}}).status_code == 404
-    assert client.get(f"{path}/st/scale").status_code == 404  # routed, not served yet
+
+
+def test_scale_subresource_reads_and_writes_replicas(client: httpx.Client, namespace: str) -> None:
+    """deployments/scale as autoscaling/v1 Scale (upstream's ScaleREST): GET, PUT, preconditions."""
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    created = client.post(path, json=deployment("sc")).json()
+    scale = client.get(f"{path}/sc/scale").json()
+    meta = created["metadata"]
+    assert scale == {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": "sc",
+            "namespace": namespace,
+            "uid": meta["uid"],
+            "resourceVersion": meta["resourceVersion"],
+            "creationTimestamp": meta["creationTimestamp"],
+        },
+        "spec": {"replicas": 2},
+        "status": {"replicas": 0, "selector": "app=sc"},
+    }
+    scale["spec"]["replicas"] = 5
+    written = client.put(f"{path}/sc/scale", json=scale)
+    assert written.status_code == 200 and written.json()["spec"]["replicas"] == 5
+    deployed = client.get(f"{path}/sc").json()
+    assert deployed["spec"]["replicas"] == 5 and deployed["metadata"]["generation"] == 2
+    assert written.json()["metadata"]["resourceVersion"] == deployed["metadata"]["resourceVersion"]
+    stale = client.put(f"{path}/sc/scale", json=scale)  # the resourceVersion read before the write
+    assert stale.status_code == 409 and stale.json()["reason"] == "Conflict"
+    negative = {**scale, "metadata": {"name": "sc"}, "spec": {"replicas": -1}}
+    invalid = client.put(f"{path}/sc/scale", json=negative).json()
+    assert invalid["message"] == (
+        'Scale.autoscaling "sc" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0'
+    )
+    other_uid = {**scale, "metadata": {"name": "sc", "uid": "not-it"}}
+    conflict = client.put(f"{path}/sc/scale", json=other_uid).json()
+    assert conflict["message"].startswith('Operation cannot be fulfilled on deployments/scale.apps "sc": Precondition')
+    assert client.get(f"{path}/nope/scale").json()["message"] == 'deployments.apps "nope" not found'
+    wrong_kind = client.put(f"{path}/sc/scale", json={**deployment("sc"), "metadata": {"name": "sc"}})
+    assert wrong_kind.status_code == 400
 
 
 def test_namespace_finalize_changes_spec_finalizers(client: httpx.Client) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 from google.protobuf.message import Message
 
 from gateway.printing.humanize import since
+from gateway.selectors import label_selector_text
+from protokube.schema import jsonencode
 
 NONE = "<none>"
 
@@ -55,17 +57,7 @@ def format_labels(labels: dict[str, str]) -> str:
 
 
 def format_label_selector(selector: Message | None) -> str:
-    """upstream's metav1.FormatLabelSelector."""
+    """upstream's metav1.FormatLabelSelector: the selector string, or <none>."""
     if selector is None:
         return NONE
-    parts = [(k, f"{k}={v}") for k, v in selector.matchLabels.items()]
-    for expr in selector.matchExpressions:
-        values = ",".join(sorted(expr.values))
-        text = {
-            "In": f"{expr.key} in ({values})",
-            "NotIn": f"{expr.key} notin ({values})",
-            "Exists": expr.key,
-            "DoesNotExist": f"!{expr.key}",
-        }.get(expr.operator, "<error>")
-        parts.append((expr.key, text))
-    return ",".join(text for _, text in sorted(parts)) or NONE
+    return label_selector_text(jsonencode.to_dict(selector)) or NONE
