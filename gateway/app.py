@@ -224,4 +224,9 @@ def create_app(server: APIServer) -> Quart:
     async def serve(path: str) -> Response:
         return await server.handler(ApiRequest(request._get_current_object()))  # type: ignore[attr-defined]
 
+    @app.errorhandler(405)
+    async def other_methods(error: Exception) -> Response:
+        """TRACE, CONNECT and unknown methods get the API's own answer (a Status), not Quart's page."""
+        return await server.handler(ApiRequest(request._get_current_object()))  # type: ignore[attr-defined]
+
     return app

@@ -212,7 +212,8 @@ def unsupported_media_type(message: str) -> StatusError:
 
 
 def request_entity_too_large(message: str) -> StatusError:
-    return new(413, "RequestEntityTooLarge", message)
+    """upstream's NewRequestEntityTooLargeError."""
+    return new(413, "RequestEntityTooLarge", f"Request entity too large: {message}")
 
 
 def service_unavailable(message: str) -> StatusError:

@@ -27,14 +27,22 @@ def _bool(query: Mapping[str, str], name: str, default: bool = False) -> bool:
     return parse_bool(name, value)
 
 
+INT64 = (-(2**63), 2**63 - 1)
+UINT64_MAX = 2**64 - 1
+
+
 def _int(query: Mapping[str, str], name: str) -> int | None:
+    """An int64 parameter as Go's strconv.ParseInt reads it."""
     value = query.get(name)
     if value is None or value == "":
         return None
     try:
-        return int(value, 10)
+        number = int(value, 10)
     except ValueError:
         raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax ({name})') from None
+    if not INT64[0] <= number <= INT64[1]:
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": value out of range ({name})')
+    return number
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,21 +191,23 @@ def validate_list_options(options: ListOptions) -> ListOptions:
         raise errors.invalid_options(LIST_OPTIONS, found)
     if options.continue_token and rv not in ("", "0"):
         raise errors.bad_request("specifying resource version is not allowed when using continue")
-    if rv and not rv.isdigit():
-        raise errors.bad_request(
-            f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": invalid syntax'
-        )
+    if rv:
+        parse_resource_version(rv)
     if options.watch and options.send_initial_events is None and not match and rv in ("", "0"):
         options = dataclasses.replace(options, send_initial_events=True, resource_version_match=NOT_OLDER_THAN)
     return options
 
 
 def parse_resource_version(value: str | None) -> int | None:
-    """A resourceVersion parameter as a revision (None when unset or empty); 400 when not numeric."""
+    """A resourceVersion parameter as a revision (None when unset or empty), as Go's
+    strconv.ParseUint reads it: 400 when not a number or beyond uint64."""
     if not value:
         return None
-    if not value.isdigit():
+    problem = "invalid syntax" if not (value.isascii() and value.isdigit()) else None
+    if problem is None and int(value) > UINT64_MAX:
+        problem = "value out of range"
+    if problem is not None:
         raise errors.bad_request(
-            f'resourceVersion: Invalid value: "{value}": strconv.ParseUint: parsing "{value}": invalid syntax'
+            f'resourceVersion: Invalid value: "{value}": strconv.ParseUint: parsing "{value}": {problem}'
         )
     return int(value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from collections.abc import Iterable
 
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
@@ -12,6 +13,7 @@ from gateway.errors import StatusError
 from gateway.negotiation.negotiate import Encoder
 from gateway.request import ApiRequest
 from protokube.schema.registry import GroupVersionKind
+from protokube.schema.validtext import valid_text
 
 STATUS_GVK = GroupVersionKind("", "v1", "Status")
 # APIResponseCompression: responses from this size up are gzipped (upstream's threshold, 128 KiB).
@@ -60,7 +62,13 @@ def success_status(details: meta.StatusDetails) -> meta.Status:
 
 
 def _quote(text: str) -> str:
+    """upstream's makeQuotedString, for text that is valid UTF-8 without control characters
+    (a header cannot carry those; they become spaces)."""
+    text = _CONTROL.sub(" ", valid_text(text))
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def add_warnings(response: Response, warnings: Iterable[str]) -> None:

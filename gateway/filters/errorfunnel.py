@@ -18,9 +18,19 @@ from gateway.negotiation.encoders import JSONEncoder
 from gateway.negotiation.negotiate import Encoder, Formats
 from gateway.request import ApiRequest
 from gateway.responses import status_response
-from gateway.storage.backend import StorageError
+from gateway.storage.backend import RequestTooLarge, StorageError, Unavailable
 
 log = logging.getLogger("protokube.gateway")
+
+
+def storage_error(err: StorageError) -> errors.StatusError:
+    """How upstream answers a storage failure: too large a write is the client's (413); storage out
+    of reach is the server's, said as etcd says it (503); anything else is a 500."""
+    if isinstance(err, RequestTooLarge):
+        return errors.request_entity_too_large(str(err))
+    if isinstance(err, Unavailable):
+        return errors.service_unavailable(str(err))
+    return errors.internal(str(err))
 
 
 class ErrorFunnel:
@@ -42,7 +52,7 @@ class ErrorFunnel:
             error = err
         except StorageError as err:
             log.warning("request %s: storage error: %s", request.request_id, err)
-            error = errors.internal(str(err))
+            error = storage_error(err)
         except Exception:
             log.exception("request %s failed", request.request_id)
             error = errors.internal(

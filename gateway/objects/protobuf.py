@@ -20,6 +20,7 @@ from protokube.schema import envelope, goshape, jsondecode, jsonencode
 from protokube.schema.descriptors import message_class
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind
+from protokube.schema.validtext import with_valid_strings
 
 # Top-level fields that are not the object's "spec": metadata.generation ignores their changes.
 NOT_SPEC = frozenset({"metadata", "status"})
@@ -84,7 +85,7 @@ class ProtoCodec:
             obj.ParseFromString(raw)
         except ProtobufDecodeError as err:
             raise DecodeError(f"the protobuf object is malformed: {err}") from None
-        return obj
+        return with_valid_strings(obj)
 
     def to_dict(self, obj: Message) -> dict[str, Any]:
         return jsonencode.object_to_dict(obj, self.gvk.kind, self.gvk.api_version)

@@ -164,7 +164,7 @@ class Store:
             new = updated(current.obj if current is not None else None)
             self._set_namespace(new, namespace)
             wanted = new.metadata.resourceVersion
-            if wanted and not wanted.isdigit():
+            if wanted and not (wanted.isascii() and wanted.isdigit()):
                 raise errors.bad_request(f'invalid resource version: "{wanted}"')
             if current is None:
                 if wanted:

@@ -43,6 +43,24 @@ class FutureRevision(StorageError):
     """The requested revision is newer than the store's current revision."""
 
 
+class RequestTooLarge(StorageError):
+    """The write is bigger than storage accepts (etcd's --max-request-bytes)."""
+
+    def __init__(self) -> None:
+        super().__init__("etcdserver: request is too large")
+
+
+class Unavailable(StorageError):
+    """Storage cannot be reached, or did not answer in time."""
+
+    def __init__(self) -> None:
+        super().__init__("etcdserver: request timed out")
+
+
+# The largest revision storage can hold (etcd revisions are int64).
+MAX_REVISION = 2**63 - 1
+
+
 class ModRevisionMismatch(Exception):
     """The key changed since it was read; ``current`` is what it holds now (None: deleted)."""
 

@@ -12,6 +12,8 @@ import binascii
 import json
 import posixpath
 
+from protokube.schema.validtext import valid_text
+
 VERSION = "meta.k8s.io/v1"
 INVALID = "continue key is not valid"
 
@@ -38,8 +40,10 @@ def decode(token: str) -> tuple[int, str]:
     if data.get("v") != VERSION:
         raise ContinueTokenError(f"{INVALID}: server does not recognize this encoded version {data.get('v')}")
     revision, start = data.get("rv"), data.get("start")
-    if not isinstance(revision, int) or isinstance(revision, bool) or revision == 0:
+    if not isinstance(revision, int) or isinstance(revision, bool) or revision == 0 or abs(revision) >= 2**63:
         raise ContinueTokenError(f"{INVALID}: incorrect encoded start resourceVersion (version {VERSION})")
+    if isinstance(start, str):
+        start = valid_text(start)
     if not isinstance(start, str) or not start:
         raise ContinueTokenError(f"{INVALID}: encoded start key empty (version {VERSION})")
     key = start if start.startswith("/") else "/" + start

@@ -21,7 +21,9 @@ from gateway.storage.backend import (
     KeyValue,
     ListResult,
     ModRevisionMismatch,
+    RequestTooLarge,
     StorageError,
+    Unavailable,
 )
 
 # Lists of many large objects exceed gRPC's 4 MiB default.
@@ -29,13 +31,17 @@ CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1), ("grpc.max_send_mess
 
 
 def _translate(err: grpc.aio.AioRpcError) -> StorageError:
+    """A gRPC error as the storage error it stands for; details that name internal addresses are
+    logged by the caller, never sent to clients."""
     details = err.details() or ""
     if "required revision has been compacted" in details:
         return Compacted()
     if "required revision is a future revision" in details:
         return FutureRevision(details)
+    if "request is too large" in details or err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return RequestTooLarge()  # etcd's own limit, or gRPC's limit on the message itself
     if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-        return StorageError(f"storage unavailable: {details}")
+        return Unavailable()
     return StorageError(f"storage error: {err.code().name}: {details}")
 
 

@@ -19,7 +19,16 @@ from typing import Protocol
 from gateway.objects.codec import Codec, Obj
 from gateway.objects.view import ObjectView
 from gateway.storage import keys
-from gateway.storage.backend import Backend, KeyExists, KeyValue, ListResult, ModRevisionMismatch, prefix_end
+from gateway.storage.backend import (
+    MAX_REVISION,
+    Backend,
+    FutureRevision,
+    KeyExists,
+    KeyValue,
+    ListResult,
+    ModRevisionMismatch,
+    prefix_end,
+)
 from protokube.schema.registry import Resource
 
 
@@ -83,6 +92,8 @@ class ObjectStore:
 
     async def page(self, namespace: str, start: str, revision: int, limit: int) -> ListResult:
         """Keys of one namespace (all, when empty) from ``start`` (below the prefix), at ``revision``."""
+        if revision > MAX_REVISION:  # more than storage can ever reach
+            raise FutureRevision(f"required revision {revision} is a future revision")
         prefix = keys.collection_prefix(self.resource, namespace)
         begin = self.prefix + start.encode() if start else prefix
         with self._measured("list"):

@@ -10,6 +10,8 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
 from k8s.io.apimachinery.pkg.runtime import types_pb2 as runtime_pb2
 
+from protokube.schema.validtext import with_valid_strings
+
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 
@@ -42,7 +44,7 @@ def unwrap(data: bytes) -> runtime_pb2.Unknown:
         unknown.ParseFromString(data[len(MAGIC) :])
     except ProtobufDecodeError as err:
         raise EnvelopeError(f"the protobuf envelope is malformed: {err}") from None
-    return unknown
+    return with_valid_strings(unknown)
 
 
 def decode(data: bytes, message_class: type[Message], api_version: str, kind: str) -> Message:

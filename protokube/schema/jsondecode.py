@@ -21,6 +21,7 @@ from google.protobuf.message import Message
 
 from protokube.schema import goshape, quantity, wellknown
 from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, STRING, ZERO, FieldShape, MessageShape, shape
+from protokube.schema.validtext import valid_text
 
 _INT_RANGES = {
     "int32": (-(2**31), 2**31 - 1),
@@ -73,14 +74,44 @@ class JSONObject(dict):
 
 
 def parse_json(data: bytes | str) -> Any:
-    """Parse JSON keeping track of duplicate keys (orjson when there can be none)."""
+    """Parse JSON as Go's decoder does, keeping track of duplicate keys.
+
+    Like Go: invalid UTF-8 and lone UTF-16 surrogate escapes in strings become U+FFFD (Python would
+    keep a lone surrogate, which no UTF-8 encoder accepts later); NaN and Infinity are not JSON.
+    """
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
     try:
-        return json.loads(data, object_pairs_hook=JSONObject)
+        value = json.loads(data, object_pairs_hook=JSONObject, parse_constant=_not_json)
     except (ValueError, RecursionError) as err:
         raise DecodeError(_json_syntax_message(data, err)) from None
+    return without_lone_surrogates(value) if _ESCAPED_SURROGATE.search(data) else value
+
+
+# A \uD800-\uDFFF escape in JSON text (one of a pair, or a lone one).
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _not_json(constant: str) -> None:
+    raise DecodeError(f"json: invalid character '{constant[0]}' looking for beginning of value")
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """The same JSON values with every string (keys included) made valid text; objects in place."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        value[:] = [without_lone_surrogates(item) for item in value]
+    elif isinstance(value, dict):
+        items = [(valid_text(k), without_lone_surrogates(v)) for k, v in value.items()]
+        value.clear()
+        value.update(items)
+    return value
 
 
 def _json_syntax_message(data: bytes | str, err: Exception) -> str:
+    if isinstance(err, DecodeError):
+        return str(err)
     if isinstance(err, RecursionError):
         return "json: exceeded max depth"
     if isinstance(err, json.JSONDecodeError):

@@ -13,11 +13,12 @@ from typing import Any
 
 import yaml
 
-from protokube.schema.jsondecode import DecodeError, JSONObject
+from protokube.schema.jsondecode import DecodeError, JSONObject, without_lone_surrogates
 
 # How many values a document may expand to through aliases before it is refused.
 MAX_EXPANDED_NODES = 200_000
-MAX_DEPTH = 1_000
+MAX_DEPTH = 500
+DEPTH_EXCEEDED = "yaml: exceeded max depth"
 
 
 class _Loader(yaml.SafeLoader):
@@ -57,7 +58,7 @@ def _check_expansion(node: yaml.Node) -> None:
 
     def size(n: yaml.Node, depth: int) -> int:
         if depth > MAX_DEPTH:
-            raise DecodeError("yaml: document is nested too deeply")
+            raise DecodeError(DEPTH_EXCEEDED)
         if id(n) in sizes:
             return sizes[id(n)]
         if isinstance(n, yaml.ScalarNode):
@@ -75,16 +76,24 @@ def _check_expansion(node: yaml.Node) -> None:
 
 
 def load(text: bytes | str) -> Any:
-    """Parse one YAML document into JSON-like values (dicts are JSONObject)."""
+    """Parse one YAML document into JSON-like values (dicts are JSONObject); strings are valid
+    text (lone surrogate escapes become U+FFFD, as for JSON)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DecodeError("error converting YAML to JSON: yaml: invalid leading UTF-8 octet") from None
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
         _check_expansion(node)
-        return _to_json_values(loader.construct_document(node))
+        return without_lone_surrogates(_to_json_values(loader.construct_document(node)))
     except yaml.YAMLError as err:
         raise DecodeError(f"error converting YAML to JSON: {_yaml_message(err)}") from None
+    except RecursionError:
+        raise DecodeError(f"error converting YAML to JSON: {DEPTH_EXCEEDED}") from None
     finally:
         loader.dispose()
 
