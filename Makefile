@@ -1,5 +1,5 @@
 # protokube — every task a developer or CI needs, from a fresh machine.
-#   make run    install (first time) and serve the API on 127.0.0.1:8080 with embedded storage
+#   make run    install (first time) and serve the API on https://127.0.0.1:6443 with embedded storage
 #   make test   install (first time) and run every check: generated code, lint, tests, quick benchmark
 
 PYTHON ?= python3
@@ -12,7 +12,7 @@ SERVICE_PROTOS := $(shell grep -l '^service ' $(PROTOS))
 # Debian packages the tests and benchmarks run against (real etcdctl, real etcd, wrk).
 DEBS   := etcd-client etcd-server wrk
 HOST   ?= 127.0.0.1
-PORT   ?= 8080
+PORT   ?= 6443
 
 .PHONY: venv gen gen-check lint test pytest run bench bench-quick stubs debs clean
 

@@ -166,13 +166,15 @@ class Gateway:
 
 @contextmanager
 def gateway(data_dir: Path, *args: str, timeout: float = 120.0) -> Iterator[Gateway]:
-    """``python -m protokube serve`` on a free port until its "serving on" line; killed afterwards.
+    """``python -m protokube serve`` until its "serving on" line; killed afterwards. The benchmarks talk
+    to its plain-HTTP port (--insecure-listen); its HTTPS port is on another free port.
 
     ``timeout`` is long enough for a gateway whose watch cache loads 100,000 objects before it serves.
     """
-    port = free_port()
+    port, secure_port = free_port(), free_port()
     started = time.perf_counter()
-    argv = [sys.executable, "-m", "protokube", "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir)]
+    argv = [sys.executable, "-m", "protokube", "serve", "--listen", f"127.0.0.1:{secure_port}"]
+    argv += ["--insecure-listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir)]
     proc = subprocess.Popen(
         [*argv, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
     )

@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
+from pathlib import Path
 
 from quart import Quart, Response, request
 
 from gateway.admission import Admission
 from gateway.admission.namespace import NamespaceLifecycle
+from gateway.auth.authentication import Authenticator, ClientCertificate, InsecurePort, TokenFile
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
@@ -56,6 +58,8 @@ class Settings:
     watch_cache_window: int = 10_000  # recent events each watch cache keeps
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds between periodic watch bookmarks
     formats: Formats = DEFAULT_FORMATS  # the wire formats served (CBOR behind its feature gate)
+    anonymous_auth: bool = True  # requests without credentials act as system:anonymous
+    token_file: Path | None = None  # --token-auth-file
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -88,7 +92,13 @@ class APIServer:
         health = health_endpoints(self._health_checks())
         non_resource = NonResourceRoutes(registry, server_address, self.metrics, settings.formats, health)
         router = Router(registry, self.scopes, non_resource)
-        self.handler = build_handler_chain(router, formats=settings.formats, metrics=self.metrics)
+        self.handler = build_handler_chain(
+            router,
+            formats=settings.formats,
+            metrics=self.metrics,
+            authenticators=self._authenticators(),
+            anonymous=settings.anonymous_auth,
+        )
         namespaces = self.stores[NAMESPACES]
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage
         assert isinstance(finalize, FinalizeStore)
@@ -132,6 +142,12 @@ class APIServer:
             formats=self.settings.formats.for_codec(codec.protobuf),
             registry=self.registry,
         )
+
+    def _authenticators(self) -> list[Authenticator]:
+        found: list[Authenticator] = [InsecurePort(), ClientCertificate()]
+        if self.settings.token_file is not None:
+            found.append(TokenFile.load(self.settings.token_file))
+        return found
 
     def _object_counts(self) -> dict[str, int]:
         """apiserver_storage_objects: what each ready watch cache holds."""

@@ -1,9 +1,11 @@
 """`protokube serve`: the API server — the HTTP gateway plus its storage.
 
-By default the storage service runs embedded, as a child process on a free loopback port with its
-data under --data-dir (its own CPU core: the gateway and storage do not share one Python
-interpreter). ``--storage HOST:PORT`` points the gateway at a running storage service or a real
-etcd instead.
+It serves HTTPS (by default on 127.0.0.1:6443) with certificates it makes in --data-dir on first
+start, and writes an admin kubeconfig there. Plain HTTP only on an --insecure-listen address on
+loopback, where every request acts as a member of system:masters. By default the storage service
+runs embedded, as a child process listening on an owner-only Unix socket in --data-dir (its own
+CPU core: the gateway and storage do not share one Python interpreter). ``--storage ADDRESS``
+points the gateway at a running storage service or a real etcd instead.
 """
 
 from __future__ import annotations
@@ -11,20 +13,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ctypes
+import ipaddress
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import uvloop
-import yaml
 
 from gateway.app import APIServer, Settings, create_app
 from gateway.negotiation.negotiate import Formats
-from gateway.server import listen_socket, serve_app
+from gateway.security import certs, kubeconfig
+from gateway.server import TLSSettings, listen_socket, serve_app
 from gateway.storage.etcd import EtcdBackend
 from protokube.schema import descriptors
 from protokube.schema.registry import build
@@ -36,9 +38,26 @@ log = logging.getLogger("protokube.serve")
 
 def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Namespace:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT for the HTTP API")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="data directory of embedded storage")
-    p.add_argument("--storage", help="HOST:PORT of an etcd-v3 API endpoint instead of embedded storage")
+    p.add_argument("--listen", default="127.0.0.1:6443", help="HOST:PORT of the HTTPS API (default: %(default)s)")
+    p.add_argument(
+        "--insecure-listen",
+        metavar="HOST:PORT",
+        help="also serve plain HTTP here (loopback only); every request on it acts as system:masters",
+    )
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="certificates, kubeconfig, storage")
+    p.add_argument("--storage", help="HOST:PORT or unix://PATH of an etcd-v3 API endpoint instead of embedded storage")
+    p.add_argument("--tls-cert-file", type=Path, help="serving certificate (default: made in --data-dir)")
+    p.add_argument("--tls-private-key-file", type=Path, help="key of --tls-cert-file")
+    p.add_argument("--client-ca-file", type=Path, help="also accept client certificates signed by this CA")
+    p.add_argument("--tls-san", action="append", default=[], help="another name for the serving certificate")
+    p.add_argument("--token-auth-file", type=Path, help='static bearer tokens: token,user,uid[,"group1,group2"]')
+    p.add_argument(
+        "--anonymous-auth",
+        type=_bool_flag,
+        default=True,
+        metavar="BOOL",
+        help="requests without credentials act as system:anonymous (default: %(default)s)",
+    )
     p.add_argument(
         "--compaction-retention",
         type=float,
@@ -74,6 +93,14 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
 KNOWN_GATES = {"CBORServingAndStorage": False}
 
 
+def _bool_flag(text: str) -> bool:
+    if text.lower() in ("true", "1"):
+        return True
+    if text.lower() in ("false", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"not a boolean: {text!r}")
+
+
 def feature_gates(text: str) -> dict[str, bool]:
     """Parse --feature-gates A=true,B=false (unknown gates and values are errors, as upstream)."""
     gates = dict(KNOWN_GATES)
@@ -85,12 +112,6 @@ def feature_gates(text: str) -> dict[str, bool]:
     return gates
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _die_with_parent() -> None:
     """In the child: receive SIGTERM when the gateway process dies, even by SIGKILL (Linux)."""
     pr_set_pdeathsig = 1
@@ -98,7 +119,9 @@ def _die_with_parent() -> None:
 
 
 def start_embedded_storage(data_dir: Path, retention: float) -> tuple[subprocess.Popen[str], str]:
-    address = f"127.0.0.1:{_free_port()}"
+    """The storage service as a child process, on an owner-only Unix socket in its data dir, so
+    that other local users cannot bypass the gateway with an etcd client."""
+    address = f"unix://{(data_dir / 'storage' / 'storage.sock').resolve()}"
     command = [
         sys.executable,
         "-m",
@@ -120,19 +143,30 @@ def start_embedded_storage(data_dir: Path, retention: float) -> tuple[subprocess
     return child, address
 
 
-def write_kubeconfig(data_dir: Path, listen: str) -> Path:
-    """A kubeconfig for this server that kubectl can use as is."""
-    path = data_dir / "kubeconfig"
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "protokube", "cluster": {"server": f"http://{listen}"}}],
-        "contexts": [{"name": "protokube", "context": {"cluster": "protokube", "user": "protokube"}}],
-        "users": [{"name": "protokube", "user": {}}],
-        "current-context": "protokube",
-    }
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def transport(args: argparse.Namespace) -> tuple[TLSSettings, str]:
+    """The TLS settings of the secure port, and the admin kubeconfig for it."""
+    files = certs.ensure(args.data_dir / "pki", tuple(args.tls_san))
+    client_ca = files.ca.cert
+    if args.client_ca_file is not None:  # ours (for the admin kubeconfig) and theirs
+        client_ca = args.data_dir / "pki" / "client-ca-bundle.crt"
+        client_ca.write_bytes(files.ca.cert.read_bytes() + args.client_ca_file.read_bytes())
+    cert, key = files.serving.cert, files.serving.key
+    ca_pem: bytes | None = files.ca.cert.read_bytes()
+    if args.tls_cert_file is not None:
+        cert, key, ca_pem = args.tls_cert_file, args.tls_private_key_file, None  # trusted as the system trusts it
+    admin_cert, admin_key = files.admin.load()
+    server = f"https://{args.listen}"
+    config = kubeconfig.kubeconfig(
+        server, ca_pem=ca_pem, cert_pem=certs.pem(admin_cert), key_pem=certs.key_pem(admin_key)
+    )
+    return TLSSettings(str(cert), str(key), str(client_ca)), config
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -147,6 +181,8 @@ async def run(args: argparse.Namespace) -> None:
             watch_cache_window=args.watch_cache_window,
             bookmark_interval=args.bookmark_interval,
             formats=Formats(cbor=feature_gates(args.feature_gates)["CBORServingAndStorage"]),
+            anonymous_auth=args.anonymous_auth,
+            token_file=args.token_auth_file,
         )
         server = APIServer(backend, args.listen, build(descriptors.all_messages()), settings)
         await server.start()
@@ -159,11 +195,19 @@ async def run(args: argparse.Namespace) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
-        kubeconfig = write_kubeconfig(args.data_dir, args.listen)
+        tls, admin_config = transport(args)
+        config_path = kubeconfig.write(args.data_dir / "kubeconfig", admin_config)
         sock = listen_socket(args.listen)
-        print(f"protokube serving on http://{args.listen} (storage {storage})", flush=True)
-        print(f"export KUBECONFIG={kubeconfig}", flush=True)
-        await serve_app(create_app(server), sock, shutdown, access_log=args.access_log)
+        insecure = listen_socket(args.insecure_listen) if args.insecure_listen else None
+        if insecure is not None:
+            print(
+                f"WARNING: serving plain HTTP without authentication on http://{args.insecure_listen}: "
+                "every request there acts as system:masters",
+                flush=True,
+            )
+        print(f"protokube serving on https://{args.listen} (storage {storage})", flush=True)
+        print(f"export KUBECONFIG={config_path}", flush=True)
+        await serve_app(create_app(server), sock, shutdown, tls=tls, insecure=insecure, access_log=args.access_log)
         await server.stop()
     finally:
         if child is not None:
@@ -184,8 +228,15 @@ def gateway_main(argv: list[str]) -> int:
 
 def main(argv: list[str], prog: str = "protokube serve") -> int:
     args = parse_args(argv, prog)
+    if args.insecure_listen and not is_loopback(args.insecure_listen.rpartition(":")[0]):
+        print(f"{prog}: --insecure-listen must be a loopback address, got {args.insecure_listen!r}", file=sys.stderr)
+        return 2
+    if (args.tls_cert_file is None) != (args.tls_private_key_file is None):
+        print(f"{prog}: --tls-cert-file and --tls-private-key-file go together", file=sys.stderr)
+        return 2
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    os.makedirs(args.data_dir, exist_ok=True)
+    os.makedirs(args.data_dir, exist_ok=True, mode=0o700)
+    os.chmod(args.data_dir, 0o700)
     try:
         uvloop.run(run(args))  # uvloop: a faster event loop for HTTP and gRPC alike
     except (OSError, RuntimeError) as err:

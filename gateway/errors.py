@@ -169,6 +169,10 @@ def invalid_options(kind: str, errors: Sequence[FieldError]) -> StatusError:
     return invalid("meta.k8s.io", kind, "", errors)
 
 
+def unauthorized(message: str = "Unauthorized") -> StatusError:
+    return new(401, "Unauthorized", message)
+
+
 def bad_request(message: str) -> StatusError:
     return new(400, "BadRequest", message)
 

@@ -12,13 +12,26 @@ from collections.abc import Callable, Mapping
 from quart import Request
 from werkzeug.datastructures import Headers, MultiDict
 
+from gateway.auth.user import ANONYMOUS_USER, UserInfo
 from gateway.requestinfo import RequestInfo, parse_bool
 
 PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
 
 
 class ApiRequest:
-    __slots__ = ("_source", "args", "headers", "info", "method", "on_stream_end", "path", "request_id")
+    __slots__ = (
+        "_source",
+        "args",
+        "client_cert",
+        "headers",
+        "info",
+        "method",
+        "on_stream_end",
+        "path",
+        "request_id",
+        "secure",
+        "user",
+    )
 
     def __init__(self, source: Request) -> None:
         self._source = source
@@ -28,6 +41,11 @@ class ApiRequest:
         self.headers: Headers = source.headers
         self.request_id = ""  # set by the Audit-Id filter
         self.info: RequestInfo | None = None  # set by the request-info filter
+        self.user: UserInfo = ANONYMOUS_USER  # set by the authentication filter
+        self.secure = source.scheme == "https"
+        tls = source.scope.get("extensions", {}).get("tls") or {}
+        chain = tls.get("client_cert_chain") or ()
+        self.client_cert: str | None = chain[0] if chain else None  # PEM, verified during the handshake
         # What to do when a streamed response (a watch) ends, long after the handler returned.
         self.on_stream_end: list[Callable[[], None]] = []
 

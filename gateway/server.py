@@ -1,14 +1,22 @@
-"""Serving the gateway with hypercorn."""
+"""Serving the gateway with hypercorn: HTTPS on the secure port, plain HTTP on an optional
+insecure one, and what hypercorn does not do by itself (reason phrases, client certificates).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import socket
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass
 from http import HTTPStatus
+from typing import Any
 
 import h11
+import hypercorn.asyncio.run as hypercorn_run
 from hypercorn.asyncio import serve
+from hypercorn.asyncio.tcp_server import TCPServer
 from hypercorn.config import Config
 from quart import Quart
 
@@ -31,6 +39,37 @@ def use_standard_reason_phrases() -> None:
         h11.Response.__init__ = _response_with_reason  # type: ignore[method-assign]
 
 
+@dataclass(frozen=True, slots=True)
+class TLSSettings:
+    cert_file: str
+    key_file: str
+    client_ca_file: str  # client certificates signed by this CA are accepted (and requested)
+
+
+class _ClientCertificate:
+    """Puts the TLS client certificate into the ASGI scope (the ASGI "tls" extension)."""
+
+    def __init__(self, app: Any, certificate_der: bytes | None) -> None:
+        self.app = app
+        chain = [ssl.DER_cert_to_PEM_cert(certificate_der)] if certificate_der else []
+        self.tls = {"client_cert_chain": chain}
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable, *rest: Any) -> None:
+        scope.setdefault("extensions", {})["tls"] = self.tls
+        await self.app(scope, receive, send, *rest)
+
+
+class _TLSAwareServer(TCPServer):
+    """hypercorn's per-connection server, telling the app which client certificate (if any) the
+    connection presented; hypercorn has no setting for it."""
+
+    async def run(self) -> None:
+        ssl_object = self.writer.get_extra_info("ssl_object")
+        if ssl_object is not None:
+            self.app = _ClientCertificate(self.app, ssl_object.getpeercert(binary_form=True))
+        await super().run()
+
+
 def listen_socket(listen: str) -> socket.socket:
     """Bind and listen before serving, so the address accepts connections once we say it does."""
     host, _, port = listen.rpartition(":")
@@ -39,10 +78,25 @@ def listen_socket(listen: str) -> socket.socket:
     return sock
 
 
-async def serve_app(app: Quart, sock: socket.socket, shutdown: asyncio.Event, *, access_log: bool = False) -> None:
+async def serve_app(
+    app: Quart,
+    sock: socket.socket,
+    shutdown: asyncio.Event,
+    *,
+    tls: TLSSettings | None = None,
+    insecure: socket.socket | None = None,
+    access_log: bool = False,
+) -> None:
+    """Serve on ``sock`` (with TLS when given) and on the plain-HTTP ``insecure`` socket if any."""
     use_standard_reason_phrases()
+    hypercorn_run.TCPServer = _TLSAwareServer  # type: ignore[misc]
     config = Config()
     config.bind = [f"fd://{sock.fileno()}"]
+    if tls is not None:
+        config.certfile, config.keyfile, config.ca_certs = tls.cert_file, tls.key_file, tls.client_ca_file
+        config.verify_mode = ssl.CERT_OPTIONAL  # ask for a client certificate; anonymous without one
+    if insecure is not None:
+        config.insecure_bind = [f"fd://{insecure.fileno()}"]
     config.accesslog = "-" if access_log else None
     config.errorlog = "-"
     config.keep_alive_timeout = 75

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -42,8 +43,7 @@ class StorageServer:
     def __init__(
         self,
         server: grpc.aio.Server,
-        port: int,
-        host: str,
+        address: str,
         backend: Backend,
         hub: WatchHub,
         committer: GroupCommitter,
@@ -52,8 +52,7 @@ class StorageServer:
         metrics: StorageMetrics,
         metrics_address: str,
     ) -> None:
-        self.port = port
-        self.address = f"{host}:{port}"
+        self.address = address  # HOST:PORT, or unix://PATH
         self.metrics_address = metrics_address  # "" when /metrics is not served
         self._metrics = metrics
         self._hub = hub
@@ -104,11 +103,38 @@ def _load(backend: Backend, options: StorageOptions) -> tuple[Store, int]:
     return store, meta.get("compact_done", 0)
 
 
+UNIX = "unix://"
+
+
 def _split_listen(listen: str) -> tuple[str, int]:
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
-        raise ValueError(f"--listen must be HOST:PORT, got {listen!r}")
+        raise ValueError(f"--listen must be HOST:PORT or unix://PATH, got {listen!r}")
     return host.strip("[]"), int(port)
+
+
+def _bind(server: grpc.aio.Server, listen: str) -> str:
+    """Listen on HOST:PORT (port 0: any) or on a Unix socket (unix://PATH, owner-only); returns
+    the address clients use."""
+    if listen.startswith(UNIX):
+        path = Path(listen[len(UNIX) :]).resolve()
+        path.unlink(missing_ok=True)
+        old_umask = os.umask(0o177)  # the socket file is created owner-only
+        try:
+            bound = server.add_insecure_port(f"unix:{path}")
+        finally:
+            os.umask(old_umask)
+        if bound == 0:
+            raise OSError(f"cannot listen on {listen}")
+        return f"{UNIX}{path}"
+    host, port = _split_listen(listen)
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}" if ":" not in host else f"[{host}]:{port}")
+    except RuntimeError:
+        bound = 0
+    if bound == 0:
+        raise OSError(f"cannot listen on {listen} (address in use or not local)")
+    return f"{host}:{bound}"
 
 
 async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer:
@@ -121,7 +147,8 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
     if unknown:
         raise TypeError(f"unknown storage options: {sorted(unknown)}")
     opts = StorageOptions(**options)
-    host, port = _split_listen(listen)
+    if not listen.startswith(UNIX):
+        _split_listen(listen)  # refuse a malformed address before opening the database
 
     metrics = StorageMetrics()
     backend = Backend(Path(data_dir), commit_duration=metrics.commit_duration)
@@ -159,12 +186,10 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
         )
     )
     try:
-        bound = server.add_insecure_port(f"{host}:{port}" if ":" not in host else f"[{host}]:{port}")
-    except RuntimeError:
-        bound = 0
-    if bound == 0:
+        address = _bind(server, listen)
+    except OSError:
         backend.close()
-        raise OSError(f"cannot listen on {listen} (address in use or not local)")
+        raise
     metrics.watch_state(
         [
             ("etcd_server_has_leader", "Whether or not a leader exists. 1 is existence, 0 is not.", lambda: 1),
@@ -195,4 +220,4 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
     compactor.start()
     leases.start()
     await server.start()
-    return StorageServer(server, bound, host, backend, hub, committer, compactor, leases, metrics, metrics_address)
+    return StorageServer(server, address, backend, hub, committer, compactor, leases, metrics, metrics_address)

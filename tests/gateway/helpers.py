@@ -30,7 +30,8 @@ def free_port() -> int:
 
 
 class GatewayProcess:
-    """`python -m protokube serve` on a free port with its own data directory."""
+    """`python -m protokube serve` with its own data directory: HTTPS on a free port, and plain HTTP
+    (--insecure-listen, where requests act as system:masters) on another, which ``url`` names."""
 
     def __init__(
         self, data_dir: Path, *args: str, command: tuple[str, ...] = (sys.executable, "-m", "protokube")
@@ -38,7 +39,8 @@ class GatewayProcess:
         self.data_dir = data_dir
         self.args = args
         self.command = command
-        self.port = 0
+        self.port = 0  # the plain-HTTP port
+        self.secure_port = 0
         self.storage = ""
         self.proc: subprocess.Popen[str] | None = None
         self.log: list[str] = []
@@ -47,12 +49,23 @@ class GatewayProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def secure_url(self) -> str:
+        return f"https://127.0.0.1:{self.secure_port}"
+
+    @property
+    def kubeconfig(self) -> Path:
+        """The admin kubeconfig the server wrote (HTTPS, with its CA and an admin certificate)."""
+        return self.data_dir / "kubeconfig"
+
     def start(self) -> GatewayProcess:
-        self.port = free_port()
+        self.port, self.secure_port = free_port(), free_port()
         cmd = [
             *self.command,
             "serve",
             "--listen",
+            f"127.0.0.1:{self.secure_port}",
+            "--insecure-listen",
             f"127.0.0.1:{self.port}",
             "--data-dir",
             str(self.data_dir),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -36,6 +37,14 @@ def test_serve_writes_a_kubeconfig_kubectl_uses_as_is(tmp_path: Path) -> None:
             check=True,
         ).stdout
         assert "namespace/default" in out.split()
+        assert Path(kubeconfig).stat().st_mode & 0o777 == 0o600
+        assert tmp_path.stat().st_mode & 0o777 == 0o700
+        assert sorted(p.name for p in (tmp_path / "pki").iterdir() if p.stat().st_mode & 0o077) == [
+            "admin.crt",
+            "ca.crt",
+            "serving.crt",
+        ]  # keys are owner-only
+        assert server.secure_url in Path(kubeconfig).read_text()
     finally:
         server.kill()
 
@@ -89,8 +98,10 @@ def test_gateway_alone_against_running_storage(tmp_path: Path) -> None:
             text=True,
         )
         try:
-            assert gateway.stdout is not None and "serving on" in gateway.stdout.readline()
-            assert httpx.get(f"http://127.0.0.1:{port}/api/v1/namespaces/default", timeout=10).status_code == 200
+            assert gateway.stdout is not None and "serving on https://" in gateway.stdout.readline()
+            ca = ssl.create_default_context(cafile=tmp_path / "pki" / "ca.crt")
+            answer = httpx.get(f"https://127.0.0.1:{port}/api/v1/namespaces/default", timeout=10, verify=ca)
+            assert answer.status_code == 200
         finally:
             gateway.terminate()
             gateway.wait(15)
