@@ -173,6 +173,19 @@ def unauthorized(message: str = "Unauthorized") -> StatusError:
     return new(401, "Unauthorized", message)
 
 
+def forbidden(group: str, resource: str, name: str, reason: str) -> StatusError:
+    """upstream's NewForbidden: ``pods "x" is forbidden: <reason>`` (``forbidden: <reason>`` for paths)."""
+    qualified = f"{resource}.{group}" if group and resource else resource
+    if qualified:
+        message = f'{qualified} "{name}" is forbidden: {reason}' if name else f"{qualified} is forbidden: {reason}"
+    else:
+        message = f"forbidden: {reason}"
+    details = meta.StatusDetails(name=name, kind=resource)
+    if group:
+        details.group = group
+    return new(403, "Forbidden", message, details)
+
+
 def bad_request(message: str) -> StatusError:
     return new(400, "BadRequest", message)
 

@@ -1,0 +1,84 @@
+"""Authorization: may this user do what the request asks (upstream's authorizer chain + WithAuthorization).
+
+Members of system:masters may do everything (upstream's privileged-group authorizer); everyone
+else needs an RBAC rule. A refusal is a 403 worded as upstream's forbidden responses:
+``pods "x" is forbidden: User "alice" cannot get resource "pods" in API group "" in the namespace "dev"``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from quart import Response
+
+from gateway import errors
+from gateway.auth.rbac import Attributes, Decision
+from gateway.auth.user import MASTERS
+from gateway.filters import Handler
+from gateway.request import ApiRequest
+from gateway.requestinfo import RequestInfo
+
+
+class Authorizer(Protocol):
+    def authorize(self, request: Attributes) -> Decision: ...
+
+
+class Privileged:
+    """system:masters may do everything; then ``then`` decides."""
+
+    def __init__(self, then: Authorizer) -> None:
+        self.then = then
+
+    def authorize(self, request: Attributes) -> Decision:
+        if MASTERS in request.user.groups:
+            return Decision(True)
+        return self.then.authorize(request)
+
+
+def attributes(request: ApiRequest, info: RequestInfo) -> Attributes:
+    if info.is_resource_request:
+        return Attributes(
+            request.user,
+            info.verb,
+            True,
+            info.group,
+            info.resource,
+            info.subresource,
+            info.namespace,
+            info.name,
+            request.path,
+        )
+    return Attributes(request.user, request.method.lower(), False, path=request.path)
+
+
+def forbidden_message(request: Attributes) -> str:
+    """upstream's forbiddenMessage."""
+    user = request.user.name
+    if not request.resource_request:
+        return f'User "{user}" cannot {request.verb} path "{request.path}"'
+    resource = f"{request.resource}/{request.subresource}" if request.subresource else request.resource
+    where = f'in the namespace "{request.namespace}"' if request.namespace else "at the cluster scope"
+    return f'User "{user}" cannot {request.verb} resource "{resource}" in API group "{request.api_group}" {where}'
+
+
+def forbidden(request: Attributes, reason: str = "") -> errors.StatusError:
+    message = forbidden_message(request) + (f": {reason}" if reason else "")
+    if not request.resource_request:
+        return errors.forbidden("", "", "", message)
+    return errors.forbidden(request.api_group, request.resource, request.name, message)
+
+
+class Authorization:
+    """The filter: refuses what the authorizer does not allow."""
+
+    def __init__(self, next_handler: Handler, authorizer: Authorizer) -> None:
+        self.next = next_handler
+        self.authorizer = authorizer
+
+    async def __call__(self, request: ApiRequest) -> Response:
+        assert request.info is not None
+        asked = attributes(request, request.info)
+        decision = self.authorizer.authorize(asked)
+        if not decision.allowed:
+            raise forbidden(asked, decision.reason)
+        return await self.next(request)

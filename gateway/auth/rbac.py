@@ -1,0 +1,141 @@
+"""RBAC authorization as upstream evaluates it (plugin/pkg/auth/authorizer/rbac, pkg/registry/rbac/validation).
+
+A request is allowed when a rule of a role bound to the user allows it: ClusterRoleBindings grant
+their ClusterRole everywhere; RoleBindings grant their Role or ClusterRole in their namespace. A
+rule matches by verb, API group, resource (``resource/subresource``, with ``*`` wildcards) and
+resource name, or by non-resource URL (a trailing ``*`` matches a prefix). Roles and bindings are
+kept as JSON values (as the RBAC kinds' codec writes them), indexed by namespace and role.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.auth.user import SERVICE_ACCOUNT_PREFIX, UserInfo
+from gateway.errors import aggregate
+
+RBAC_GROUP = "rbac.authorization.k8s.io"
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Attributes:
+    """What a request asks to do (upstream's authorizer.Attributes)."""
+
+    user: UserInfo
+    verb: str
+    resource_request: bool
+    api_group: str = ""
+    resource: str = ""
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
+    path: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    allowed: bool
+    reason: str = ""  # why not, when roles could not be found (sent after the forbidden message)
+
+
+def _has(values: Iterable[str], wanted: str) -> bool:
+    return any(v == "*" or v == wanted for v in values)
+
+
+def rule_allows(rule: Obj, request: Attributes) -> bool:
+    """upstream's RuleAllows."""
+    if not _has(rule.get("verbs") or (), request.verb):
+        return False
+    if not request.resource_request:
+        return _url_matches(rule.get("nonResourceURLs") or (), request.path)
+    if not _has(rule.get("apiGroups") or (), request.api_group):
+        return False
+    if not _resource_matches(rule.get("resources") or (), request.resource, request.subresource):
+        return False
+    names = rule.get("resourceNames") or ()
+    return not names or request.name in names
+
+
+def _resource_matches(resources: Iterable[str], resource: str, subresource: str) -> bool:
+    combined = f"{resource}/{subresource}" if subresource else resource
+    for candidate in resources:
+        if candidate in ("*", combined):
+            return True
+        if subresource and candidate in (f"*/{subresource}", f"{resource}/*"):
+            return True
+    return False
+
+
+def _url_matches(urls: Iterable[str], path: str) -> bool:
+    return any(url in ("*", path) or (url.endswith("*") and path.startswith(url[:-1])) for url in urls)
+
+
+def subject_matches(subject: Obj, user: UserInfo, namespace: str) -> bool:
+    """upstream's appliesToUser: User and Group by name, ServiceAccount by namespace and name
+    (a RoleBinding's service account without a namespace is in the binding's namespace)."""
+    kind = subject.get("kind", "")
+    if kind == "User":
+        return subject.get("name") == user.name
+    if kind == "Group":
+        return subject.get("name") in user.groups
+    if kind == "ServiceAccount":
+        account_namespace = subject.get("namespace") or namespace
+        return user.name == f"{SERVICE_ACCOUNT_PREFIX}{account_namespace}:{subject.get('name', '')}"
+    return False
+
+
+class RBACIndex:
+    """The RBAC objects the authorizer evaluates, by namespace ("" for cluster-scoped) and name."""
+
+    def __init__(self) -> None:
+        self.roles: dict[tuple[str, str], Obj] = {}
+        self.cluster_roles: dict[str, Obj] = {}
+        self.role_bindings: dict[str, dict[str, Obj]] = {}
+        self.cluster_role_bindings: dict[str, Obj] = {}
+
+    def put(self, kind: str, obj: Obj | None, namespace: str, name: str) -> None:
+        """Add, replace (obj) or remove (None) one object."""
+        if kind == "Role":
+            _set(self.roles, (namespace, name), obj)
+        elif kind == "ClusterRole":
+            _set(self.cluster_roles, name, obj)
+        elif kind == "RoleBinding":
+            _set(self.role_bindings.setdefault(namespace, {}), name, obj)
+        elif kind == "ClusterRoleBinding":
+            _set(self.cluster_role_bindings, name, obj)
+
+    def _role_rules(self, ref: Obj, namespace: str, missing: list[str]) -> list[Obj]:
+        kind, name = ref.get("kind"), ref.get("name", "")
+        role = self.cluster_roles.get(name) if kind == "ClusterRole" else self.roles.get((namespace, name))
+        if role is None:
+            what = "clusterrole" if kind == "ClusterRole" else "role"
+            missing.append(f'{what}.{RBAC_GROUP} "{name}" not found')
+            return []
+        return list(role.get("rules") or ())
+
+    def rules_for(self, user: UserInfo, namespace: str, missing: list[str]) -> Iterator[Obj]:
+        """Every rule granted to ``user`` in ``namespace`` (cluster-wide ones first)."""
+        for binding in self.cluster_role_bindings.values():
+            if any(subject_matches(s, user, "") for s in binding.get("subjects") or ()):
+                yield from self._role_rules(binding.get("roleRef") or {}, "", missing)
+        if namespace:
+            for binding in self.role_bindings.get(namespace, {}).values():
+                if any(subject_matches(s, user, namespace) for s in binding.get("subjects") or ()):
+                    yield from self._role_rules(binding.get("roleRef") or {}, namespace, missing)
+
+    def authorize(self, request: Attributes) -> Decision:
+        missing: list[str] = []
+        for rule in self.rules_for(request.user, request.namespace, missing):
+            if rule_allows(rule, request):
+                return Decision(True)
+        return Decision(False, f"RBAC: {aggregate(missing)}" if missing else "")
+
+
+def _set(table: dict[Any, Obj], key: Any, obj: Obj | None) -> None:
+    if obj is None:
+        table.pop(key, None)
+    else:
+        table[key] = obj
