@@ -132,3 +132,33 @@ def test_forbidden_messages_as_upstream() -> None:
     )
     with_reason = forbidden(resource("list", "", "pods"), "RBAC: role x not found").status.message
     assert with_reason.endswith("at the cluster scope: RBAC: role x not found")
+
+
+def test_impersonation_needs_the_impersonate_verb_on_each_thing() -> None:
+    from gateway.auth.impersonation import Impersonation
+    from gateway.errors import StatusError
+
+    rbac = RBACIndex()
+    rbac.put(
+        "ClusterRole",
+        {"rules": [{"verbs": ["impersonate"], "apiGroups": [""], "resources": ["users", "groups"]}]},
+        "",
+        "impersonator",
+    )
+    rbac.put(
+        "ClusterRoleBinding",
+        {"roleRef": {"kind": "ClusterRole", "name": "impersonator"}, "subjects": [{"kind": "User", "name": "alice"}]},
+        "",
+        "alice-impersonates",
+    )
+    filter_ = Impersonation(lambda request: None, Privileged(rbac))  # type: ignore[arg-type,return-value]
+    bob = filter_.impersonate(ALICE, [("User", "", "bob", "", ""), ("Group", "", "qa", "", "")], groups_given=True)
+    assert (bob.name, bob.groups) == ("bob", ("qa", "system:authenticated"))
+    with pytest.raises(StatusError) as raised:
+        filter_.impersonate(ALICE, [("ServiceAccount", "dev", "builder", "", "")], groups_given=False)
+    assert raised.value.status.message == (
+        'serviceaccounts "builder" is forbidden: User "alice" cannot impersonate resource "serviceaccounts" '
+        'in API group "" in the namespace "dev"'
+    )
+    anonymous = filter_.impersonate(ALICE, [("User", "", "system:anonymous", "", "")], groups_given=False)
+    assert anonymous.groups == ("system:unauthenticated",)
