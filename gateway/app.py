@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from pathlib import Path
 
 from quart import Quart, Response, request
 
@@ -59,7 +58,7 @@ class Settings:
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds between periodic watch bookmarks
     formats: Formats = DEFAULT_FORMATS  # the wire formats served (CBOR behind its feature gate)
     anonymous_auth: bool = True  # requests without credentials act as system:anonymous
-    token_file: Path | None = None  # --token-auth-file
+    token_file: TokenFile | None = None  # --token-auth-file
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -146,7 +145,7 @@ class APIServer:
     def _authenticators(self) -> list[Authenticator]:
         found: list[Authenticator] = [InsecurePort(), ClientCertificate()]
         if self.settings.token_file is not None:
-            found.append(TokenFile.load(self.settings.token_file))
+            found.append(self.settings.token_file)
         return found
 
     def _object_counts(self) -> dict[str, int]:

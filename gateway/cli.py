@@ -12,22 +12,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import ipaddress
 import logging
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import uvloop
 
 from gateway.app import APIServer, Settings, create_app
+from gateway.auth.authentication import TokenFile
+from gateway.embedded import EmbeddedStorage
 from gateway.negotiation.negotiate import Formats
 from gateway.security import certs, kubeconfig
 from gateway.server import TLSSettings, listen_socket, serve_app
 from gateway.storage.etcd import EtcdBackend
+from protokube.cliargs import Parser, directory, host_port, lock_data_dir
 from protokube.schema import descriptors
 from protokube.schema.registry import build
 
@@ -37,26 +38,27 @@ log = logging.getLogger("protokube.serve")
 
 
 def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    p.add_argument("--listen", default="127.0.0.1:6443", help="HOST:PORT of the HTTPS API (default: %(default)s)")
+    p = Parser(prog, (__doc__ or "").split("\n\n")[0])
+    p.add_argument("--listen", default="127.0.0.1:6443", type=host_port, help="HOST:PORT of the HTTPS API")
     p.add_argument(
         "--insecure-listen",
+        type=loopback_host_port,
         metavar="HOST:PORT",
         help="also serve plain HTTP here (loopback only); every request on it acts as system:masters",
     )
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="certificates, kubeconfig, storage")
+    p.add_argument("--data-dir", type=directory, default=DEFAULT_DATA_DIR, help="certificates, kubeconfig, storage")
     p.add_argument("--storage", help="HOST:PORT or unix://PATH of an etcd-v3 API endpoint instead of embedded storage")
     p.add_argument("--tls-cert-file", type=Path, help="serving certificate (default: made in --data-dir)")
     p.add_argument("--tls-private-key-file", type=Path, help="key of --tls-cert-file")
     p.add_argument("--client-ca-file", type=Path, help="also accept client certificates signed by this CA")
     p.add_argument("--tls-san", action="append", default=[], help="another name for the serving certificate")
-    p.add_argument("--token-auth-file", type=Path, help='static bearer tokens: token,user,uid[,"group1,group2"]')
+    p.add_argument("--token-auth-file", type=token_file, help='static bearer tokens: token,user,uid[,"group1,group2"]')
     p.add_argument(
         "--anonymous-auth",
         type=_bool_flag,
         default=True,
         metavar="BOOL",
-        help="requests without credentials act as system:anonymous (default: %(default)s)",
+        help="requests without credentials act as system:anonymous",
     )
     p.add_argument(
         "--compaction-retention",
@@ -81,13 +83,17 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
     )
     p.add_argument(
         "--feature-gates",
-        default="",
+        type=feature_gates,
+        default=dict(KNOWN_GATES),
         metavar="GATE=BOOL,...",
         help="CBORServingAndStorage=true serves and accepts CBOR (off by default, as in 1.32)",
     )
     p.add_argument("--access-log", action="store_true")
-    p.add_argument("--log-level", default="WARNING")
-    return p.parse_args(argv)
+    p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
+    args = p.parse_args(argv)
+    if (args.tls_cert_file is None) != (args.tls_private_key_file is None):
+        p.error("--tls-cert-file and --tls-private-key-file go together")
+    return args
 
 
 KNOWN_GATES = {"CBORServingAndStorage": False}
@@ -102,45 +108,14 @@ def _bool_flag(text: str) -> bool:
 
 
 def feature_gates(text: str) -> dict[str, bool]:
-    """Parse --feature-gates A=true,B=false (unknown gates and values are errors, as upstream)."""
+    """--feature-gates A=true,B=false (unknown gates and values are errors, as upstream)."""
     gates = dict(KNOWN_GATES)
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, _, value = item.partition("=")
         if name not in KNOWN_GATES or value.lower() not in ("true", "false"):
-            raise SystemExit(f"protokube serve: invalid feature gate {item!r}; known gates: {', '.join(KNOWN_GATES)}")
+            raise argparse.ArgumentTypeError(f"invalid feature gate {item!r}; known gates: {', '.join(KNOWN_GATES)}")
         gates[name] = value.lower() == "true"
     return gates
-
-
-def _die_with_parent() -> None:
-    """In the child: receive SIGTERM when the gateway process dies, even by SIGKILL (Linux)."""
-    pr_set_pdeathsig = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
-def start_embedded_storage(data_dir: Path, retention: float) -> tuple[subprocess.Popen[str], str]:
-    """The storage service as a child process, on an owner-only Unix socket in its data dir, so
-    that other local users cannot bypass the gateway with an etcd client."""
-    address = f"unix://{(data_dir / 'storage' / 'storage.sock').resolve()}"
-    command = [
-        sys.executable,
-        "-m",
-        "protokube",
-        "storage",
-        "--listen",
-        address,
-        "--data-dir",
-        str(data_dir / "storage"),
-        "--compaction-retention",
-        str(retention),
-    ]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
-    assert child.stdout is not None
-    line = child.stdout.readline()
-    if "listening" not in line:
-        child.kill()
-        raise RuntimeError(f"embedded storage did not start: {line.strip() or 'no output'}")
-    return child, address
 
 
 def is_loopback(host: str) -> bool:
@@ -148,6 +123,20 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return host == "localhost"
+
+
+def loopback_host_port(text: str) -> str:
+    """The insecure port may only be on loopback: no one else must reach an unauthenticated port."""
+    if not is_loopback(host_port(text).rpartition(":")[0]):
+        raise argparse.ArgumentTypeError(f"must be a loopback address, got {text!r}")
+    return text
+
+
+def token_file(text: str) -> TokenFile:
+    try:
+        return TokenFile.load(Path(text))
+    except (OSError, ValueError) as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def transport(args: argparse.Namespace) -> tuple[TLSSettings, str]:
@@ -170,17 +159,20 @@ def transport(args: argparse.Namespace) -> tuple[TLSSettings, str]:
 
 
 async def run(args: argparse.Namespace) -> None:
-    child = None
+    embedded = None
     storage = args.storage
     if storage is None:
-        child, storage = start_embedded_storage(args.data_dir, args.compaction_retention)
+        embedded = EmbeddedStorage(args.data_dir, args.compaction_retention)
+        embedded.start()
+        storage = embedded.address
+        supervisor = asyncio.create_task(embedded.supervise())
     backend = EtcdBackend(storage)
     try:
         await backend.wait_ready(10)
         settings = Settings(
             watch_cache_window=args.watch_cache_window,
             bookmark_interval=args.bookmark_interval,
-            formats=Formats(cbor=feature_gates(args.feature_gates)["CBORServingAndStorage"]),
+            formats=Formats(cbor=args.feature_gates["CBORServingAndStorage"]),
             anonymous_auth=args.anonymous_auth,
             token_file=args.token_auth_file,
         )
@@ -210,12 +202,9 @@ async def run(args: argparse.Namespace) -> None:
         await serve_app(create_app(server), sock, shutdown, tls=tls, insecure=insecure, access_log=args.access_log)
         await server.stop()
     finally:
-        if child is not None:
-            child.terminate()
-            try:
-                child.wait(5)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        if embedded is not None:
+            embedded.stop()
+            supervisor.cancel()
 
 
 def gateway_main(argv: list[str]) -> int:
@@ -228,15 +217,9 @@ def gateway_main(argv: list[str]) -> int:
 
 def main(argv: list[str], prog: str = "protokube serve") -> int:
     args = parse_args(argv, prog)
-    if args.insecure_listen and not is_loopback(args.insecure_listen.rpartition(":")[0]):
-        print(f"{prog}: --insecure-listen must be a loopback address, got {args.insecure_listen!r}", file=sys.stderr)
-        return 2
-    if (args.tls_cert_file is None) != (args.tls_private_key_file is None):
-        print(f"{prog}: --tls-cert-file and --tls-private-key-file go together", file=sys.stderr)
-        return 2
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    os.makedirs(args.data_dir, exist_ok=True, mode=0o700)
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     os.chmod(args.data_dir, 0o700)
+    lock_data_dir(args.data_dir, prog)
     try:
         uvloop.run(run(args))  # uvloop: a faster event loop for HTTP and gRPC alike
     except (OSError, RuntimeError) as err:

@@ -11,16 +11,21 @@ from pathlib import Path
 
 import uvloop
 
+from protokube.cliargs import Parser, directory, host_port, lock_data_dir
 from server.app import StorageOptions, start_storage
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "storage"
 
 
+def _listen(text: str) -> str:
+    return text if text.startswith("unix://") else host_port(text)
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     defaults = StorageOptions()
-    p = argparse.ArgumentParser(prog="protokube storage", description=__doc__)
-    p.add_argument("--listen", default="127.0.0.1:2379", help="HOST:PORT to serve gRPC on (port 0: any)")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="directory of the database")
+    p = Parser("protokube storage", __doc__ or "")
+    p.add_argument("--listen", default="127.0.0.1:2379", type=_listen, help="HOST:PORT (port 0: any) or unix://PATH")
+    p.add_argument("--data-dir", type=directory, default=DEFAULT_DATA_DIR, help="directory of the database")
     p.add_argument(
         "--compaction-retention",
         type=float,
@@ -40,7 +45,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--watch-ring-size", type=int, default=defaults.watch_ring_size, metavar="EVENTS")
     p.add_argument(
         "--listen-metrics",
-        default="",
+        type=host_port,
         metavar="HOST:PORT",
         help="serve Prometheus metrics on /metrics here (etcd's --listen-metrics-urls; port 0: any)",
     )
@@ -57,7 +62,7 @@ async def serve(args: argparse.Namespace) -> None:
         group_commit=not args.no_group_commit,
         progress_notify_interval=args.progress_notify_interval,
         watch_ring_size=args.watch_ring_size,
-        metrics_listen=args.listen_metrics,
+        metrics_listen=args.listen_metrics or "",
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -72,6 +77,7 @@ async def serve(args: argparse.Namespace) -> None:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    lock_data_dir(args.data_dir, "protokube storage")
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         uvloop.run(serve(args))  # uvloop: ~10% more requests/s than the default loop here

@@ -33,6 +33,8 @@ log = logging.getLogger("protokube.watchcache")
 # How long a "not older than" or consistent read waits for the cache to catch up (upstream: 3 s).
 BLOCK_TIMEOUT = 3.0
 INITIAL_LIST_PAGE = 10_000
+# Seconds between attempts to re-establish the storage watch (doubling up to the maximum).
+RETRY_MIN, RETRY_MAX = 0.2, 2.0
 
 
 def is_progress(response: object) -> bool:
@@ -99,13 +101,18 @@ class WatchCache:
             start = page.kvs[-1].key + b"\x00"
 
     async def run(self) -> None:
-        """Keep the cache in sync with storage, relisting after any break in the watch."""
+        """Keep the cache in sync with storage. After a break in the storage watch it resumes from
+        the last revision it has, so its own watchers see no gap and no duplicate; only when storage
+        no longer keeps that history (compacted) does it relist, and its watchers end (their clients
+        get 410 Gone when they resume, and relist too)."""
+        loaded, delay = False, RETRY_MIN
         while True:
             try:
-                revision = await self._load()
-                self._reset_window(revision)
-                self.ready.set()
-                async with self.backend.watch(self.prefix, prefix_end(self.prefix), revision + 1) as watch:
+                if not loaded:
+                    self._reset_window(await self._load())
+                    self.ready.set()
+                    loaded = True
+                async with self.backend.watch(self.prefix, prefix_end(self.prefix), self.revision + 1) as watch:
                     self._watch = watch
                     for waiting in self._unsent:  # asked while disconnected: ask now
                         self._send(waiting)
@@ -120,16 +127,21 @@ class WatchCache:
                             self._in_flight.popleft().set_result(None)
                             if self._gathering is not None and not self._in_flight:
                                 self._send_gathered()  # the readers who came meanwhile
+                        delay = RETRY_MIN  # connected and receiving again
             except asyncio.CancelledError:
                 raise
-            except (Compacted, StorageError) as err:
-                log.warning("watch cache of %s restarts: %s", self.resource.plural, err)
+            except Compacted as err:
+                log.warning("watch cache of %s relists: %s", self.resource.plural, err)
+                loaded = False
+                self.close_watchers()
+            except StorageError as err:
+                log.warning("watch cache of %s resumes from revision %d: %s", self.resource.plural, self.revision, err)
             finally:
                 self._watch = None
                 self._unsent.extend(self._in_flight)  # unanswered: asked again once reconnected
                 self._in_flight.clear()
-            self.close_watchers()
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX)
 
     def _reset_window(self, revision: int) -> None:
         self.events.clear()
