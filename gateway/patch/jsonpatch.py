@@ -9,8 +9,7 @@ readings differ from the RFC in places clients can observe, all kept here:
 - ``copy`` from a missing object member copies ``null``; ``test`` of a missing or null member
   passes when the value is ``null``; a value left out is ``null`` for ``add`` and ``replace``.
 - ``test`` compares scalars by their JSON text: ``1`` is not ``1.0``, and a string the server
-  wrote with Go's HTML escaping (``\\u003c``) is not the same string written plainly; an empty
-  object or array equals ``null``.
+  wrote with Go's HTML escaping (``\\u003c``) is not the same string written plainly.
 - a path without a leading ``/`` has its first segment ignored; ``replace`` of the whole document
   (path ``""``) with a scalar does nothing.
 - at most 10000 operations (kube-apiserver's maxJSONPatchOperations, 413), copies may add at
@@ -140,12 +139,15 @@ def _kind_of(raw: str) -> Any:
 # -- Applying ------------------------------------------------------------------------------------
 
 
-def apply(current: dict[str, Any], ops: Sequence[Operation | None]) -> Node:
+def apply(current: dict[str, Any] | list[Any], ops: Sequence[Operation | None]) -> Node:
     """Patch.Apply: each operation in turn; the document's root node (an object, or whatever a
-    ``replace`` of the whole document made it)."""
+    ``replace`` of the whole document made it). Upstream's documents are objects; arrays work too."""
     root = Node.of(current)
     assert root is not None
-    root.into_doc()
+    if isinstance(current, list):
+        root.into_ary()
+    else:
+        root.into_doc()
     copied = [0]
     for op in ops:
         kind = _string_member(op, "op")

@@ -13,6 +13,8 @@ included, replaces. Details of that implementation kept here:
 
 from __future__ import annotations
 
+from typing import Any
+
 from gateway import errors
 from gateway.patch import gojson
 from gateway.patch.lazynode import Node, NotContainer, parse_text
@@ -29,8 +31,9 @@ def strict_decode(body: bytes) -> list[str]:
         raise errors.bad_request(f"error decoding patch: {e}") from None
 
 
-def apply(current: dict, body: bytes) -> Node:
-    """jsonpatch.MergePatch(currentJSON, patch): the resulting document's node."""
+def apply(current: dict[str, Any] | list[Any], body: bytes) -> Node:
+    """jsonpatch.MergePatch(currentJSON, patch): the resulting document's node. (Upstream's
+    documents are objects; for an array document the patch, nulls pruned, is the result.)"""
     if gojson.syntax_error(body) is not None:
         raise errors.bad_request(INVALID_PATCH)
     text = parse_text(body).strip(" \t\r\n")
@@ -41,9 +44,12 @@ def apply(current: dict, body: bytes) -> Node:
         return patch_array
     if not text.startswith("{"):  # null, or not an object
         raise errors.bad_request(INVALID_PATCH)
+    patch = Node(text)
+    if not isinstance(current, dict):
+        _prune(patch)
+        return patch
     document = Node.of(current)
     assert document is not None
-    patch = Node(text)
     _merge_docs(document.into_doc(), patch.into_doc())
     return document
 

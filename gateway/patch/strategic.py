@@ -271,7 +271,13 @@ def _element_type(*lists: list[Any]) -> str:
 def merge_list(
     original: list[Any], patch: list[Any], schema: Schema, merge_key: str, is_delete_list: bool
 ) -> list[Any]:
-    """mergeSlice."""
+    """mergeSlice.
+
+    Go slices share their backing array: upstream deletes items from the live list in place and
+    appends new items into the slots that frees, and a caller ordering by the live list afterwards
+    (``$setElementOrder``) sees those changes. ``original`` is changed here the same way (its
+    length stays; its slots are what Go's backing array holds).
+    """
     if not original and not patch:
         return original
     is_map = _element_type(original, patch) == MAP_TYPE
@@ -279,19 +285,20 @@ def merge_list(
         if is_delete_list:
             doomed = {go_key(v) for v in patch}
             return [v for v in original if go_key(v) not in doomed]
-        merged = _unique_scalars(original + patch)
+        # append(original, patch...) shares original's backing array only when nothing is appended
+        merged = _unique_scalars(original if not patch else original + patch)
     else:
         if not merge_key:
             raise internal(f"cannot merge lists without merge key for {schema.element_name()}")
-        original, patch = _special_items(original, patch, merge_key)
-        merged = _merge_items(original, patch, merge_key, schema)
+        original, patch, backing = _special_items(original, patch, merge_key)
+        merged = _merge_items(original, patch, merge_key, schema, backing)
     named, server_only = smporder.partition(merged, patch, merge_key)
     return smporder.normalize(named, server_only, patch, original, merge_key, is_map)
 
 
 def _unique_scalars(items: list[Any]) -> list[Any]:
-    """deduplicateScalars: a later duplicate is overwritten by the current last item (so order changes)."""
-    items = list(items)
+    """deduplicateScalars, in place: a later duplicate is overwritten by the current last item (so
+    the order changes); the result is the first part of ``items``."""
     last = len(items) - 1
     i = 0
     while i < last:
@@ -299,17 +306,20 @@ def _unique_scalars(items: list[Any]) -> list[Any]:
         while j <= last:
             if go_eq(items[i], items[j]):
                 items[j] = items[last]
-                del items[last]
                 last -= 1
                 j -= 1
             j += 1
         i += 1
-    return items
+    return items[: last + 1]
 
 
-def _special_items(original: list[Any], patch: list[Any], merge_key: str) -> tuple[list[Any], list[Any]]:
-    """mergeSliceWithSpecialElements: apply ``$patch`` items; (new original, the other patch items).
-    With a ``$patch: replace`` item the list becomes the other patch items (and nothing is merged)."""
+def _special_items(
+    original: list[Any], patch: list[Any], merge_key: str
+) -> tuple[list[Any], list[Any], list[Any] | None]:
+    """mergeSliceWithSpecialElements: apply ``$patch`` items; (the list to merge into, the other
+    patch items, the backing array later appends may fill). With a ``$patch: replace`` item the
+    list becomes the other patch items (and nothing is merged)."""
+    length = len(original)
     rest: list[Any] = []
     replace = False
     for item in patch:
@@ -320,20 +330,27 @@ def _special_items(original: list[Any], patch: list[Any], merge_key: str) -> tup
         if directive == DELETE:
             if merge_key not in item:
                 raise no_merge_key(item, merge_key)
-            while (position := smporder.find_by_key(original, merge_key, item[merge_key])) >= 0:
-                original = original[:position] + original[position + 1 :]
+            # deleteMatchingEntries: append(s[:i], s[i+1:]...) shifts the backing array in place
+            while (position := smporder.find_by_key(original[:length], merge_key, item[merge_key])) >= 0:
+                original[position : length - 1] = original[position + 1 : length]
+                length -= 1
         elif directive == REPLACE:
             replace = True
         elif directive == MERGE:
             raise internal("merging lists cannot yet be specified in the patch")
         else:
             raise bad_patch_type(directive, item)
-    return (rest, []) if replace else (original, rest)
+    if replace:
+        return rest, [], None
+    return original[:length], rest, original
 
 
-def _merge_items(original: list[Any], patch: list[Any], merge_key: str, schema: Schema) -> list[Any]:
+def _merge_items(
+    original: list[Any], patch: list[Any], merge_key: str, schema: Schema, backing: list[Any] | None
+) -> list[Any]:
     """mergeSliceWithoutSpecialElements: each patch item merges into the item with its key, or is
-    appended as it is (nulls and directives inside it included)."""
+    appended as it is (nulls and directives inside it included). While the appends fit the
+    backing array (the live list's slots freed by deletions) they are written there too."""
     merged = list(original)
     for item in patch:
         if merge_key not in item:
@@ -341,6 +358,12 @@ def _merge_items(original: list[Any], patch: list[Any], merge_key: str, schema: 
         position = smporder.find_by_key(merged, merge_key, item[merge_key])
         if position >= 0:
             merged[position] = merge_map(merged[position], item, schema)
+            if backing is not None:
+                backing[position] = merged[position]
         else:
+            if backing is not None and len(merged) < len(backing):
+                backing[len(merged)] = item
+            else:
+                backing = None  # append reallocates: the live list is no longer written
             merged.append(item)
     return merged

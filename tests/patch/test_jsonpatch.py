@@ -99,11 +99,23 @@ EVANPHX_CASES = [
         '[{"op": "move", "from": "/foo/1", "path": "/foo/2"}]',
         {"foo": ["all", "cows", "grass", "eat"]},
     ),
-    ({"foo": "bar", "qux": {"baz": 1, "bar": None}}, '[{"op": "remove", "path": "/qux/bar"}]', {"foo": "bar", "qux": {"baz": 1}}),
+    (
+        {"foo": "bar", "qux": {"baz": 1, "bar": None}},
+        '[{"op": "remove", "path": "/qux/bar"}]',
+        {"foo": "bar", "qux": {"baz": 1}},
+    ),
     ({"foo": "bar"}, '[{"op": "add", "path": "/baz", "value": null}]', {"baz": None, "foo": "bar"}),
     ({"foo": ["bar"]}, '[{"op": "replace", "path": "/foo/0", "value": "baz"}]', {"foo": ["baz"]}),
-    ({"foo": ["bar", "qux", "baz"]}, '[{"op": "replace", "path": "/foo/1", "value": "bum"}]', {"foo": ["bar", "bum", "baz"]}),
-    ([{"foo": ["bar", "qux", "baz"]}], '[{"op": "replace", "path": "/0/foo/0", "value": "bum"}]', [{"foo": ["bum", "qux", "baz"]}]),
+    (
+        {"foo": ["bar", "qux", "baz"]},
+        '[{"op": "replace", "path": "/foo/1", "value": "bum"}]',
+        {"foo": ["bar", "bum", "baz"]},
+    ),
+    (
+        [{"foo": ["bar", "qux", "baz"]}],
+        '[{"op": "replace", "path": "/0/foo/0", "value": "bum"}]',
+        [{"foo": ["bum", "qux", "baz"]}],
+    ),
     (
         [{"foo": ["bar", "qux", "baz"], "bar": ["qux", "baz"]}],
         '[{"op": "copy", "from": "/0/foo/0", "path": "/0/bar/0"}]',
@@ -176,7 +188,9 @@ def test_evanphx_accumulated_copy_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonpatch, "COPY_SIZE_LIMIT", 100)
     copies = '[{"op": "copy", "path": "/foo/-", "from": "/foo/1"}, {"op": "copy", "path": "/foo/-", "from": "/foo/1"}]'
     assert run({"foo": ["A", "A" * 48]}, copies) == {"foo": ["A", "A" * 48, "A" * 48, "A" * 48]}
-    with pytest.raises(jsonpatch.PatchFailed, match="accumulated size increase of copy is 102, exceeding the limit 100"):
+    with pytest.raises(
+        jsonpatch.PatchFailed, match="accumulated size increase of copy is 102, exceeding the limit 100"
+    ):
         run({"foo": ["A", "A" * 49]}, copies)
 
 
@@ -214,7 +228,11 @@ EQUALITY = [
     ('{"foo": null}', '{"foo": null}', True),
     ('["foo", "bar", "baz"]', '["bar", "baz", "foo"]', False),
     ('["foo", "bar", "baz"]', '["foo", "bar", "baz"]', True),
-    ('{"int": 6, "bool": true, "float": 7.0, "string": "s", "null": null}', '{"int": 6, "bool": true, "float": 7.0, "string": "s", "null": null}', True),
+    (
+        '{"int": 6, "bool": true, "float": 7.0, "string": "s", "null": null}',
+        '{"int": 6, "bool": true, "float": 7.0, "string": "s", "null": null}',
+        True,
+    ),
     ('{"foo": ["an", "array"], "bar": {"an": "object"}}', '{"foo": null, "bar": null}', False),
     ('"foo"', "null", False),
     ("6", "null", False),
@@ -307,7 +325,11 @@ def test_test_without_value_on_a_missing_member_panics() -> None:
 def test_patched_json_is_go_encoding_with_untouched_objects_in_their_order() -> None:
     """Objects the patch traversed are written with sorted keys, others as they were (a struct in
     field order: name before labels)."""
-    current = {"kind": "ConfigMap", "metadata": {"name": "x", "labels": {"a": "2", "b": "1"}}, "data": {"z": "<", "y": "1"}}
+    current = {
+        "kind": "ConfigMap",
+        "metadata": {"name": "x", "labels": {"a": "2", "b": "1"}},
+        "data": {"z": "<", "y": "1"},
+    }
     root = jsonpatch.apply(current, jsonpatch.decode(b'[{"op": "add", "path": "/data/x", "value": 1.50}]'))
     assert marshal(root) == (
         '{"data":{"x":1.50,"y":"1","z":"\\u003c"},"kind":"ConfigMap",'
@@ -462,7 +484,11 @@ def test_strict_error_is_422_with_the_patched_json() -> None:
     assert body["message"] == f' "" is invalid: patch: Invalid value: "{{\\"a\\":1,\\"b\\":2}}": {detail}'
     assert body["details"] == {
         "causes": [
-            {"reason": "FieldValueInvalid", "message": f'Invalid value: "{{\\"a\\":1,\\"b\\":2}}": {detail}', "field": "patch"}
+            {
+                "reason": "FieldValueInvalid",
+                "message": f'Invalid value: "{{\\"a\\":1,\\"b\\":2}}": {detail}',
+                "field": "patch",
+            }
         ]
     }
 

@@ -72,8 +72,16 @@ EVANPHX_MERGE = [
     ({"a": 1, "b": 1}, '{ "a": 2 }', {"a": 2, "b": 1}),
     ({"title": None}, '{ "title": {"foo": "bar"} }', {"title": {"foo": "bar"}}),
     ({"array": ["one", "two"]}, '{ "array": [] }', {"array": []}),
-    ({"obj": {"title/escaped": "hello"}}, '{ "obj": { "title/escaped": "goodbye" } }', {"obj": {"title/escaped": "goodbye"}}),
-    ({"person": {"title": "hello", "age": 18}}, '{ "person": { "title": "goodbye" } }', {"person": {"title": "goodbye", "age": 18}}),
+    (
+        {"obj": {"title/escaped": "hello"}},
+        '{ "obj": { "title/escaped": "goodbye" } }',
+        {"obj": {"title/escaped": "goodbye"}},
+    ),
+    (
+        {"person": {"title": "hello", "age": 18}},
+        '{ "person": { "title": "goodbye" } }',
+        {"person": {"title": "goodbye", "age": 18}},
+    ),
 ]
 
 
@@ -110,7 +118,10 @@ def test_labels_on_a_deployment() -> None:
         "metadata": {"name": "web", "labels": {"app": "web", "tier": "front"}},
         "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "web", "image": "nginx"}]}}},
     }
-    body = {"metadata": {"labels": {"tier": None, "env": "prod"}}, "spec": {"template": {"spec": {"containers": [{"name": "x"}]}}}}
+    body = {
+        "metadata": {"labels": {"tier": None, "env": "prod"}},
+        "spec": {"template": {"spec": {"containers": [{"name": "x"}]}}},
+    }
     result = apply_patch(MERGE_PATCH, current, json.dumps(body).encode(), None)
     assert result.object == {
         "apiVersion": "apps/v1",
@@ -127,7 +138,11 @@ DECODE_ERRORS = [
     ("", "error decoding patch: unexpected end of JSON input", "Invalid JSON Patch"),
     ('{"a": }', "error decoding patch: invalid character '}' looking for beginning of value", "Invalid JSON Patch"),
     ("null", None, "Invalid JSON Patch"),
-    ('"x"', 'error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}', "Invalid JSON Patch"),
+    (
+        '"x"',
+        "error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}",
+        "Invalid JSON Patch",
+    ),
     ("[1]", "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}", None),
     ('{"a": 1e400}', "error decoding patch: json: cannot unmarshal number 1e400 into Go value of type float64", None),
 ]
@@ -150,7 +165,7 @@ def test_decoding_errors(body: str, warn: str | None, ignore: str | None) -> Non
 
 def test_array_patch_without_strict_decoding_becomes_the_document() -> None:
     """Under Ignore an array patch is not an error in MergePatch; the handler's decoding then fails."""
-    result = apply_patch(MERGE_PATCH, {"a": 1}, b"[1, {\"b\": null}]", None, field_validation="Ignore")
+    result = apply_patch(MERGE_PATCH, {"a": 1}, b'[1, {"b": null}]', None, field_validation="Ignore")
     assert result.object == [1, {}]
 
 
