@@ -384,6 +384,18 @@ def number_error(number: BadNumber, struct_field: str = "") -> str:
     return f"json: cannot unmarshal number {number.text} into Go value of type float64"
 
 
+def without_bad_numbers(value: Any) -> Any:
+    """Out-of-range numbers as float infinities (for values kept as raw text until a typed decoder,
+    which rejects them, sees them)."""
+    if isinstance(value, BadNumber):
+        return float(value.text)
+    if isinstance(value, dict):
+        return {k: without_bad_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_bad_numbers(v) for v in value]
+    return value
+
+
 def first_bad_number(value: Any) -> BadNumber | None:
     """The first out-of-range number in document order (sigs.k8s.io/json's convertNumber error)."""
     if isinstance(value, BadNumber):

@@ -225,7 +225,7 @@ class Node:
             if self._raw is None:
                 return None
             value, _ = gojson.loads(self._raw.encode("utf-8", errors="surrogateescape"))
-            return value
+            return gojson.without_bad_numbers(value) if "e" in self._raw or "E" in self._raw else value
         if self.which == DOC:
             return None if self.doc is None else {k: to_value(self.doc[k]) for k in sorted(self.doc)}
         return None if self.ary is None else [to_value(child) for child in self.ary]
