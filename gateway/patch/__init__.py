@@ -18,6 +18,7 @@ from gateway.patch.dispatch import (
     accepted_patch_types,
     apply_patch,
     patch_type,
+    route_content_type_error,
     unsupported_patch_type,
 )
 from gateway.patch.gofmt import PANIC_BODY, ServerPanic
@@ -37,5 +38,6 @@ __all__ = [
     "accepted_patch_types",
     "apply_patch",
     "patch_type",
+    "route_content_type_error",
     "unsupported_patch_type",
 ]

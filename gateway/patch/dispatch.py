@@ -2,8 +2,10 @@
 kube-apiserver's patch handler does (k8s.io/apiserver/pkg/endpoints/handlers/patch.go), and
 applying it.
 
-Order of checks, as upstream: the Content-Type (415) before anything is read; then, per type, the
-decoding of the body (400), the operation count (413), and the application (400, 422 or 500).
+Order of checks, as upstream: for built-in kinds go-restful's route match on the Content-Type
+(``route_content_type_error``); the Content-Type check of PatchResource (415, in ``apply_patch``)
+before the body is used; then, per type, the decoding of the body (400), the operation count (413),
+and the application (400, 422 or 500).
 """
 
 from __future__ import annotations
@@ -49,6 +51,27 @@ def unsupported_patch_type(accepted: Sequence[str]) -> StatusError:
     return errors.unsupported_media_type(
         "the body of the request was in an unknown format - accepted media types include: " + ", ".join(accepted)
     )
+
+
+def route_content_type_error(
+    content_type: str | None, content_length: str | None, accepted: Sequence[str]
+) -> StatusError | None:
+    """For a built-in kind, go-restful (v3.11) selects the PATCH route by its Consumes list before
+    PatchResource runs, and answers itself when no media type of the Content-Type matches:
+    ``None`` when the route matches, else the Status kube-apiserver's serviceErrorHandler writes
+    (NewGenericServerResponse with go-restful's text). ``content_length``: the request's
+    Content-Length header (None when absent). Custom resources are not served by go-restful."""
+    media_types = content_type or "application/octet-stream"  # go-restful's default for PATCH
+    for media_type in media_types.split(","):
+        media_type = media_type.split(";", 1)[0].strip(" ")
+        if media_type == "*/*" or media_type in accepted:
+            return None
+    if content_length not in (None, "") and content_length.isdigit() and int(content_length) > 0:
+        return errors.generic_server_response(415, "415: Unsupported Media Type")
+    # no body: the Accept step finds no route either; a PATCH without Content-Length is told 415
+    if content_length in (None, ""):
+        return errors.generic_server_response(415, "415: Unsupported Media Type\n\nAvailable representations: ")
+    return errors.generic_server_response(406, "406: Not Acceptable\n\nAvailable representations: ")
 
 
 @dataclass

@@ -333,6 +333,12 @@ class _Objects:
         return result
 
 
+def check(data: bytes) -> None:
+    """Raise GoJSONError (Go's text) unless ``data`` is valid JSON. Python's decoder runs first:
+    it accepts nothing Go rejects, and the byte-wise scanner only runs to word an error."""
+    _decode(data, None)
+
+
 def loads(data: bytes) -> tuple[Any, bool]:
     """Decode into interface{} values; also whether some object repeats a key (the last one wins)."""
     hook = _Objects()
@@ -452,9 +458,6 @@ def decode_map(body: bytes, *, strict: bool) -> tuple[dict[str, Any] | None, lis
     """sigs.k8s.io/json (UnmarshalStrict when ``strict``, else UnmarshalCaseSensitivePreserveInts)
     into a map[string]interface{}: the map (None for JSON null) and the strict errors (duplicate
     fields). Raises GoJSONError with Go's text."""
-    message = syntax_error(body)
-    if message is not None:
-        raise GoJSONError(message)
     value, duplicates = loads(body)
     if value is not None and not isinstance(value, dict):
         raise GoJSONError(type_error(value, MAP_TYPE))

@@ -59,10 +59,10 @@ def apply_failed(error: PatchFailed) -> StatusError:
 def strict_decode(body: bytes) -> list[str]:
     """patch.go: kjson.UnmarshalStrict(patchBytes, &[]jsonPatchOp) under fieldValidation Warn or
     Strict; a failure is 400 "error decoding patch: ..."; returns the strict errors."""
-    message = gojson.syntax_error(body)
-    if message is not None:
-        raise errors.bad_request(f"error decoding patch: {message}")
-    value, duplicates = gojson.loads(body)
+    try:
+        value, duplicates = gojson.loads(body)
+    except gojson.GoJSONError as e:
+        raise errors.bad_request(f"error decoding patch: {e}") from None
     if duplicates:
         value = gojson.pairs_loads(body)
     found = gojson.StrictErrors()
@@ -105,9 +105,10 @@ def _check_ops(value: Any, found: gojson.StrictErrors) -> str | None:
 def decode(body: bytes) -> list[Operation | None]:
     """jsonpatch.DecodePatch: encoding/json into []map[string]*json.RawMessage (400 on failure),
     then the operation-count limit (413)."""
-    message = gojson.syntax_error(body)
-    if message is not None:
-        raise errors.bad_request(message)
+    try:
+        gojson.check(body)
+    except gojson.GoJSONError as e:
+        raise errors.bad_request(str(e)) from None
     text = parse_text(body).strip(" \t\r\n")
     if text == "null":
         return []

@@ -34,8 +34,10 @@ def strict_decode(body: bytes) -> list[str]:
 def apply(current: dict[str, Any] | list[Any], body: bytes) -> Node:
     """jsonpatch.MergePatch(currentJSON, patch): the resulting document's node. (Upstream's
     documents are objects; for an array document the patch, nulls pruned, is the result.)"""
-    if gojson.syntax_error(body) is not None:
-        raise errors.bad_request(INVALID_PATCH)
+    try:
+        gojson.check(body)
+    except gojson.GoJSONError:
+        raise errors.bad_request(INVALID_PATCH) from None
     text = parse_text(body).strip(" \t\r\n")
     if text.startswith("["):
         patch_array = Node(text)

@@ -15,6 +15,7 @@ from gateway.patch import (
     accepted_patch_types,
     apply_patch,
     patch_type,
+    route_content_type_error,
 )
 from protokube.schema.jsonencode import to_dict
 from protokube.schema.typetree import proto_type
@@ -127,3 +128,57 @@ def test_strict_decoding_under_warn_and_strict(validation: str) -> None:
 def test_no_strict_decoding_under_ignore() -> None:
     body = b'{"data": {"b": "2", "b": "3"}}'
     assert apply_patch(MERGE_PATCH, CURRENT, body, CONFIGMAP, field_validation="Ignore").strict_errors == []
+
+
+# go-restful v3.11 (RouterJSR311.detectRoute, Route.matchesContentType) selects a built-in kind's
+# PATCH route by Content-Type first; kube-apiserver's serviceErrorHandler writes its answer through
+# NewGenericServerResponse.
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/merge-patch+json",
+        "application/merge-patch+json ; charset=utf-8",  # go-restful trims; PatchResource will not
+        "application/json, application/merge-patch+json",
+        "*/*",
+    ],
+)
+def test_route_matches(content_type: str) -> None:
+    assert route_content_type_error(content_type, "2", accepted_patch_types()) is None
+
+
+def test_route_refuses_other_types_with_a_body() -> None:
+    error = route_content_type_error("application/json", "2", accepted_patch_types())
+    assert error is not None
+    assert to_dict(error.status) == {
+        "metadata": {},
+        "status": "Failure",
+        "message": "415: Unsupported Media Type",
+        "reason": "UnsupportedMediaType",
+        "details": {},
+        "code": 415,
+    }
+
+
+def test_route_refuses_other_types_without_a_body() -> None:
+    no_length = route_content_type_error("application/json", None, accepted_patch_types())
+    assert no_length is not None
+    assert (no_length.code, no_length.status.message) == (
+        415,
+        "415: Unsupported Media Type\n\nAvailable representations: ",
+    )
+    zero = route_content_type_error(None, "0", accepted_patch_types())
+    assert zero is not None
+    assert (zero.code, zero.status.reason, zero.status.message) == (
+        406,
+        "NotAcceptable",
+        "406: Not Acceptable\n\nAvailable representations: ",
+    )
+
+
+def test_a_type_the_route_takes_can_still_be_refused_by_patch_resource() -> None:
+    """PatchResource cuts at ";" without trimming: the route matched, the handler answers 415."""
+    content_type = "application/merge-patch+json ; charset=utf-8"
+    assert route_content_type_error(content_type, "2", accepted_patch_types()) is None
+    with pytest.raises(StatusError) as excinfo:
+        apply_patch(content_type, CURRENT, b"{}", CONFIGMAP)
+    assert excinfo.value.status.message == BUILTIN_415
