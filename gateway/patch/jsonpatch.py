@@ -125,8 +125,7 @@ def decode(body: bytes) -> list[Operation | None]:
     if len(ops) > MAX_OPERATIONS:
         # patch.go: NewRequestEntityTooLargeError
         raise errors.request_entity_too_large(
-            f"Request entity too large: The allowed maximum operations in a JSON patch is {MAX_OPERATIONS}, "
-            f"got {len(ops)}"
+            f"The allowed maximum operations in a JSON patch is {MAX_OPERATIONS}, got {len(ops)}"
         )
     return ops
 
