@@ -7,6 +7,7 @@ name: status code, reason, message wording and details.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -241,3 +242,67 @@ def internal(message: str) -> StatusError:
     details = meta.StatusDetails()
     details.causes.add(message=message)
     return new(500, "InternalError", f"Internal error occurred: {message}", details)
+
+
+# NewGenericServerResponse's reason and message for each code (verb "", no resource, no name).
+_GENERIC_RESPONSES = {
+    400: ("BadRequest", "the server rejected our request for an unknown reason"),
+    401: ("Unauthorized", "the server has asked for the client to provide credentials"),
+    404: ("NotFound", "the server could not find the requested resource"),
+    405: ("MethodNotAllowed", "the server does not allow this method on the requested resource"),
+    409: ("Conflict", "the server reported a conflict"),
+    422: ("Invalid", "the server rejected our request due to an error in our request"),
+    429: ("TooManyRequests", "the server has received too many requests and has asked us to try again later"),
+    503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
+    504: (
+        "Timeout",
+        "the server was unable to return a response in the time allotted, but may still be processing the request",
+    ),
+}
+
+
+def generic_server_response(code: int, server_message: str) -> StatusError:
+    """upstream's NewGenericServerResponse(code, "", schema.GroupResource{}, "", serverMessage, 0, false).
+
+    Most codes keep only a fixed message (the server message is dropped); 403, 406 and 415 keep
+    the server message. Details are present and empty.
+    """
+    if code in _GENERIC_RESPONSES:
+        reason, message = _GENERIC_RESPONSES[code]
+    elif code == 403:
+        reason, message = "Forbidden", server_message
+    elif code == 406:
+        reason = "NotAcceptable"
+        message = server_message
+        if not server_message or server_message == "unknown":
+            message = "the server was unable to respond with a content type that the client supports"
+    elif code == 415:
+        reason, message = "UnsupportedMediaType", server_message
+    elif code >= 500:
+        reason = "InternalError"
+        message = f"an error on the server ({go_quote(server_message)}) has prevented the request from succeeding"
+    else:
+        reason, message = "", f"the server responded with the status code {code} but did not return more information"
+    status = _status(code, reason, message, meta.StatusDetails())
+    status.details.SetInParent()
+    return StatusError(status)
+
+
+def go_quote(text: str) -> str:
+    """Go's %q of a string (strconv.Quote)."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch in "\a\b\f\n\r\t\v":
+            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}[ch])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif code == 0x20 or unicodedata.category(ch)[0] in "LMNPS":
+            out.append(ch)
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
