@@ -83,31 +83,60 @@ class WriteOptions:
     dry_run: bool = False
     field_manager: str = ""
     field_validation: str = ""
+    force: bool | None = None  # PatchOptions only: apply takes fields other managers own
+
+
+def _dry_run_problems(values: list[str]) -> list[FieldError]:
+    """upstream's ValidateDryRun: every value must be "All"."""
+    if values and not all(v == "All" for v in values):
+        return [FieldError.not_supported("dryRun", list(values), ["All"])]
+    return []
 
 
 def _dry_run(query: Mapping[str, list[str]], kind: str) -> bool:
     values = query.get("dryRun", [])
-    if not values:
-        return False
-    if all(v == "All" for v in values):
-        return True
-    raise errors.invalid_options(kind, [FieldError.not_supported("dryRun", list(values), ["All"])])
+    problems = _dry_run_problems(values)
+    if problems:
+        raise errors.invalid_options(kind, problems)
+    return bool(values)
 
 
-def write_options(query: Mapping[str, list[str]], kind: str) -> WriteOptions:
-    """Parse create/update/patch options; ``kind`` is CreateOptions, UpdateOptions or PatchOptions."""
-    validation = (query.get("fieldValidation") or [""])[0]
+def _field_manager_problems(manager: str) -> list[FieldError]:
+    """upstream's ValidateFieldManager: at most 128 bytes of printable characters."""
+    if len(manager.encode()) > 128:
+        return [FieldError("FieldValueTooLong", "fieldManager", "may not be more than 128 bytes", manager, True)]
+    if any(not ch.isprintable() for ch in manager):
+        return [FieldError.invalid("fieldManager", manager, "must only contain printable characters")]
+    return []
+
+
+def write_options(query: Mapping[str, list[str]], kind: str, patch_type: str = "") -> WriteOptions:
+    """Parse create/update/patch options as upstream validates them (every problem at once, in
+    upstream's order); ``kind`` is CreateOptions, UpdateOptions or PatchOptions, ``patch_type`` the
+    PATCH's Content-Type."""
+    single = {k: v[0] for k, v in query.items() if v}
+    validation = single.get("fieldValidation", "")
+    manager = single.get("fieldManager", "")
+    force = None if "force" not in single else parse_bool("force", single["force"])
+    problems: list[FieldError] = []
+    if kind == "PatchOptions":
+        if patch_type not in APPLY_PATCH_TYPES:
+            if force is not None:
+                problems.append(FieldError.forbidden("force", "may not be specified for non-apply patch"))
+        elif not manager:
+            problems.append(FieldError.required("fieldManager", "is required for apply patch"))
+    problems += _field_manager_problems(manager)
+    problems += _dry_run_problems(query.get("dryRun", []))
     if validation not in FIELD_VALIDATION_VALUES:
-        raise errors.invalid_options(
-            kind, [FieldError.not_supported("fieldValidation", validation, FIELD_VALIDATION_VALUES)]
-        )
-    manager = (query.get("fieldManager") or [""])[0]
-    if len(manager) > 128:
-        raise errors.invalid_options(
-            kind,
-            [FieldError("FieldValueTooLong", "fieldManager", "may not be more than 128 bytes", manager, True)],
-        )
-    return WriteOptions(dry_run=_dry_run(query, kind), field_manager=manager, field_validation=validation)
+        problems.append(FieldError.not_supported("fieldValidation", validation, FIELD_VALIDATION_VALUES))
+    if problems:
+        raise errors.invalid_options(kind, problems)
+    return WriteOptions(
+        dry_run=bool(query.get("dryRun")), field_manager=manager, field_validation=validation, force=force
+    )
+
+
+APPLY_PATCH_TYPES = ("application/apply-patch+yaml", "application/apply-patch+cbor")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,119 @@
+"""PATCH: change an object with a patch of its JSON form (seed: "Patch operations"; upstream's
+k8s.io/apiserver pkg/endpoints/handlers/patch.go).
+
+The patch is applied to the current object inside the store's guaranteed update, so a concurrent
+write makes it apply again to the newer object (two label patches racing both land), unless the
+patch names a resourceVersion, which then must match. JSON patch, merge patch and strategic merge
+patch come from gateway/patch; the patched JSON is decoded into the kind as a request body is,
+with fieldValidation deciding what unknown and duplicate fields do.
+"""
+
+from __future__ import annotations
+
+from quart import Response
+
+from gateway import errors
+from gateway.errors import FieldError
+from gateway.handlers.common import info_of, negotiated
+from gateway.negotiation.bodies import MAX_BODY_BYTES
+from gateway.objects.codec import Obj
+from gateway.params import APPLY_PATCH_TYPES, WriteOptions, write_options
+from gateway.patch.dispatch import (
+    JSON_PATCH,
+    MERGE_PATCH,
+    PatchResult,
+    accepted_patch_types,
+    apply_patch,
+    patch_type,
+    route_content_type_error,
+)
+from gateway.registry.rest import Updater
+from gateway.representation import object_body
+from gateway.request import ApiRequest
+from gateway.responses import add_warnings, respond
+from gateway.scope import RequestScope
+from protokube.schema.jsondecode import DecodeError
+from protokube.schema.typetree import Type, proto_type
+
+STRICT, IGNORE = "Strict", "Ignore"
+
+
+def patch_schema(scope: RequestScope) -> Type | None:
+    """The type strategic merge patch follows: compiled kinds have one; kinds without Go-style
+    schema information (custom resources) have none and refuse strategic merge patches."""
+    return proto_type(scope.resource.message) if scope.resource.message else None
+
+
+def _internal_type(scope: RequestScope) -> str:
+    """How upstream names the kind's internal Go type in decoding errors (*core.Pod, *apps.Deployment)."""
+    package = scope.resource.group.split(".")[0] if scope.resource.group else "core"
+    return f"*{package}.{scope.resource.kind}"
+
+
+def decode_patched(
+    scope: RequestScope, kind: str, result: PatchResult, options: WriteOptions, warnings: list[str]
+) -> Obj:
+    """The patched JSON as an object of the kind, as upstream's patchers decode it."""
+
+    def invalid(detail: str) -> errors.StatusError:
+        return errors.invalid("", "", "", [FieldError.invalid("patch", result.invalid_value, detail)])
+
+    data = result.object
+    if not isinstance(data, dict):
+        raise invalid(f"json: cannot unmarshal {type(data).__name__} into Go value of type {_internal_type(scope)}")
+    gvk = scope.codec.gvk
+    if kind in (JSON_PATCH, MERGE_PATCH):  # decoded as a JSON document: its kind must be the resource's
+        found_kind, found_version = data.get("kind") or gvk.kind, data.get("apiVersion") or gvk.api_version
+        if (found_kind, found_version) != (gvk.kind, gvk.api_version):
+            group, _, version = str(found_version).rpartition("/")
+            raise invalid(f"unable to decode {group}/{version}, Kind={found_kind} into {_internal_type(scope)}")
+    try:
+        decoded = scope.codec.from_dict(data)
+    except DecodeError as err:
+        raise invalid(str(err)) from None
+    if options.field_validation != IGNORE:
+        found = [*result.strict_errors, *decoded.violations]
+        if found and options.field_validation == STRICT:
+            raise result.strict_error(decoded.violations)
+        warnings[:] = found
+    return decoded.obj
+
+
+async def patch(request: ApiRequest, scope: RequestScope) -> Response:
+    target = negotiated(request, scope)
+    storage: Updater = scope.storage  # type: ignore[assignment]
+    info = info_of(request)
+    content_type = request.headers.get("Content-Type")
+    kind = patch_type(content_type)
+    schema = patch_schema(scope)
+    if schema is not None:  # built-in kinds: go-restful matches the route's Content-Type first
+        accepted = accepted_patch_types(strategic=True, cbor=scope.formats.cbor)
+        refused = route_content_type_error(content_type, request.headers.get("Content-Length"), accepted)
+        if refused is not None:
+            raise refused
+    options = write_options(request.query_lists(), "PatchOptions", kind)
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
+    if kind in APPLY_PATCH_TYPES:
+        raise errors.unsupported_media_type("server-side apply is not served yet")
+    warnings: list[str] = []
+    codec, resource, name = scope.codec, scope.resource, info.name
+
+    def patched(current: Obj | None) -> Obj:
+        if current is None:  # a patch never creates (upstream's createNewObject: NotFound)
+            raise errors.not_found(resource, name)
+        result = apply_patch(
+            content_type,
+            codec.to_dict(current),
+            body,
+            schema,
+            field_validation=options.field_validation,
+            cbor=scope.formats.cbor,
+        )
+        return decode_patched(scope, kind, result, options, warnings)
+
+    view, _ = await storage.update(scope.namespace(info), name, patched, options)
+    response = respond(request, object_body(request, scope, target, view), 200, target.encoder)
+    add_warnings(response, warnings)
+    return response
