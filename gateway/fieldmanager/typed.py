@@ -33,7 +33,7 @@ from gateway.fieldmanager.values import (
     go_type,
     go_v_value,
 )
-from protokube.schema.typetree import ASSOCIATIVE, ATOMIC, LIST, MAP, SCALAR, STRUCT, UNTYPED, Type
+from protokube.schema.typetree import ATOMIC, LIST, MAP, SCALAR, STRUCT, UNTYPED, Type
 
 
 class _Missing:
@@ -110,7 +110,8 @@ def _key_default(t: Type, name: str) -> JSON:
 
 
 def _associative(t: Type) -> bool:
-    return t.list_type == ASSOCIATIVE
+    """Sets and map lists (upstream's ElementRelationship Associative, with or without keys)."""
+    return t.list_type != ATOMIC
 
 
 # --- validation (validate.go) ------------------------------------------------------------------
