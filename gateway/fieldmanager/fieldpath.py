@@ -15,10 +15,13 @@ the subtrees; an element can be both (a list item owned as a whole and some of i
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
 from typing import Any
+
+import orjson
 
 from gateway.fieldmanager.values import (
     JSON,
@@ -92,6 +95,7 @@ def path_string(path: Path) -> str:
 # --- FieldsV1 keys (serialize-pe.go) -----------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=16384)
 def serialize_element(pe: PathElement) -> str:
     """upstream's SerializePathElement: ``f:name``, ``k:{"name":"c"}``, ``v:"x"``, ``i:0``."""
     kind, payload = pe
@@ -147,13 +151,16 @@ def deserialize_element(text: str) -> PathElement:
 
 
 class Set:
-    """A set of paths as a trie. Treat sets returned by operations as read-only (they share nodes)."""
+    """A set of paths as a trie. Treat sets returned by operations and by decoding as read-only: they
+    share nodes, and decoded sets are cached (with their FieldsV1 bytes and derived facts in ``memo``)."""
 
-    __slots__ = ("children", "members")
+    __slots__ = ("children", "members", "memo", "v1")
 
     def __init__(self, members: set[PathElement] | None = None, children: dict[PathElement, Set] | None = None):
         self.members: set[PathElement] = members if members is not None else set()
         self.children: dict[PathElement, Set] = children if children is not None else {}
+        self.v1: bytes | None = None  # the canonical FieldsV1 bytes, when known
+        self.memo: dict[Any, Any] | None = None  # facts computed from this (read-only) set
 
     @classmethod
     def of(cls, *paths: Path) -> Set:
@@ -165,6 +172,7 @@ class Set:
     def insert(self, path: Path) -> None:
         if not path:
             return
+        self.v1 = self.memo = None
         node = self
         for pe in path[:-1]:
             child = node.children.get(pe)
@@ -174,6 +182,7 @@ class Set:
         node.members.add(path[-1])
 
     def descend(self, pe: PathElement) -> Set:
+        self.v1 = self.memo = None
         child = self.children.get(pe)
         if child is None:
             child = self.children[pe] = Set()
@@ -221,33 +230,47 @@ class Set:
         return Set(self.members & other.members, children)
 
     def difference(self, other: Set) -> Set:
+        """The paths of this set that ``other`` lacks (``self`` itself when that is all of them)."""
         if not other.members and not other.children:
             return self
+        members = self.members - other.members if other.members else self.members
+        changed = len(members) != len(self.members)
         children = {}
         for pe, mine in self.children.items():
             theirs = other.children.get(pe)
             if theirs is None:
                 children[pe] = mine
+                continue
+            rest = mine.difference(theirs)
+            if rest is not mine:
+                changed = True
+            if not rest.empty():
+                children[pe] = rest
             else:
-                rest = mine.difference(theirs)
-                if not rest.empty():
-                    children[pe] = rest
-        return Set(self.members - other.members, children)
+                changed = True
+        return Set(members, children) if changed else self
 
     def recursive_difference(self, other: Set) -> Set:
         """Removes ``other``'s members with everything under them, and ``other``'s paths."""
+        members = self.members - other.members if other.members else self.members
+        changed = len(members) != len(self.members)
         children = {}
         for pe, mine in self.children.items():
             if pe in other.members:
+                changed = True
                 continue
             theirs = other.children.get(pe)
             if theirs is None:
                 children[pe] = mine
+                continue
+            rest = mine.recursive_difference(theirs)
+            if rest is not mine:
+                changed = True
+            if not rest.empty():
+                children[pe] = rest
             else:
-                rest = mine.recursive_difference(theirs)
-                if not rest.empty():
-                    children[pe] = rest
-        return Set(self.members - other.members, children)
+                changed = True
+        return Set(members, children) if changed else self
 
     def leaves(self) -> Set:
         """The members that have no children, at every level."""
@@ -282,18 +305,27 @@ class Set:
     # --- FieldsV1 ---
 
     def to_fields_v1(self) -> dict[str, Any]:
-        """The FieldsV1 JSON object, keys in upstream's order (emitContentsV1)."""
+        """The FieldsV1 JSON object, keys in upstream's order (emitContentsV1). A fresh object."""
+        if self.v1 is not None:
+            return orjson.loads(self.v1)
         return _emit(self, include_self=False)
 
     def to_json(self) -> bytes:
         """The FieldsV1 bytes exactly as upstream's Set.ToJSON writes them."""
+        if self.v1 is not None:
+            return self.v1
         return _emit_json(self, include_self=False).encode()
 
     @classmethod
     def from_fields_v1(cls, fields: Any) -> Set:
-        """upstream's Set.FromJSON over a FieldsV1 JSON object (already parsed)."""
-        found, _ = _read(fields)
-        return found or cls()
+        """upstream's Set.FromJSON over a FieldsV1 JSON object (already parsed). The result is shared
+        with other decodings of the same FieldsV1: read-only."""
+        try:
+            text = orjson.dumps(fields)
+        except (TypeError, orjson.JSONEncodeError):
+            found, _ = _read(fields)
+            return found or cls()
+        return _decode(text)
 
     @classmethod
     def from_json(cls, data: bytes | str) -> Set:
@@ -302,6 +334,15 @@ class Set:
         except ValueError as e:
             raise FieldsV1Error(str(e)) from None
         return cls.from_fields_v1(parsed)
+
+
+@functools.lru_cache(maxsize=2048)
+def _decode(text: bytes) -> Set:
+    """Decoded FieldsV1, by their bytes: objects are written again and again with the same managers."""
+    found, _ = _read(orjson.loads(text))
+    s = found or Set()
+    s.v1 = _emit_json(s, include_self=False).encode()
+    return s
 
 
 def _ordered(s: Set) -> Iterator[tuple[PathElement, bool, Set | None]]:
@@ -314,8 +355,15 @@ def _emit(s: Set, include_self: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if include_self and (s.members or s.children):
         out["."] = {}
-    for pe, member, child in _ordered(s):
-        out[serialize_element(pe)] = {} if child is None else _emit(child, member)
+    children = s.children
+    if not children:
+        for pe in sorted(s.members):
+            out[serialize_element(pe)] = {}
+        return out
+    members = s.members
+    for pe in sorted(members | children.keys()):
+        child = children.get(pe)
+        out[serialize_element(pe)] = {} if child is None else _emit(child, pe in members)
     return out
 
 

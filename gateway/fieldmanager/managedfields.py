@@ -79,7 +79,8 @@ def normalize_time(text: Any) -> str | None:
     if not isinstance(text, str):
         raise DecodeError(f"invalid time {text!r}")
     try:
-        return _parse_time(text).strftime("%Y-%m-%dT%H:%M:%SZ")
+        t = _parse_time(text)
+        return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
     except ValueError:
         raise DecodeError(f'parsing time "{text}" as "2006-01-02T15:04:05Z07:00"') from None
 
@@ -181,8 +182,12 @@ def encode(managed: Managed) -> list[dict[str, Any]] | None:
         if info.get("subresource"):
             entry["subresource"] = info["subresource"]
         entries.append(entry)
-    entries.sort(key=_sort_key)
-    return entries
+    return sort_entries(entries)
+
+
+def sort_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """upstream's sortEncodedManagedFields."""
+    return sorted(entries, key=_sort_key)
 
 
 def _sort_key(entry: dict[str, Any]) -> tuple[str, int, str, str, str]:

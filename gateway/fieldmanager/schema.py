@@ -77,6 +77,32 @@ def key_default(element: Type, name: str) -> Any:
     return _KEY_DEFAULTS.get((element.name, name), NO_DEFAULT)
 
 
+_EXACT: dict[int, tuple[Type, bool]] = {}
+
+
+def python_equality_is_exact(t: Type) -> bool:
+    """Whether Python's ``==`` on values of this type is upstream's value.Equals, so that equal
+    subtrees can be skipped at C speed. It is, unless untyped values occur (where ``true == 1``
+    would hold in Python): typed scalars of one field never mix booleans and numbers."""
+    known = _EXACT.get(id(t))
+    if known is not None and known[0] is t:
+        return known[1]
+    exact = not _reaches_untyped(t, set())
+    _EXACT[id(t)] = (t, exact)
+    return exact
+
+
+def _reaches_untyped(t: Type, seen: set[int]) -> bool:
+    if t.kind == UNTYPED:
+        return True
+    if t.kind == SCALAR or id(t) in seen:
+        return False
+    seen.add(id(t))
+    if t.kind in (LIST, MAP):
+        return t.element is not None and _reaches_untyped(t.element, seen)
+    return any(_reaches_untyped(f.type, seen) for f in t.fields.values())
+
+
 # Keyed by identity: types built by hand (tests, custom resources) may compare equal by name alone.
 _OBJECT_TYPES: dict[int, tuple[Type, Type]] = {}
 

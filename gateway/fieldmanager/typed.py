@@ -308,7 +308,7 @@ def _compare_map_items(t: Type, lhs: dict, rhs: dict, path: Path, c: Comparison)
         if ft is None:
             raise TypedError([(_path_text(path) + "." + k, "field not declared in schema")])
         rv = rhs.get(k, MISSING)
-        if lv is rv:
+        if lv is rv or (lv == rv and schema.python_equality_is_exact(ft)):
             continue
         _compare(lv, rv, ft, (*path, (FIELD, k)), c)
     for k, rv in rhs.items():
@@ -350,7 +350,7 @@ def _compare_list_items(t: Type, lhs: list, rhs: list, path: Path, c: Comparison
         if len(l_list) <= 1 and len(r_list) <= 1:
             lv = l_list[0] if l_list else MISSING
             rv = r_list[0] if r_list else MISSING
-            if lv is not rv:
+            if lv is not rv and not (lv == rv and schema.python_equality_is_exact(element)):
                 _compare(lv, rv, element, item_path, c)
         elif len(l_list) >= 2 and len(r_list) >= 2:
             if not equals(l_list, r_list):
@@ -552,13 +552,23 @@ def ensure_named_fields_are_members(s: Set, t: Type | None) -> Set:
 
 def reconcile_field_set(s: Set, t: Type) -> Set | None:
     """upstream's ReconcileFieldSetWithSchema: a set that owns parts of what is now an atomic list,
-    map or struct owns it whole. None when nothing needs to change."""
+    map or struct owns it whole. None when nothing needs to change. Remembered on decoded sets."""
+    memo = s.memo
+    if memo is not None:
+        known = memo.get(id(t))
+        if known is not None and known[0] is t:
+            return known[1]
     to_change: list[Path] = []
     _reconcile(s, t, (), False, to_change)
-    if not to_change:
-        return None
-    changed = Set.of(*to_change)
-    return s.recursive_difference(changed).union(changed)
+    result = None
+    if to_change:
+        changed = Set.of(*to_change)
+        result = s.recursive_difference(changed).union(changed)
+    if s.v1 is not None:  # a decoded, shared, read-only set
+        if s.memo is None:
+            s.memo = {}
+        s.memo[id(t)] = (t, result)
+    return result
 
 
 def _reconcile(s: Set | None, t: Type, path: Path, is_atomic: bool, out: list[Path]) -> None:
