@@ -277,9 +277,9 @@ class FieldManager:
         live_obj = live if live is not None else self.empty
         try:
             managed = managedfields.decode(_metadata(live_obj).get("managedFields"))
-        except DecodeError as e:
+        except DecodeError as e:  # FieldManager.Apply
             raise errors.not_a_status(f"failed to decode managed fields: {e}") from None
-        # versionCheck
+        # versionCheckManager.Apply
         if _gvk_text(applied) != _gvk_text({"apiVersion": self.api_version, "kind": self.kind}):
             raise errors.bad_request(f"invalid object type: {_gvk_text(applied)}")
         try:

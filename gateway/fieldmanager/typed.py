@@ -68,7 +68,8 @@ class ItemError(Exception):
 
 
 def item_element(t: Type, item: JSON) -> PathElement:
-    """The path element of an item of an associative list: its keys, or its value for a set."""
+    """The path element of an item of an associative list: its keys, or its value for a set.
+    Messages: upstream's keyedAssociativeListItemToPathElement and setItemToPathElement."""
     keys = t.map_keys
     if keys:
         if item is None:
@@ -99,6 +100,7 @@ def item_element(t: Type, item: JSON) -> PathElement:
 
 
 def _key_default(t: Type, name: str) -> JSON:
+    """getAssociativeKeyDefault; the message is keyedAssociativeListItemToPathElement's."""
     assert t.element is not None
     default = schema.key_default(t.element, name)
     if default is schema.NO_DEFAULT:
@@ -129,6 +131,7 @@ def _prefixed(prefix: str, errors: list[tuple[str, str]]) -> list[tuple[str, str
 
 
 def _validate_scalar(t: Type, v: JSON) -> str | None:
+    """upstream's validateScalar (the %T, %#v and %v of its messages rendered as Go does)."""
     if v is None:
         return None
     number = isinstance(v, int | float) and not isinstance(v, bool)
@@ -148,6 +151,8 @@ def _validate_scalar(t: Type, v: JSON) -> str | None:
 
 
 def _validate(v: JSON, t: Type, allow_dups: bool) -> list[tuple[str, str]]:
+    """validatingObjectWalker: doScalar, doList/visitListItems, doMap/visitMapItems. Errors carry
+    their path relative to ``v``; callers prefix them (upstream's WithLazyPrefix)."""
     kind = t.kind
     if kind == SCALAR:
         message = _validate_scalar(t, v)

@@ -125,8 +125,14 @@ def test_status_update_by_the_controller_is_a_status_entry():
         ("kube-controller-manager", "Update", "status", "2022-01-23T14:12:04Z"),
     ]
     assert fields(updated, "kube-controller-manager") == CONTROLLER_DEPLOYMENT_STATUS
-    assert updated["metadata"]["managedFields"][1]["subresource"] == "status"
-    assert list(updated["metadata"]["managedFields"][1])[-1] == "subresource"
+    # The whole list, byte for byte as a 1.2x kube-apiserver serves it.
+    assert json.dumps(updated["metadata"]["managedFields"], separators=(",", ":")) == (
+        '[{"manager":"kubectl-create","operation":"Update","apiVersion":"apps/v1","time":"2022-01-23T14:11:53Z",'
+        f'"fieldsType":"FieldsV1","fieldsV1":{KUBECTL_CREATE_DEPLOYMENT}}},'
+        '{"manager":"kube-controller-manager","operation":"Update","apiVersion":"apps/v1",'
+        f'"time":"2022-01-23T14:12:04Z","fieldsType":"FieldsV1","fieldsV1":{CONTROLLER_DEPLOYMENT_STATUS},'
+        '"subresource":"status"}]'
+    )
 
 
 def test_status_writes_ignore_managed_fields_sent_by_the_client():
@@ -697,3 +703,82 @@ def test_timestamp_only_changes_are_reverted():
     assert ignore_managed_fields_timestamps(new, old)["metadata"]["managedFields"][0]["time"] == T0
     new["data"]["a"] = "2"  # the object changed: the new time stays
     assert ignore_managed_fields_timestamps(new, old) is new
+
+
+# --- more of apimachinery's fieldmanager_test.go ---------------------------------------------------
+
+
+def test_update_of_only_identity_metadata_owns_nothing():  # TestApplyStripsFields
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "b",
+            "namespace": "b",
+            "uid": "b",
+            "generation": 0,
+            "resourceVersion": "b",
+            "creationTimestamp": T0,
+            "managedFields": [{"manager": "update", "operation": "Apply", "apiVersion": "apps/v1"}],
+        },
+    }
+    out = DEPLOYMENT.update(None, obj, "fieldmanager_test", now=T1)
+    assert "managedFields" not in out["metadata"]
+
+
+def test_apply_of_labels_only_is_recorded():  # TestApplyDoesNotStripLabels
+    out = POD.apply(None, {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"a": "b"}}}, "m", now=T0)
+    assert managers(out) == [("m", "Apply", "", T0)]
+    assert fields(out, "m") == '{"f:metadata":{"f:labels":{"f:a":{}}}}'
+
+
+def test_update_via_a_subresource_ignores_the_objects_managed_fields():  # TestUpdateViaSubresources
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "labels": {"a": "b"},
+            "managedFields": [
+                {
+                    "manager": "test",
+                    "operation": "Apply",
+                    "apiVersion": "apps/v1",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:metadata": {"f:labels": {"f:another_field": {}}}},
+                }
+            ],
+        },
+    }
+    live = POD.update(None, obj, "fieldmanager_test_subresource", "scale", now=T0)
+    assert managers(live) == [("fieldmanager_test_subresource", "Update", "scale", T0)]
+    again = copy.deepcopy(obj)
+    again["metadata"]["managedFields"] = []
+    out = POD.update(live, again, "fieldmanager_test_subresource", "scale", now=T1)
+    assert managers(out) == [("fieldmanager_test_subresource", "Update", "scale", T0)]
+
+
+def test_reapplying_after_another_applier_changes_no_managed_fields():  # TestApplyDoesNotChangeManagedFields
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "deployment", "labels": {"app": "nginx"}},
+        "spec": {
+            "selector": {"matchLabels": {"app": "nginx"}},
+            "template": {
+                "metadata": {"labels": {"app": "nginx"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}]},
+            },
+        },
+    }
+    replicas = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "deployment"},
+        "spec": {"replicas": 101},
+    }
+    live = stored(DEPLOYMENT.apply(None, deployment, "fieldmanager_z", now=T0))
+    live = stored(DEPLOYMENT.apply(live, replicas, "fieldmanager_b", now=T1))
+    before = copy.deepcopy(live["metadata"]["managedFields"])
+    result = DEPLOYMENT.apply(live, deployment, "fieldmanager_z", now=T3)
+    assert isinstance(result, Unchanged)
+    assert live["metadata"]["managedFields"] == before
