@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -159,7 +160,7 @@ class Set:
     def __init__(self, members: set[PathElement] | None = None, children: dict[PathElement, Set] | None = None):
         self.members: set[PathElement] = members if members is not None else set()
         self.children: dict[PathElement, Set] = children if children is not None else {}
-        self.v1: bytes | None = None  # the canonical FieldsV1 bytes, when known
+        self.v1: bytes | None = None  # the canonical FieldsV1 object as (orjson) JSON bytes, when known
         self.memo: dict[Any, Any] | None = None  # facts computed from this (read-only) set
 
     @classmethod
@@ -207,10 +208,28 @@ class Set:
     def with_prefix(self, pe: PathElement) -> Set:
         return self.children.get(pe) or Set()
 
+    def is_subset_of(self, other: Set) -> bool:
+        if not self.members <= other.members:
+            return False
+        for pe, mine in self.children.items():
+            theirs = other.children.get(pe)
+            if theirs is None:
+                if not mine.empty():
+                    return False
+            elif not mine.is_subset_of(theirs):
+                return False
+        return True
+
     def union(self, other: Set) -> Set:
+        """The paths of both (one of them itself when it holds the other: unchanged sets keep their
+        cached FieldsV1)."""
         if not other.members and not other.children:
             return self
         if not self.members and not self.children:
+            return other
+        if other.is_subset_of(self) and other.children.keys() <= self.children.keys():
+            return self
+        if self.is_subset_of(other) and self.children.keys() <= other.children.keys():
             return other
         children = dict(self.children)
         for pe, theirs in other.children.items():
@@ -305,15 +324,19 @@ class Set:
     # --- FieldsV1 ---
 
     def to_fields_v1(self) -> dict[str, Any]:
-        """The FieldsV1 JSON object, keys in upstream's order (emitContentsV1). A fresh object."""
+        """The FieldsV1 JSON object, keys in upstream's order (emitContentsV1). A fresh object.
+
+        The set becomes read-only: it is remembered so that decoding these FieldsV1 again (the next
+        write of the object) costs nothing."""
         if self.v1 is not None:
             return orjson.loads(self.v1)
-        return _emit(self, include_self=False)
+        fields = _emit(self, include_self=False)
+        self.v1 = orjson.dumps(fields)
+        _CACHE.remember(self.v1, self)
+        return fields
 
     def to_json(self) -> bytes:
-        """The FieldsV1 bytes exactly as upstream's Set.ToJSON writes them."""
-        if self.v1 is not None:
-            return self.v1
+        """The FieldsV1 bytes exactly as upstream's Set.ToJSON writes them (Go's escaping included)."""
         return _emit_json(self, include_self=False).encode()
 
     @classmethod
@@ -323,9 +346,16 @@ class Set:
         try:
             text = orjson.dumps(fields)
         except (TypeError, orjson.JSONEncodeError):
-            found, _ = _read(fields)
-            return found or cls()
-        return _decode(text)
+            text = b""
+        cached = _CACHE.get(text) if text else None
+        if cached is not None:
+            return cached
+        found, _ = _read(fields)
+        s = found or cls()
+        if text:
+            s.v1 = orjson.dumps(_emit(s, include_self=False))
+            _CACHE.remember(text, s)
+        return s
 
     @classmethod
     def from_json(cls, data: bytes | str) -> Set:
@@ -336,13 +366,37 @@ class Set:
         return cls.from_fields_v1(parsed)
 
 
-@functools.lru_cache(maxsize=2048)
-def _decode(text: bytes) -> Set:
-    """Decoded FieldsV1, by their bytes: objects are written again and again with the same managers."""
-    found, _ = _read(orjson.loads(text))
-    s = found or Set()
-    s.v1 = _emit_json(s, include_self=False).encode()
-    return s
+class _SetCache:
+    """Decoded FieldsV1 by their JSON bytes (least recently used first out): objects are written
+    again and again with the same managers. A set takes about ten times the memory of its JSON, so
+    only sets of at most 8 KiB of JSON are kept, 512 of them (tens of MB at worst; a typical Pod's
+    three managers take ~30 KB)."""
+
+    MAX_ENTRIES = 512
+    MAX_BYTES = 8192
+
+    def __init__(self) -> None:
+        self._sets: OrderedDict[bytes, Set] = OrderedDict()
+
+    def get(self, text: bytes) -> Set | None:
+        s = self._sets.get(text)
+        if s is not None:
+            self._sets.move_to_end(text)
+        return s
+
+    def remember(self, text: bytes, s: Set) -> None:
+        if len(text) > self.MAX_BYTES:
+            return
+        self._sets[text] = s
+        self._sets.move_to_end(text)
+        if len(self._sets) > self.MAX_ENTRIES:
+            self._sets.popitem(last=False)
+
+    def clear(self) -> None:
+        self._sets.clear()
+
+
+_CACHE = _SetCache()
 
 
 def _ordered(s: Set) -> Iterator[tuple[PathElement, bool, Set | None]]:

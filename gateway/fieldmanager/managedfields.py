@@ -39,6 +39,7 @@ class Managed:
     times: dict[str, str | None] = field(default_factory=dict)
 
 
+@functools.lru_cache(maxsize=4096)
 def build_manager_identifier(manager: str, operation: str, api_version: str = "", subresource: str = "") -> str:
     """upstream's BuildManagerIdentifier: the JSON of the entry's identifying fields (encoding/json)."""
     parts = [f'"manager":{go_json_string(manager, short_bf=True)}'] if manager else []
@@ -78,6 +79,11 @@ def normalize_time(text: Any) -> str | None:
         return None
     if not isinstance(text, str):
         raise DecodeError(f"invalid time {text!r}")
+    return _normalize_time(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalize_time(text: str) -> str:
     try:
         t = _parse_time(text)
         return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"

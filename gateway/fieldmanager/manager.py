@@ -222,6 +222,9 @@ class FieldManager:
         if current is not None:
             previous = fields.get(identifier)
             merged = current.set if previous is None else current.set.union(previous.set)
+            before = managed.fields.get(identifier)
+            if before is not None and merged == before.set:
+                merged = before.set  # the same fields: keep the decoded set (and its cached FieldsV1)
             fields[identifier] = VersionedSet(merged, current.api_version, current.applied)
             times[identifier] = now
         return Managed(fields, times)

@@ -782,3 +782,16 @@ def test_reapplying_after_another_applier_changes_no_managed_fields():  # TestAp
     result = DEPLOYMENT.apply(live, deployment, "fieldmanager_z", now=T3)
     assert isinstance(result, Unchanged)
     assert live["metadata"]["managedFields"] == before
+
+
+def test_cached_decodings_do_not_leak_between_writes():
+    # Decoded FieldsV1 are shared between writes; results must not depend on earlier calls.
+    live = stored(DEPLOYMENT.update(None, NGINX, "kubectl-create", now=T0))
+    new = copy.deepcopy(live)
+    new["spec"]["replicas"] = 3
+    first = DEPLOYMENT.update(live, new, "kubectl-scale", now=T1)
+    for _ in range(3):
+        assert DEPLOYMENT.update(live, copy.deepcopy(new), "kubectl-scale", now=T1) == first
+        assert DEPLOYMENT.update(first, copy.deepcopy(first), "kubectl-scale", now=T2) == first
+    assert fields(first, "kubectl-scale") == '{"f:spec":{"f:replicas":{}}}'
+    assert '"f:replicas"' not in fields(first, "kubectl-create")
