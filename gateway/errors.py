@@ -306,3 +306,16 @@ def go_quote(text: str) -> str:
         else:
             out.append(f"\\U{code:08x}")
     return '"' + "".join(out) + '"'
+
+
+def apply_conflict(causes: Sequence[tuple[str, str, str]], message: str) -> StatusError:
+    """upstream's NewApplyConflict: 409 Conflict whose details carry only causes (reason, message, field)."""
+    details = meta.StatusDetails()
+    for reason, cause_message, field in causes:
+        details.causes.add(reason=reason, message=cause_message, field=field)
+    return new(409, "Conflict", message, details)
+
+
+def not_a_status(message: str) -> StatusError:
+    """What upstream's ErrorToAPIStatus makes of an error that is not a metav1.Status: 500, no reason."""
+    return new(500, "", message)
