@@ -27,6 +27,7 @@ from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
 from gateway.objects.codecs import codec_for, kind_codec
 from gateway.params import WriteOptions
 from gateway.registry.kinds import strategy_for
+from gateway.registry.ownership import Ownership
 from gateway.registry.rest import verbs_served
 from gateway.registry.store import Store
 from gateway.registry.subresources import FinalizeStore, ScaleStore, StatusStore
@@ -119,7 +120,9 @@ class APIServer:
 
     def _serve(self, resource: Resource, cacher: Cacher) -> None:
         """The registry store of a resource, its subresource storages, and their request scopes."""
-        store = Store(cacher, strategy_for(resource, cacher.codec), self.admission)
+        strategy = strategy_for(resource, cacher.codec)
+        ownership = Ownership.of(resource, cacher.codec, strategy.status_is_separate)
+        store = Store(cacher, strategy, self.admission, ownership)
         self.stores[resource.key] = store
         self.scopes[(*resource.key, "")] = self._scope(resource, "", store, resource.verbs)
         for name, sub in resource.subresources.items():

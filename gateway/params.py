@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from gateway import errors
 from gateway.errors import FieldError
+from gateway.fieldmanager.options import patch_options_errors, validate_field_manager
 from gateway.requestinfo import parse_bool
 
 FIELD_VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")
@@ -101,15 +102,6 @@ def _dry_run(query: Mapping[str, list[str]], kind: str) -> bool:
     return bool(values)
 
 
-def _field_manager_problems(manager: str) -> list[FieldError]:
-    """upstream's ValidateFieldManager: at most 128 bytes of printable characters."""
-    if len(manager.encode()) > 128:
-        return [FieldError("FieldValueTooLong", "fieldManager", "may not be more than 128 bytes", manager, True)]
-    if any(not ch.isprintable() for ch in manager):
-        return [FieldError.invalid("fieldManager", manager, "must only contain printable characters")]
-    return []
-
-
 def write_options(query: Mapping[str, list[str]], kind: str, patch_type: str = "") -> WriteOptions:
     """Parse create/update/patch options as upstream validates them (every problem at once, in
     upstream's order); ``kind`` is CreateOptions, UpdateOptions or PatchOptions, ``patch_type`` the
@@ -118,14 +110,10 @@ def write_options(query: Mapping[str, list[str]], kind: str, patch_type: str = "
     validation = single.get("fieldValidation", "")
     manager = single.get("fieldManager", "")
     force = None if "force" not in single else parse_bool("force", single["force"])
-    problems: list[FieldError] = []
     if kind == "PatchOptions":
-        if patch_type not in APPLY_PATCH_TYPES:
-            if force is not None:
-                problems.append(FieldError.forbidden("force", "may not be specified for non-apply patch"))
-        elif not manager:
-            problems.append(FieldError.required("fieldManager", "is required for apply patch"))
-    problems += _field_manager_problems(manager)
+        problems = patch_options_errors(manager, force, patch_type in APPLY_PATCH_TYPES)
+    else:
+        problems = validate_field_manager(manager)
     problems += _dry_run_problems(query.get("dryRun", []))
     if validation not in FIELD_VALIDATION_VALUES:
         problems.append(FieldError.not_supported("fieldValidation", validation, FIELD_VALIDATION_VALUES))

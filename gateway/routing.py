@@ -17,6 +17,7 @@ from gateway.handlers.create import create
 from gateway.handlers.delete import delete, delete_collection
 from gateway.handlers.get import get
 from gateway.handlers.list import list_
+from gateway.handlers.patch import patch
 from gateway.handlers.update import update
 from gateway.handlers.watch import watch
 from gateway.request import ApiRequest
@@ -31,6 +32,7 @@ VERB_HANDLERS: dict[str, VerbHandler] = {
     "watch": watch,
     "create": create,
     "update": update,
+    "patch": patch,
     "delete": delete,
     "deletecollection": delete_collection,
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.fieldmanager import typed
+import gateway.fieldmanager.typed as typed
 from gateway.fieldmanager.fieldpath import Set
 from gateway.fieldmanager.values import go_json
 from protokube.schema.typetree import Type

@@ -24,8 +24,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import gateway.fieldmanager.lastapplied as lastapplied
+import gateway.fieldmanager.managedfields as managedfields
+import gateway.fieldmanager.schema as schema
+import gateway.fieldmanager.typed as typed
 from gateway import errors
-from gateway.fieldmanager import lastapplied, managedfields, schema, typed
 from gateway.fieldmanager.conflict import conflict_error
 from gateway.fieldmanager.fieldpath import Set, make_path
 from gateway.fieldmanager.managedfields import APPLY, UPDATE, DecodeError, Managed

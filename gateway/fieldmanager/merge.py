@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from gateway.fieldmanager import typed
+import gateway.fieldmanager.typed as typed
 from gateway.fieldmanager.fieldpath import Path, Set
 from gateway.fieldmanager.typed import MISSING, Comparison
 from gateway.fieldmanager.values import JSON, equals

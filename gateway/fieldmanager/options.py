@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import gateway.fieldmanager.managedfields as managedfields
 from gateway.errors import FieldError
-from gateway.fieldmanager import managedfields
 from gateway.fieldmanager.values import go_quote
 
 FIELD_MANAGER_MAX_LENGTH = 128  # validation.FieldManagerMaxLength

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.fieldmanager import schema
+import gateway.fieldmanager.schema as schema
 from gateway.fieldmanager.fieldpath import (
     FIELD,
     KEY,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from gateway import errors
+from gateway.fieldmanager.options import manager_or_user_agent
 from gateway.negotiation import negotiate
 from gateway.negotiation.bodies import decode_body
 from gateway.objects.codec import DecodedObject
-from gateway.params import WriteOptions
+from gateway.params import WriteOptions, write_options
 from gateway.request import ApiRequest
 from gateway.requestinfo import RequestInfo
 from gateway.scope import RequestScope
@@ -46,3 +49,11 @@ def field_validation_warnings(decoded: DecodedObject, options: WriteOptions, sco
             f"strict decoding error: {', '.join(violations)}"
         )
     return violations
+
+
+def request_write_options(request: ApiRequest, kind: str, patch_type: str = "") -> WriteOptions:
+    """The create/update/patch options of a request, its field manager resolved as upstream does:
+    ?fieldManager=, else the product of its User-Agent (apply requires fieldManager)."""
+    options = write_options(request.query_lists(), kind, patch_type)
+    manager = manager_or_user_agent(options.field_manager, request.headers.get("User-Agent", ""))
+    return dataclasses.replace(options, field_manager=manager)

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway.handlers.common import decode_request, field_validation_warnings, info_of, negotiated
-from gateway.params import write_options
+from gateway.handlers.common import (
+    decode_request,
+    field_validation_warnings,
+    info_of,
+    negotiated,
+    request_write_options,
+)
 from gateway.registry.rest import Creater
 from gateway.representation import object_body
 from gateway.request import ApiRequest
@@ -16,7 +21,7 @@ from gateway.scope import RequestScope
 async def create(request: ApiRequest, scope: RequestScope) -> Response:
     target = negotiated(request, scope)
     storage: Creater = scope.storage  # type: ignore[assignment]
-    options = write_options(request.query_lists(), "CreateOptions")
+    options = request_write_options(request, "CreateOptions")
     decoded = await decode_request(request, scope)
     warnings = field_validation_warnings(decoded, options, scope)
     view = await storage.create(scope.namespace(info_of(request)), decoded.obj, options)

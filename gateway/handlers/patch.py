@@ -10,14 +10,17 @@ with fieldValidation deciding what unknown and duplicate fields do.
 
 from __future__ import annotations
 
+from typing import Any
+
 from quart import Response
 
 from gateway import errors
 from gateway.errors import FieldError
-from gateway.handlers.common import info_of, negotiated
+from gateway.handlers.common import info_of, negotiated, request_write_options
 from gateway.negotiation.bodies import MAX_BODY_BYTES
+from gateway.negotiation.negotiate import Target
 from gateway.objects.codec import Obj
-from gateway.params import APPLY_PATCH_TYPES, WriteOptions, write_options
+from gateway.params import APPLY_PATCH_TYPES, WriteOptions
 from gateway.patch.dispatch import (
     JSON_PATCH,
     MERGE_PATCH,
@@ -27,15 +30,17 @@ from gateway.patch.dispatch import (
     patch_type,
     route_content_type_error,
 )
-from gateway.registry.rest import Updater
+from gateway.registry.rest import Applier, Updater
 from gateway.representation import object_body
 from gateway.request import ApiRequest
 from gateway.responses import add_warnings, respond
 from gateway.scope import RequestScope
+from protokube.schema import yamlcodec
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.typetree import Type, proto_type
 
 STRICT, IGNORE = "Strict", "Ignore"
+MAP = "map[string]interface {}"
 
 
 def patch_schema(scope: RequestScope) -> Type | None:
@@ -91,12 +96,12 @@ async def patch(request: ApiRequest, scope: RequestScope) -> Response:
         refused = route_content_type_error(content_type, request.headers.get("Content-Length"), accepted)
         if refused is not None:
             raise refused
-    options = write_options(request.query_lists(), "PatchOptions", kind)
+    options = request_write_options(request, "PatchOptions", kind)
     body = await request.body()
     if len(body) > MAX_BODY_BYTES:
         raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
     if kind in APPLY_PATCH_TYPES:
-        raise errors.unsupported_media_type("server-side apply is not served yet")
+        return await apply(request, scope, target, body, options)
     warnings: list[str] = []
     codec, resource, name = scope.codec, scope.resource, info.name
 
@@ -115,5 +120,40 @@ async def patch(request: ApiRequest, scope: RequestScope) -> Response:
 
     view, _ = await storage.update(scope.namespace(info), name, patched, options)
     response = respond(request, object_body(request, scope, target, view), 200, target.encoder)
+    add_warnings(response, warnings)
+    return response
+
+
+def apply_configuration(body: bytes, options: WriteOptions, warnings: list[str]) -> dict[str, Any]:
+    """The apply patch body: YAML (or JSON) of an object, as upstream's applyPatcher decodes it;
+    duplicate keys are what strict decoding finds (fieldValidation Strict: 400; Warn: warnings)."""
+    try:
+        applied = yamlcodec.load(body)
+    except DecodeError as err:
+        raise errors.bad_request(
+            f"error decoding YAML: {str(err).removeprefix('error converting YAML to JSON: ')}"
+        ) from None
+    if not isinstance(applied, dict):
+        raise errors.bad_request(
+            "error decoding YAML: json: cannot unmarshal array into Go value of type map[string]interface {}"
+        )
+    duplicates = yamlcodec.duplicate_errors(applied)
+    if duplicates and options.field_validation == STRICT:
+        raise errors.bad_request(f"error strict decoding YAML: {duplicates[0]}")
+    if duplicates and options.field_validation != IGNORE:
+        warnings += duplicates
+    return applied
+
+
+async def apply(
+    request: ApiRequest, scope: RequestScope, target: Target, body: bytes, options: WriteOptions
+) -> Response:
+    """Server-side apply: the body is the manager's whole intent for the fields it names."""
+    storage: Applier = scope.storage  # type: ignore[assignment]
+    info = info_of(request)
+    warnings: list[str] = []
+    applied = apply_configuration(body, options, warnings)
+    view, created = await storage.apply(scope.namespace(info), info.name, applied, options)
+    response = respond(request, object_body(request, scope, target, view), 201 if created else 200, target.encoder)
     add_warnings(response, warnings)
     return response

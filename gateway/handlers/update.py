@@ -5,9 +5,14 @@ from __future__ import annotations
 from quart import Response
 
 from gateway import errors
-from gateway.handlers.common import decode_request, field_validation_warnings, info_of, negotiated
+from gateway.handlers.common import (
+    decode_request,
+    field_validation_warnings,
+    info_of,
+    negotiated,
+    request_write_options,
+)
 from gateway.objects.codec import Obj
-from gateway.params import write_options
 from gateway.registry.rest import UpdatedObject, Updater
 from gateway.registry.store import check_namespace
 from gateway.representation import object_body
@@ -33,7 +38,7 @@ async def update(request: ApiRequest, scope: RequestScope) -> Response:
     target = negotiated(request, scope)
     storage: Updater = scope.storage  # type: ignore[assignment]
     info = info_of(request)
-    options = write_options(request.query_lists(), "UpdateOptions")
+    options = request_write_options(request, "UpdateOptions")
     decoded = await decode_request(request, scope)
     warnings = field_validation_warnings(decoded, options, scope)
     namespace = scope.namespace(info)

@@ -14,9 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import gateway.patch.gojson as gojson
+import gateway.patch.jsonpatch as jsonpatch
+import gateway.patch.mergepatch as mergepatch
+import gateway.patch.strategic as strategic
 from gateway import errors
 from gateway.errors import FieldError, StatusError
-from gateway.patch import gojson, jsonpatch, mergepatch, strategic
 from gateway.patch.gofmt import sprint_v
 from gateway.patch.lazynode import Node, marshal, to_value
 from protokube.schema.typetree import Type

@@ -27,9 +27,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import gateway.patch.gojson as gojson
 from gateway import errors
 from gateway.errors import StatusError
-from gateway.patch import gojson
 from gateway.patch.gofmt import NIL_DEREF, ServerPanic
 from gateway.patch.lazynode import Node, NotContainer, deep_copy, parse_text, split
 

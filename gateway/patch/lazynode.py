@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from gateway.patch import gojson
+import gateway.patch.gojson as gojson
 from gateway.patch.gofmt import NIL_DEREF, ServerPanic
 
 RAW, DOC, ARY = "raw", "doc", "ary"

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import gateway.patch.gojson as gojson
 from gateway import errors
-from gateway.patch import gojson
 from gateway.patch.lazynode import Node, NotContainer, parse_text
 
 INVALID_PATCH = "Invalid JSON Patch"  # evanphx/json-patch: ErrBadJSONPatch

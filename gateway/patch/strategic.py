@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from gateway.patch import smporder
+import gateway.patch.smporder as smporder
 from gateway.patch.gofmt import MAP_TYPE, NIL_DEREF, SLICE_TYPE, ServerPanic, go_eq, go_key, go_type, sprint_v
 from gateway.patch.smperrors import (
     BAD_PRIMITIVE_LIST,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from gateway.objects.codec import Codec, Obj
 from gateway.objects.view import ObjectView
@@ -64,6 +64,14 @@ class Updater(Protocol):
 
 
 @runtime_checkable
+class Applier(Protocol):
+    async def apply(
+        self, namespace: str, name: str, applied: dict[str, Any], options: WriteOptions
+    ) -> tuple[ObjectView, bool]:
+        """Server-side apply; returns the object and whether it was created."""
+
+
+@runtime_checkable
 class GracefulDeleter(Protocol):
     async def delete(self, namespace: str, name: str, options: DeleteOptions) -> DeleteResult: ...
 
@@ -80,6 +88,7 @@ ROLES: dict[str, type] = {
     "watch": Watcher,
     "create": Creater,
     "update": Updater,
+    "patch": Updater,  # upstream's Patcher: Getter and Updater (apply needs Applier too)
     "delete": GracefulDeleter,
     "deletecollection": CollectionDeleter,
 }

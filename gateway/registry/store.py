@@ -12,6 +12,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from gateway import errors
 from gateway.admission import CREATE, DELETE, UPDATE, Admission, Attributes
@@ -20,6 +21,7 @@ from gateway.objects.codec import Obj
 from gateway.objects.view import ObjectView
 from gateway.params import DeleteOptions, ListOptions, WriteOptions, parse_resource_version
 from gateway.registry import validation
+from gateway.registry.ownership import Ownership
 from gateway.registry.rest import DeleteResult, UpdatedObject
 from gateway.registry.strategy import Strategy
 from gateway.selectors import Filter, field_selector, label_selector
@@ -51,13 +53,24 @@ def check_namespace(obj: Obj, namespace: str) -> None:
         )
 
 
+# The field manager of writes the server makes itself (system namespaces, controllers).
+SERVER_MANAGER = "kube-apiserver"
+
+
 class Store:
-    def __init__(self, storage: Cacher, strategy: Strategy, admission: Admission | None = None) -> None:
+    def __init__(
+        self,
+        storage: Cacher,
+        strategy: Strategy,
+        admission: Admission | None = None,
+        ownership: Ownership | None = None,
+    ) -> None:
         self.storage = storage
         self.resource = storage.resource
         self.codec = storage.codec
         self.strategy = strategy
         self.admission = admission or Admission()
+        self.ownership = ownership  # managedFields; None for kinds without a type to track them by
 
     # ---- reading ---------------------------------------------------------------------------------
     async def get(self, namespace: str, name: str, resource_version: str | None) -> ObjectView:
@@ -120,8 +133,14 @@ class Store:
         self._validate(obj, creating=True)
         self.codec.normalize(obj)
 
+    def _track(self, old: Obj | None, new: Obj, options: WriteOptions, subresource: str = "") -> None:
+        """Record the write's field ownership (an Update entry) in ``new``'s managedFields."""
+        if self.ownership is not None:
+            self.ownership.update(old, new, options.field_manager or SERVER_MANAGER, subresource)
+
     async def create(self, namespace: str, obj: Obj, options: WriteOptions) -> ObjectView:
         generated = bool(obj.metadata.generateName) and not obj.metadata.name
+        self._track(None, obj, options)
         self._prepare_create(namespace, obj)
         meta = obj.metadata
         await self._admit(CREATE, namespace, meta.name, obj, None)
@@ -153,15 +172,22 @@ class Store:
         prepare: Callable[[Obj, Obj], None],
         *,
         subresource: str = "",
+        applied: bool = False,
     ) -> tuple[ObjectView, bool]:
         """The update every writer shares: ``updated`` makes the new object from the current one,
-        ``prepare`` keeps what this endpoint may not change; then system metadata, generation,
-        validation and admission, retried on conflicts by the storage's guaranteed update."""
+        ``prepare`` keeps what this endpoint may not change; then field ownership (unless ``updated``
+        is a server-side apply, which recorded it), system metadata, generation, validation and
+        admission, retried on conflicts by the storage's guaranteed update. Apply creates what is
+        missing; other updates only where the kind allows create-on-update."""
+        may_create = applied or (not subresource and self.resource.allow_create_on_update)
 
         async def transform(current: ObjectView | None) -> Obj | Removal:
-            if current is None and (subresource or not self.resource.allow_create_on_update):
+            if current is None and not may_create:
                 raise errors.not_found(self.resource, name)
-            new = updated(current.obj if current is not None else None)
+            old = current.obj if current is not None else None
+            new = updated(old)
+            if not applied:
+                self._track(old, new, options, subresource)
             self._set_namespace(new, namespace)
             wanted = new.metadata.resourceVersion
             if wanted and not (wanted.isascii() and wanted.isdigit()):
@@ -174,7 +200,7 @@ class Store:
                 return new
             if wanted and int(wanted) != current.resource_version:
                 raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
-            old = current.obj
+            assert old is not None
             self._keep_system_metadata(new, old)
             prepare(new, old)
             self.codec.normalize(new)  # in Go's shape, as the stored object is, before comparing them
@@ -186,16 +212,45 @@ class Store:
         result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)
         return result.view, result.created
 
+    async def apply(
+        self, namespace: str, name: str, applied: dict[str, Any], options: WriteOptions, subresource: str = ""
+    ) -> tuple[ObjectView, bool]:
+        """Server-side apply of ``applied`` (the parsed apply configuration) by ``options.field_manager``:
+        merged into the current object, or creating it; conflicts with other managers are 409 unless
+        ``options.force``. An apply that changes nothing writes nothing."""
+        if self.ownership is None:
+            raise errors.unsupported_media_type(f"{self.resource.group_resource} does not support server-side apply")
+        ownership = self.ownership
+        body_name = (applied.get("metadata") or {}).get("name") if isinstance(applied.get("metadata"), dict) else None
+        if body_name != name:
+            raise errors.bad_request(
+                f"the name of the object ({body_name or ''}) does not match the name on the URL ({name})"
+            )
+
+        def merged(current: Obj | None) -> Obj:
+            result = ownership.apply(current, applied, options.field_manager, bool(options.force), subresource)
+            if result is None:  # nothing changes: the current object, which storage then does not write
+                assert current is not None
+                return self.codec.copy(current)
+            return result
+
+        prepare = (
+            self.strategy.prepare_for_status_update if subresource == "status" else self.strategy.prepare_for_update
+        )
+        return await self.guaranteed_update(
+            namespace, name, merged, options, prepare, subresource=subresource, applied=True
+        )
+
     def _keep_system_metadata(self, new: Obj, old: Obj) -> None:
         """uid, creationTimestamp and deletion fields stay as stored (upstream's BeforeUpdate)."""
         meta, old_meta = new.metadata, old.metadata
-        if meta.uid and meta.uid != old_meta.uid:
-            raise errors.invalid(
-                self.resource.group,
-                self.resource.kind,
-                meta.name,
-                [FieldError.invalid("metadata.uid", meta.uid, "field is immutable")],
-            )
+        changed = [
+            FieldError.invalid(f"metadata.{field}", getattr(meta, field), "field is immutable")
+            for field in ("name", "uid")
+            if getattr(meta, field) and getattr(meta, field) != getattr(old_meta, field)
+        ]
+        if changed:
+            raise errors.invalid(self.resource.group, self.resource.kind, old_meta.name, changed)
         meta.uid = old_meta.uid
         meta.creationTimestamp.CopyFrom(old_meta.creationTimestamp)
         meta.ClearField("deletionTimestamp")

@@ -28,6 +28,8 @@ class Strategy(Protocol):
     codec: Codec
     # metadata.generation is set on create and bumped when anything but metadata and status changes.
     uses_generation: bool
+    # status is written only through the status subresource.
+    status_is_separate: bool
 
     def prepare_for_create(self, obj: Obj) -> None:
         """Reset what clients may not set on create (status, when it has its own subresource)."""

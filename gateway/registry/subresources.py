@@ -37,6 +37,11 @@ class StatusStore:
         prepare = self.store.strategy.prepare_for_status_update
         return await self.store.guaranteed_update(namespace, name, updated, options, prepare, subresource="status")
 
+    async def apply(
+        self, namespace: str, name: str, applied: dict[str, Any], options: WriteOptions
+    ) -> tuple[ObjectView, bool]:
+        return await self.store.apply(namespace, name, applied, options, subresource="status")
+
 
 class FinalizeStore:
     """namespaces/finalize: update only (upstream's FinalizeREST) — spec.finalizers change here."""

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
+import gateway.fieldmanager.managedfields as managedfields
+import gateway.fieldmanager.options as options
 from gateway import errors
-from gateway.fieldmanager import managedfields, options
 from gateway.fieldmanager.conflict import conflict_error
 from gateway.fieldmanager.managedfields import DecodeError, build_manager_identifier
 from gateway.fieldmanager.merge import Conflicts

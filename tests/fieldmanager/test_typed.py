@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from gateway.fieldmanager import typed
+import gateway.fieldmanager.typed as typed
 from gateway.fieldmanager.fieldpath import Set, key, value
 from gateway.fieldmanager.values import equals
 from protokube.schema.typetree import proto_type

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.errors import StatusError
-from gateway.patch import (
+from gateway.patch.dispatch import (
     APPLY_PATCH_YAML,
     JSON_PATCH,
     MERGE_PATCH,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.patch import gojson
+import gateway.patch.gojson as gojson
 from gateway.patch.gofmt import format_g, format_json_float, sprint_s, sprint_v
 from gateway.patch.gosort import slice_stable
 

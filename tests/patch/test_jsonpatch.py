@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+import gateway.patch.jsonpatch as jsonpatch
 from gateway.errors import StatusError
-from gateway.patch import JSON_PATCH, ServerPanic, apply_patch, jsonpatch
+from gateway.patch.dispatch import JSON_PATCH, apply_patch
+from gateway.patch.gofmt import ServerPanic
 from gateway.patch.lazynode import Node, marshal, to_value
 from protokube.schema.jsonencode import to_dict
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+import gateway.patch.mergepatch as mergepatch
 from gateway.errors import StatusError
-from gateway.patch import MERGE_PATCH, apply_patch, mergepatch
+from gateway.patch.dispatch import MERGE_PATCH, apply_patch
 from gateway.patch.lazynode import marshal, to_value
 from protokube.schema.jsonencode import to_dict
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from gateway.errors import StatusError
-from gateway.patch import STRATEGIC_MERGE_PATCH, ServerPanic, apply_patch
+from gateway.patch.dispatch import STRATEGIC_MERGE_PATCH, apply_patch
+from gateway.patch.gofmt import ServerPanic
 from protokube.schema.jsonencode import to_dict
 from protokube.schema.typetree import Type, proto_type
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from gateway.errors import StatusError
-from gateway.patch import STRATEGIC_MERGE_PATCH, apply_patch
+from gateway.patch.dispatch import STRATEGIC_MERGE_PATCH, apply_patch
 from tests.patch.schemas import MERGE_ITEM
 from tests.patch.upstream_smp_cases import CUSTOM_RAW_CASES, CUSTOM_YAML, RAW_CASES
 

@@ -1,0 +1,77 @@
+"""Field ownership on every write: metadata.managedFields through the kind's FieldManager
+(gateway/fieldmanager), between the objects the store handles and the JSON the manager works on.
+
+Every create, update and patch records what its manager changed (an Update entry); server-side
+apply merges the applied configuration and records what it applies (an Apply entry).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gateway.fieldmanager.fieldpath import Set, make_path
+from gateway.fieldmanager.manager import FieldManager, Unchanged
+from gateway.objects.codec import Codec, Obj
+from protokube.schema import jsondecode
+from protokube.schema.registry import Resource
+from protokube.schema.typetree import proto_type
+
+OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+# What a status write may not change in metadata (as the status strategies reset it).
+STATUS_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
+
+
+def now() -> str:
+    """The time of a managedFields entry: RFC 3339, seconds, UTC."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def reset_fields(top_level: list[str], status_is_separate: bool) -> dict[str, Set]:
+    """What each endpoint resets (upstream's GetResetFields): the main resource its status, the
+    status subresource everything but status (and the metadata status writes may not change)."""
+    if not status_is_separate:
+        return {}
+    spec = [make_path(name) for name in top_level if name not in ("apiVersion", "kind", "metadata", "status")]
+    return {
+        "": Set.of(make_path("status")),
+        "status": Set.of(*spec, *(make_path("metadata", name) for name in STATUS_METADATA)),
+    }
+
+
+class Ownership:
+    def __init__(self, codec: Codec, fields: FieldManager) -> None:
+        self.codec = codec
+        self.fields = fields
+
+    @classmethod
+    def of(cls, resource: Resource, codec: Codec, status_is_separate: bool) -> Ownership | None:
+        """The ownership tracking of a compiled kind (kinds known only at run time have no type yet)."""
+        if not resource.message:
+            return None
+        obj_type = proto_type(resource.message)
+        resets = reset_fields(list(obj_type.fields), status_is_separate)
+        return cls(codec, FieldManager(obj_type, resource.gvk.api_version, resource.kind, reset_fields=resets))
+
+    def update(self, old: Obj | None, new: Obj, manager: str, subresource: str = "") -> None:
+        """Record an Update by ``manager``: ``new``'s managedFields are set here."""
+        live = self.codec.to_dict(old) if old is not None else None
+        result = self.fields.update(live, self.codec.to_dict(new), manager, subresource, now=now())
+        _set_managed_fields(new, result.get("metadata", {}).get("managedFields"))
+
+    def apply(
+        self, live: Obj | None, applied: dict[str, Any], manager: str, force: bool, subresource: str = ""
+    ) -> Obj | None:
+        """The object after ``manager`` applies ``applied``; None when nothing at all changes."""
+        current = self.codec.to_dict(live) if live is not None else None
+        merged = self.fields.apply(current, applied, manager, force, subresource, now=now())
+        if isinstance(merged, Unchanged):
+            return None
+        return self.codec.from_dict(merged).obj
+
+
+def _set_managed_fields(obj: Obj, entries: list[dict[str, Any]] | None) -> None:
+    obj.metadata.ClearField("managedFields")
+    if entries:
+        decoded = jsondecode.decode({"managedFields": entries}, OBJECT_META).message
+        obj.metadata.managedFields.extend(decoded.managedFields)
