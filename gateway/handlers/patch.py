@@ -30,6 +30,7 @@ from gateway.patch.dispatch import (
     patch_type,
     route_content_type_error,
 )
+from gateway.patch.gofmt import ServerPanic
 from gateway.registry.rest import Applier, Updater
 from gateway.representation import object_body
 from gateway.request import ApiRequest
@@ -108,20 +109,33 @@ async def patch(request: ApiRequest, scope: RequestScope) -> Response:
     def patched(current: Obj | None) -> Obj:
         if current is None:  # a patch never creates (upstream's createNewObject: NotFound)
             raise errors.not_found(resource, name)
-        result = apply_patch(
-            content_type,
-            codec.to_dict(current),
-            body,
-            schema,
-            field_validation=options.field_validation,
-            cbor=scope.formats.cbor,
-        )
+        result = patch_result(content_type, codec.to_dict(current), body, schema, options, scope.formats.cbor)
         return decode_patched(scope, kind, result, options, warnings)
 
     view, _ = await storage.update(scope.namespace(info), name, patched, options)
     response = respond(request, object_body(request, scope, target, view), 200, target.encoder)
     add_warnings(response, warnings)
     return response
+
+
+def patch_result(
+    content_type: str | None,
+    current: dict[str, Any],
+    body: bytes,
+    schema: Type | None,
+    options: WriteOptions,
+    cbor: bool,
+) -> PatchResult:
+    """The patched JSON. Where upstream answers a bad patch with 500 (a merge list element without
+    its merge key) or panics (malformed directives), the client's mistake is a 400 here."""
+    try:
+        return apply_patch(content_type, current, body, schema, field_validation=options.field_validation, cbor=cbor)
+    except ServerPanic as panic:
+        raise errors.bad_request(f"the patch cannot be applied: {panic.reason}") from None
+    except errors.StatusError as err:
+        if err.status.code == 500:
+            raise errors.bad_request(err.status.message) from None
+        raise
 
 
 def apply_configuration(body: bytes, options: WriteOptions, warnings: list[str]) -> dict[str, Any]:
