@@ -1,10 +1,14 @@
 """tools/protogen: the Go facts it reads, the options it derives, the files it writes.
 
-The tests run on small Go and proto snippets.
+The unit tests run on small Go and proto snippets. The last test regenerates proto/k8s from the
+upstream repositories (when their git mirrors are on this machine) and checks that the committed
+files are exactly what the tool writes.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,8 @@ from tools.protogen.facts import FieldFacts, MessageFacts, Universe
 from tools.protogen.goparse import parse_package
 from tools.protogen.render import render
 from tools.protogen.upstream_proto import ProtoField, ProtoFile, ProtoMessage
+
+ROOT = Path(__file__).parents[2]
 
 GO_SOURCE = """\
 package demo
@@ -193,3 +199,33 @@ message Widget {
     assert "// A widget.\nmessage Widget {\n  // Verbs" in text
     assert "  optional string mode = 2 [(protokube.options.v1.field) = {\n    nullable: true\n" in text
     assert '    enum: ["A", "B"]\n  }];\n}\n' in text
+
+
+MIRRORS = Path("/work/.mirror")
+
+
+@pytest.mark.skipif(not (MIRRORS / "kubernetes+api" / "repo").is_dir(), reason="upstream git mirrors not present")
+def test_committed_protos_are_what_the_tool_writes() -> None:
+    def mirror(repo: str, tag: str) -> str:
+        return f"{MIRRORS / ('kubernetes+' + repo) / 'repo'}@{tag}"
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.protogen",
+            "--check",
+            "--api",
+            mirror("api", "v0.36.3"),
+            "--apimachinery",
+            mirror("apimachinery", "v0.36.3"),
+            "--apiextensions-apiserver",
+            mirror("apiextensions-apiserver", "v0.36.3"),
+            "--kube-aggregator",
+            mirror("kube-aggregator", "v0.36.2"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
