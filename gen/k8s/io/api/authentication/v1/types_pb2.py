@@ -26,7 +26,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_api
 from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(k8s/io/api/authentication/v1/types.proto\x12\x1ck8s.io.api.authentication.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"X\n\x14\x42oundObjectReference\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x12\n\napiVersion\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x10\n\x03uID\x18\x04 \x01(\tR\x03uid\"\x1b\n\nExtraValue\x12\r\n\x05items\x18\x01 \x03(\t\"\x9e\x01\n\x11SelfSubjectReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x45\n\x06status\x18\x02 \x01(\x0b\x32\x35.k8s.io.api.authentication.v1.SelfSubjectReviewStatus\"S\n\x17SelfSubjectReviewStatus\x12\x38\n\x08userInfo\x18\x01 \x01(\x0b\x32&.k8s.io.api.authentication.v1.UserInfo\"\xda\x01\n\x0cTokenRequest\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x44\n\x04spec\x18\x02 \x01(\x0b\x32..k8s.io.api.authentication.v1.TokenRequestSpecB\x06\xca\xf3\x18\x02\x10\x01\x12@\n\x06status\x18\x03 \x01(\x0b\x32\x30.k8s.io.api.authentication.v1.TokenRequestStatus\"\xaa\x01\n\x10TokenRequestSpec\x12\x1b\n\taudiences\x18\x01 \x03(\tB\x08\xca\xf3\x18\x04\x10\x01(\x01\x12#\n\x11\x65xpirationSeconds\x18\x04 \x01(\x03\x42\x08\xca\xf3\x18\x04\x08\x01\x10\x01\x12T\n\x0e\x62oundObjectRef\x18\x03 \x01(\x0b\x32\x32.k8s.io.api.authentication.v1.BoundObjectReferenceB\x08\xca\xf3\x18\x04\x08\x01\x10\x01\"|\n\x12TokenRequestStatus\x12\x15\n\x05token\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02\x10\x01\x12O\n\x13\x65xpirationTimestamp\x18\x02 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x06\xca\xf3\x18\x02\x10\x01\"\xd9\x01\n\x0bTokenReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x45\n\x04spec\x18\x02 \x01(\x0b\x32-.k8s.io.api.authentication.v1.TokenReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12?\n\x06status\x18\x03 \x01(\x0b\x32/.k8s.io.api.authentication.v1.TokenReviewStatus\"C\n\x0fTokenReviewSpec\x12\x15\n\x05token\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02H\x01\x12\x19\n\taudiences\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\x8a\x01\n\x11TokenReviewStatus\x12\x15\n\rauthenticated\x18\x01 \x01(\x08\x12\x34\n\x04user\x18\x02 \x01(\x0b\x32&.k8s.io.api.authentication.v1.UserInfo\x12\x19\n\taudiences\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\r\n\x05\x65rror\x18\x03 \x01(\t\"\xdb\x01\n\x08UserInfo\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x0b\n\x03uid\x18\x02 \x01(\t\x12\x16\n\x06groups\x18\x03 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12@\n\x05\x65xtra\x18\x04 \x03(\x0b\x32\x31.k8s.io.api.authentication.v1.UserInfo.ExtraEntry\x1aV\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x37\n\x05value\x18\x02 \x01(\x0b\x32(.k8s.io.api.authentication.v1.ExtraValue:\x02\x38\x01\x42\x1eZ\x1ck8s.io/api/authentication/v1')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(k8s/io/api/authentication/v1/types.proto\x12\x1ck8s.io.api.authentication.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"X\n\x14\x42oundObjectReference\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x12\n\napiVersion\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x10\n\x03uID\x18\x04 \x01(\tR\x03uid\"\x1b\n\nExtraValue\x12\r\n\x05items\x18\x01 \x03(\t\"\xbf\x01\n\x11SelfSubjectReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x45\n\x06status\x18\x02 \x01(\x0b\x32\x35.k8s.io.api.authentication.v1.SelfSubjectReviewStatus:\x1f\xca\xf3\x18\x1b\n\x15\x61uthentication.k8s.io\x12\x02v1\"S\n\x17SelfSubjectReviewStatus\x12\x38\n\x08userInfo\x18\x01 \x01(\x0b\x32&.k8s.io.api.authentication.v1.UserInfo\"\xfb\x01\n\x0cTokenRequest\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x44\n\x04spec\x18\x02 \x01(\x0b\x32..k8s.io.api.authentication.v1.TokenRequestSpecB\x06\xca\xf3\x18\x02\x10\x01\x12@\n\x06status\x18\x03 \x01(\x0b\x32\x30.k8s.io.api.authentication.v1.TokenRequestStatus:\x1f\xca\xf3\x18\x1b\n\x15\x61uthentication.k8s.io\x12\x02v1\"\xaa\x01\n\x10TokenRequestSpec\x12\x1b\n\taudiences\x18\x01 \x03(\tB\x08\xca\xf3\x18\x04\x10\x01(\x01\x12#\n\x11\x65xpirationSeconds\x18\x04 \x01(\x03\x42\x08\xca\xf3\x18\x04\x08\x01\x10\x01\x12T\n\x0e\x62oundObjectRef\x18\x03 \x01(\x0b\x32\x32.k8s.io.api.authentication.v1.BoundObjectReferenceB\x08\xca\xf3\x18\x04\x08\x01\x10\x01\"|\n\x12TokenRequestStatus\x12\x15\n\x05token\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02\x10\x01\x12O\n\x13\x65xpirationTimestamp\x18\x02 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x06\xca\xf3\x18\x02\x10\x01\"\xfa\x01\n\x0bTokenReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x45\n\x04spec\x18\x02 \x01(\x0b\x32-.k8s.io.api.authentication.v1.TokenReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12?\n\x06status\x18\x03 \x01(\x0b\x32/.k8s.io.api.authentication.v1.TokenReviewStatus:\x1f\xca\xf3\x18\x1b\n\x15\x61uthentication.k8s.io\x12\x02v1\"C\n\x0fTokenReviewSpec\x12\x15\n\x05token\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02H\x01\x12\x19\n\taudiences\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\x8a\x01\n\x11TokenReviewStatus\x12\x15\n\rauthenticated\x18\x01 \x01(\x08\x12\x34\n\x04user\x18\x02 \x01(\x0b\x32&.k8s.io.api.authentication.v1.UserInfo\x12\x19\n\taudiences\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\r\n\x05\x65rror\x18\x03 \x01(\t\"\xdb\x01\n\x08UserInfo\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x0b\n\x03uid\x18\x02 \x01(\t\x12\x16\n\x06groups\x18\x03 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12@\n\x05\x65xtra\x18\x04 \x03(\x0b\x32\x31.k8s.io.api.authentication.v1.UserInfo.ExtraEntry\x1aV\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x37\n\x05value\x18\x02 \x01(\x0b\x32(.k8s.io.api.authentication.v1.ExtraValue:\x02\x38\x01\x42\x1eZ\x1ck8s.io/api/authentication/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,8 +34,12 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'k8s.io.api.authentication.v
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\034k8s.io/api/authentication/v1'
+  _globals['_SELFSUBJECTREVIEW']._loaded_options = None
+  _globals['_SELFSUBJECTREVIEW']._serialized_options = b'\312\363\030\033\n\025authentication.k8s.io\022\002v1'
   _globals['_TOKENREQUEST'].fields_by_name['spec']._loaded_options = None
   _globals['_TOKENREQUEST'].fields_by_name['spec']._serialized_options = b'\312\363\030\002\020\001'
+  _globals['_TOKENREQUEST']._loaded_options = None
+  _globals['_TOKENREQUEST']._serialized_options = b'\312\363\030\033\n\025authentication.k8s.io\022\002v1'
   _globals['_TOKENREQUESTSPEC'].fields_by_name['audiences']._loaded_options = None
   _globals['_TOKENREQUESTSPEC'].fields_by_name['audiences']._serialized_options = b'\312\363\030\004\020\001(\001'
   _globals['_TOKENREQUESTSPEC'].fields_by_name['expirationSeconds']._loaded_options = None
@@ -48,6 +52,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TOKENREQUESTSTATUS'].fields_by_name['expirationTimestamp']._serialized_options = b'\312\363\030\002\020\001'
   _globals['_TOKENREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_TOKENREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
+  _globals['_TOKENREVIEW']._loaded_options = None
+  _globals['_TOKENREVIEW']._serialized_options = b'\312\363\030\033\n\025authentication.k8s.io\022\002v1'
   _globals['_TOKENREVIEWSPEC'].fields_by_name['token']._loaded_options = None
   _globals['_TOKENREVIEWSPEC'].fields_by_name['token']._serialized_options = b'\312\363\030\002H\001'
   _globals['_TOKENREVIEWSPEC'].fields_by_name['audiences']._loaded_options = None
@@ -63,23 +69,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EXTRAVALUE']._serialized_start=250
   _globals['_EXTRAVALUE']._serialized_end=277
   _globals['_SELFSUBJECTREVIEW']._serialized_start=280
-  _globals['_SELFSUBJECTREVIEW']._serialized_end=438
-  _globals['_SELFSUBJECTREVIEWSTATUS']._serialized_start=440
-  _globals['_SELFSUBJECTREVIEWSTATUS']._serialized_end=523
-  _globals['_TOKENREQUEST']._serialized_start=526
-  _globals['_TOKENREQUEST']._serialized_end=744
-  _globals['_TOKENREQUESTSPEC']._serialized_start=747
-  _globals['_TOKENREQUESTSPEC']._serialized_end=917
-  _globals['_TOKENREQUESTSTATUS']._serialized_start=919
-  _globals['_TOKENREQUESTSTATUS']._serialized_end=1043
-  _globals['_TOKENREVIEW']._serialized_start=1046
-  _globals['_TOKENREVIEW']._serialized_end=1263
-  _globals['_TOKENREVIEWSPEC']._serialized_start=1265
-  _globals['_TOKENREVIEWSPEC']._serialized_end=1332
-  _globals['_TOKENREVIEWSTATUS']._serialized_start=1335
-  _globals['_TOKENREVIEWSTATUS']._serialized_end=1473
-  _globals['_USERINFO']._serialized_start=1476
-  _globals['_USERINFO']._serialized_end=1695
-  _globals['_USERINFO_EXTRAENTRY']._serialized_start=1609
-  _globals['_USERINFO_EXTRAENTRY']._serialized_end=1695
+  _globals['_SELFSUBJECTREVIEW']._serialized_end=471
+  _globals['_SELFSUBJECTREVIEWSTATUS']._serialized_start=473
+  _globals['_SELFSUBJECTREVIEWSTATUS']._serialized_end=556
+  _globals['_TOKENREQUEST']._serialized_start=559
+  _globals['_TOKENREQUEST']._serialized_end=810
+  _globals['_TOKENREQUESTSPEC']._serialized_start=813
+  _globals['_TOKENREQUESTSPEC']._serialized_end=983
+  _globals['_TOKENREQUESTSTATUS']._serialized_start=985
+  _globals['_TOKENREQUESTSTATUS']._serialized_end=1109
+  _globals['_TOKENREVIEW']._serialized_start=1112
+  _globals['_TOKENREVIEW']._serialized_end=1362
+  _globals['_TOKENREVIEWSPEC']._serialized_start=1364
+  _globals['_TOKENREVIEWSPEC']._serialized_end=1431
+  _globals['_TOKENREVIEWSTATUS']._serialized_start=1434
+  _globals['_TOKENREVIEWSTATUS']._serialized_end=1572
+  _globals['_USERINFO']._serialized_start=1575
+  _globals['_USERINFO']._serialized_end=1794
+  _globals['_USERINFO_EXTRAENTRY']._serialized_start=1708
+  _globals['_USERINFO_EXTRAENTRY']._serialized_end=1794
 # @@protoc_insertion_point(module_scope)

@@ -26,7 +26,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_api
 from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'k8s/io/api/authorization/v1/types.proto\x12\x1bk8s.io.api.authorization.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\x1b\n\nExtraValue\x12\r\n\x05items\x18\x01 \x03(\t\"\x8c\x01\n\x17\x46ieldSelectorAttributes\x12\x13\n\x0brawSelector\x18\x01 \x01(\t\x12\\\n\x0crequirements\x18\x02 \x03(\x0b\x32>.k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirementB\x06\xca\xf3\x18\x02(\x01\"\x8c\x01\n\x17LabelSelectorAttributes\x12\x13\n\x0brawSelector\x18\x01 \x01(\t\x12\\\n\x0crequirements\x18\x02 \x03(\x0b\x32>.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirementB\x06\xca\xf3\x18\x02(\x01\"\xf4\x01\n\x18LocalSubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12L\n\x04spec\x18\x02 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.SubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus\"3\n\x15NonResourceAttributes\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04verb\x18\x02 \x01(\t\"M\n\x0fNonResourceRule\x12\x19\n\x05verbs\x18\x01 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x1f\n\x0fnonResourceURLs\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\xb4\x02\n\x12ResourceAttributes\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04verb\x18\x02 \x01(\t\x12\r\n\x05group\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\x12\x10\n\x08resource\x18\x05 \x01(\t\x12\x13\n\x0bsubresource\x18\x06 \x01(\t\x12\x0c\n\x04name\x18\x07 \x01(\t\x12S\n\rfieldSelector\x18\x08 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.FieldSelectorAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12S\n\rlabelSelector\x18\t \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.LabelSelectorAttributesB\x06\xca\xf3\x18\x02\x08\x01\"~\n\x0cResourceRule\x12\x19\n\x05verbs\x18\x01 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x19\n\tapiGroups\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\x19\n\tresources\x18\x03 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\x1d\n\rresourceNames\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\xf7\x01\n\x17SelfSubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12P\n\x04spec\x18\x02 \x01(\x0b\x32\x38.k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus\"\xcd\x01\n\x1bSelfSubjectAccessReviewSpec\x12S\n\x12resourceAttributes\x18\x01 \x01(\x0b\x32/.k8s.io.api.authorization.v1.ResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12Y\n\x15nonResourceAttributes\x18\x02 \x01(\x0b\x32\x32.k8s.io.api.authorization.v1.NonResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\"\xf4\x01\n\x16SelfSubjectRulesReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12O\n\x04spec\x18\x02 \x01(\x0b\x32\x37.k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x45\n\x06status\x18\x03 \x01(\x0b\x32\x35.k8s.io.api.authorization.v1.SubjectRulesReviewStatus\"/\n\x1aSelfSubjectRulesReviewSpec\x12\x11\n\tnamespace\x18\x01 \x01(\t\"\xef\x01\n\x13SubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12L\n\x04spec\x18\x02 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.SubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus\"\xa3\x03\n\x17SubjectAccessReviewSpec\x12S\n\x12resourceAttributes\x18\x01 \x01(\x0b\x32/.k8s.io.api.authorization.v1.ResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12Y\n\x15nonResourceAttributes\x18\x02 \x01(\x0b\x32\x32.k8s.io.api.authorization.v1.NonResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12\x0c\n\x04user\x18\x03 \x01(\t\x12\x16\n\x06groups\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12N\n\x05\x65xtra\x18\x05 \x03(\x0b\x32?.k8s.io.api.authorization.v1.SubjectAccessReviewSpec.ExtraEntry\x12\x0b\n\x03uid\x18\x06 \x01(\t\x1aU\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x36\n\x05value\x18\x02 \x01(\x0b\x32\'.k8s.io.api.authorization.v1.ExtraValue:\x02\x38\x01\"o\n\x19SubjectAccessReviewStatus\x12\x19\n\x07\x61llowed\x18\x01 \x01(\x08\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x0e\n\x06\x64\x65nied\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x17\n\x0f\x65valuationError\x18\x03 \x01(\t\"\xf3\x01\n\x18SubjectRulesReviewStatus\x12L\n\rresourceRules\x18\x01 \x03(\x0b\x32).k8s.io.api.authorization.v1.ResourceRuleB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12R\n\x10nonResourceRules\x18\x02 \x03(\x0b\x32,.k8s.io.api.authorization.v1.NonResourceRuleB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x1c\n\nincomplete\x18\x03 \x01(\x08\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x17\n\x0f\x65valuationError\x18\x04 \x01(\tB\x1dZ\x1bk8s.io/api/authorization/v1')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'k8s/io/api/authorization/v1/types.proto\x12\x1bk8s.io.api.authorization.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\x1b\n\nExtraValue\x12\r\n\x05items\x18\x01 \x03(\t\"\x8c\x01\n\x17\x46ieldSelectorAttributes\x12\x13\n\x0brawSelector\x18\x01 \x01(\t\x12\\\n\x0crequirements\x18\x02 \x03(\x0b\x32>.k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirementB\x06\xca\xf3\x18\x02(\x01\"\x8c\x01\n\x17LabelSelectorAttributes\x12\x13\n\x0brawSelector\x18\x01 \x01(\t\x12\\\n\x0crequirements\x18\x02 \x03(\x0b\x32>.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirementB\x06\xca\xf3\x18\x02(\x01\"\x94\x02\n\x18LocalSubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12L\n\x04spec\x18\x02 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.SubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus:\x1e\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\"3\n\x15NonResourceAttributes\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04verb\x18\x02 \x01(\t\"M\n\x0fNonResourceRule\x12\x19\n\x05verbs\x18\x01 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x1f\n\x0fnonResourceURLs\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\xb4\x02\n\x12ResourceAttributes\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04verb\x18\x02 \x01(\t\x12\r\n\x05group\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\x12\x10\n\x08resource\x18\x05 \x01(\t\x12\x13\n\x0bsubresource\x18\x06 \x01(\t\x12\x0c\n\x04name\x18\x07 \x01(\t\x12S\n\rfieldSelector\x18\x08 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.FieldSelectorAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12S\n\rlabelSelector\x18\t \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.LabelSelectorAttributesB\x06\xca\xf3\x18\x02\x08\x01\"~\n\x0cResourceRule\x12\x19\n\x05verbs\x18\x01 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x19\n\tapiGroups\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\x19\n\tresources\x18\x03 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\x1d\n\rresourceNames\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\x97\x02\n\x17SelfSubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12P\n\x04spec\x18\x02 \x01(\x0b\x32\x38.k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus:\x1e\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\"\xcd\x01\n\x1bSelfSubjectAccessReviewSpec\x12S\n\x12resourceAttributes\x18\x01 \x01(\x0b\x32/.k8s.io.api.authorization.v1.ResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12Y\n\x15nonResourceAttributes\x18\x02 \x01(\x0b\x32\x32.k8s.io.api.authorization.v1.NonResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\"\x94\x02\n\x16SelfSubjectRulesReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12O\n\x04spec\x18\x02 \x01(\x0b\x32\x37.k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x45\n\x06status\x18\x03 \x01(\x0b\x32\x35.k8s.io.api.authorization.v1.SubjectRulesReviewStatus:\x1e\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\"/\n\x1aSelfSubjectRulesReviewSpec\x12\x11\n\tnamespace\x18\x01 \x01(\t\"\x8f\x02\n\x13SubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12L\n\x04spec\x18\x02 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.SubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus:\x1e\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\"\xa3\x03\n\x17SubjectAccessReviewSpec\x12S\n\x12resourceAttributes\x18\x01 \x01(\x0b\x32/.k8s.io.api.authorization.v1.ResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12Y\n\x15nonResourceAttributes\x18\x02 \x01(\x0b\x32\x32.k8s.io.api.authorization.v1.NonResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12\x0c\n\x04user\x18\x03 \x01(\t\x12\x16\n\x06groups\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12N\n\x05\x65xtra\x18\x05 \x03(\x0b\x32?.k8s.io.api.authorization.v1.SubjectAccessReviewSpec.ExtraEntry\x12\x0b\n\x03uid\x18\x06 \x01(\t\x1aU\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x36\n\x05value\x18\x02 \x01(\x0b\x32\'.k8s.io.api.authorization.v1.ExtraValue:\x02\x38\x01\"o\n\x19SubjectAccessReviewStatus\x12\x19\n\x07\x61llowed\x18\x01 \x01(\x08\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x0e\n\x06\x64\x65nied\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x17\n\x0f\x65valuationError\x18\x03 \x01(\t\"\xf3\x01\n\x18SubjectRulesReviewStatus\x12L\n\rresourceRules\x18\x01 \x03(\x0b\x32).k8s.io.api.authorization.v1.ResourceRuleB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12R\n\x10nonResourceRules\x18\x02 \x03(\x0b\x32,.k8s.io.api.authorization.v1.NonResourceRuleB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x1c\n\nincomplete\x18\x03 \x01(\x08\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x17\n\x0f\x65valuationError\x18\x04 \x01(\tB\x1dZ\x1bk8s.io/api/authorization/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,6 +40,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LABELSELECTORATTRIBUTES'].fields_by_name['requirements']._serialized_options = b'\312\363\030\002(\001'
   _globals['_LOCALSUBJECTACCESSREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_LOCALSUBJECTACCESSREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
+  _globals['_LOCALSUBJECTACCESSREVIEW']._loaded_options = None
+  _globals['_LOCALSUBJECTACCESSREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1'
   _globals['_NONRESOURCERULE'].fields_by_name['verbs']._loaded_options = None
   _globals['_NONRESOURCERULE'].fields_by_name['verbs']._serialized_options = b'\312\363\030\006\020\001(\001H\001'
   _globals['_NONRESOURCERULE'].fields_by_name['nonResourceURLs']._loaded_options = None
@@ -58,14 +60,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RESOURCERULE'].fields_by_name['resourceNames']._serialized_options = b'\312\363\030\002(\001'
   _globals['_SELFSUBJECTACCESSREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_SELFSUBJECTACCESSREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
+  _globals['_SELFSUBJECTACCESSREVIEW']._loaded_options = None
+  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1'
   _globals['_SELFSUBJECTACCESSREVIEWSPEC'].fields_by_name['resourceAttributes']._loaded_options = None
   _globals['_SELFSUBJECTACCESSREVIEWSPEC'].fields_by_name['resourceAttributes']._serialized_options = b'\312\363\030\002\010\001'
   _globals['_SELFSUBJECTACCESSREVIEWSPEC'].fields_by_name['nonResourceAttributes']._loaded_options = None
   _globals['_SELFSUBJECTACCESSREVIEWSPEC'].fields_by_name['nonResourceAttributes']._serialized_options = b'\312\363\030\002\010\001'
   _globals['_SELFSUBJECTRULESREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_SELFSUBJECTRULESREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
+  _globals['_SELFSUBJECTRULESREVIEW']._loaded_options = None
+  _globals['_SELFSUBJECTRULESREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1'
   _globals['_SUBJECTACCESSREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_SUBJECTACCESSREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
+  _globals['_SUBJECTACCESSREVIEW']._loaded_options = None
+  _globals['_SUBJECTACCESSREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1'
   _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._loaded_options = None
   _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_options = b'8\001'
   _globals['_SUBJECTACCESSREVIEWSPEC'].fields_by_name['resourceAttributes']._loaded_options = None
@@ -89,31 +97,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LABELSELECTORATTRIBUTES']._serialized_start=331
   _globals['_LABELSELECTORATTRIBUTES']._serialized_end=471
   _globals['_LOCALSUBJECTACCESSREVIEW']._serialized_start=474
-  _globals['_LOCALSUBJECTACCESSREVIEW']._serialized_end=718
-  _globals['_NONRESOURCEATTRIBUTES']._serialized_start=720
-  _globals['_NONRESOURCEATTRIBUTES']._serialized_end=771
-  _globals['_NONRESOURCERULE']._serialized_start=773
-  _globals['_NONRESOURCERULE']._serialized_end=850
-  _globals['_RESOURCEATTRIBUTES']._serialized_start=853
-  _globals['_RESOURCEATTRIBUTES']._serialized_end=1161
-  _globals['_RESOURCERULE']._serialized_start=1163
-  _globals['_RESOURCERULE']._serialized_end=1289
-  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_start=1292
-  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_end=1539
-  _globals['_SELFSUBJECTACCESSREVIEWSPEC']._serialized_start=1542
-  _globals['_SELFSUBJECTACCESSREVIEWSPEC']._serialized_end=1747
-  _globals['_SELFSUBJECTRULESREVIEW']._serialized_start=1750
-  _globals['_SELFSUBJECTRULESREVIEW']._serialized_end=1994
-  _globals['_SELFSUBJECTRULESREVIEWSPEC']._serialized_start=1996
-  _globals['_SELFSUBJECTRULESREVIEWSPEC']._serialized_end=2043
-  _globals['_SUBJECTACCESSREVIEW']._serialized_start=2046
-  _globals['_SUBJECTACCESSREVIEW']._serialized_end=2285
-  _globals['_SUBJECTACCESSREVIEWSPEC']._serialized_start=2288
-  _globals['_SUBJECTACCESSREVIEWSPEC']._serialized_end=2707
-  _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_start=2622
-  _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_end=2707
-  _globals['_SUBJECTACCESSREVIEWSTATUS']._serialized_start=2709
-  _globals['_SUBJECTACCESSREVIEWSTATUS']._serialized_end=2820
-  _globals['_SUBJECTRULESREVIEWSTATUS']._serialized_start=2823
-  _globals['_SUBJECTRULESREVIEWSTATUS']._serialized_end=3066
+  _globals['_LOCALSUBJECTACCESSREVIEW']._serialized_end=750
+  _globals['_NONRESOURCEATTRIBUTES']._serialized_start=752
+  _globals['_NONRESOURCEATTRIBUTES']._serialized_end=803
+  _globals['_NONRESOURCERULE']._serialized_start=805
+  _globals['_NONRESOURCERULE']._serialized_end=882
+  _globals['_RESOURCEATTRIBUTES']._serialized_start=885
+  _globals['_RESOURCEATTRIBUTES']._serialized_end=1193
+  _globals['_RESOURCERULE']._serialized_start=1195
+  _globals['_RESOURCERULE']._serialized_end=1321
+  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_start=1324
+  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_end=1603
+  _globals['_SELFSUBJECTACCESSREVIEWSPEC']._serialized_start=1606
+  _globals['_SELFSUBJECTACCESSREVIEWSPEC']._serialized_end=1811
+  _globals['_SELFSUBJECTRULESREVIEW']._serialized_start=1814
+  _globals['_SELFSUBJECTRULESREVIEW']._serialized_end=2090
+  _globals['_SELFSUBJECTRULESREVIEWSPEC']._serialized_start=2092
+  _globals['_SELFSUBJECTRULESREVIEWSPEC']._serialized_end=2139
+  _globals['_SUBJECTACCESSREVIEW']._serialized_start=2142
+  _globals['_SUBJECTACCESSREVIEW']._serialized_end=2413
+  _globals['_SUBJECTACCESSREVIEWSPEC']._serialized_start=2416
+  _globals['_SUBJECTACCESSREVIEWSPEC']._serialized_end=2835
+  _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_start=2750
+  _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_end=2835
+  _globals['_SUBJECTACCESSREVIEWSTATUS']._serialized_start=2837
+  _globals['_SUBJECTACCESSREVIEWSTATUS']._serialized_end=2948
+  _globals['_SUBJECTRULESREVIEWSTATUS']._serialized_start=2951
+  _globals['_SUBJECTRULESREVIEWSTATUS']._serialized_end=3194
 # @@protoc_insertion_point(module_scope)

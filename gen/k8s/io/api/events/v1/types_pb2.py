@@ -27,7 +27,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_api
 from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n k8s/io/api/events/v1/types.proto\x12\x14k8s.io.api.events.v1\x1a\x1ek8s/io/api/core/v1/types.proto\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xb5\x05\n\x05\x45vent\x12J\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMetaB\x06\xca\xf3\x18\x02\x10\x01\x12L\n\teventTime\x18\x02 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x39\n\x06series\x18\x03 \x01(\x0b\x32!.k8s.io.api.events.v1.EventSeriesB\x06\xca\xf3\x18\x02\x08\x01\x12\x1b\n\x13reportingController\x18\x04 \x01(\t\x12\x19\n\x11reportingInstance\x18\x05 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x36\n\tregarding\x18\x08 \x01(\x0b\x32#.k8s.io.api.core.v1.ObjectReference\x12<\n\x07related\x18\t \x01(\x0b\x32#.k8s.io.api.core.v1.ObjectReferenceB\x06\xca\xf3\x18\x02\x08\x01\x12\x0c\n\x04note\x18\n \x01(\t\x12\x0c\n\x04type\x18\x0b \x01(\t\x12\x39\n\x10\x64\x65precatedSource\x18\x0c \x01(\x0b\x32\x1f.k8s.io.api.core.v1.EventSource\x12L\n\x18\x64\x65precatedFirstTimestamp\x18\r \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12K\n\x17\x64\x65precatedLastTimestamp\x18\x0e \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x17\n\x0f\x64\x65precatedCount\x18\x0f \x01(\x05\"\x83\x01\n\tEventList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x34\n\x05items\x18\x02 \x03(\x0b\x32\x1b.k8s.io.api.events.v1.EventB\x08\xca\xf3\x18\x04\x10\x01H\x01\"{\n\x0b\x45ventSeries\x12\x17\n\x05\x63ount\x18\x01 \x01(\x05\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12S\n\x10lastObservedTime\x18\x02 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x08\xca\xf3\x18\x04\x10\x01H\x01\x42\x16Z\x14k8s.io/api/events/v1')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n k8s/io/api/events/v1/types.proto\x12\x14k8s.io.api.events.v1\x1a\x1ek8s/io/api/core/v1/types.proto\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xce\x05\n\x05\x45vent\x12J\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMetaB\x06\xca\xf3\x18\x02\x10\x01\x12L\n\teventTime\x18\x02 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x39\n\x06series\x18\x03 \x01(\x0b\x32!.k8s.io.api.events.v1.EventSeriesB\x06\xca\xf3\x18\x02\x08\x01\x12\x1b\n\x13reportingController\x18\x04 \x01(\t\x12\x19\n\x11reportingInstance\x18\x05 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x36\n\tregarding\x18\x08 \x01(\x0b\x32#.k8s.io.api.core.v1.ObjectReference\x12<\n\x07related\x18\t \x01(\x0b\x32#.k8s.io.api.core.v1.ObjectReferenceB\x06\xca\xf3\x18\x02\x08\x01\x12\x0c\n\x04note\x18\n \x01(\t\x12\x0c\n\x04type\x18\x0b \x01(\t\x12\x39\n\x10\x64\x65precatedSource\x18\x0c \x01(\x0b\x32\x1f.k8s.io.api.core.v1.EventSource\x12L\n\x18\x64\x65precatedFirstTimestamp\x18\r \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12K\n\x17\x64\x65precatedLastTimestamp\x18\x0e \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x17\n\x0f\x64\x65precatedCount\x18\x0f \x01(\x05:\x17\xca\xf3\x18\x13\n\revents.k8s.io\x12\x02v1\"\x9c\x01\n\tEventList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x34\n\x05items\x18\x02 \x03(\x0b\x32\x1b.k8s.io.api.events.v1.EventB\x08\xca\xf3\x18\x04\x10\x01H\x01:\x17\xca\xf3\x18\x13\n\revents.k8s.io\x12\x02v1\"{\n\x0b\x45ventSeries\x12\x17\n\x05\x63ount\x18\x01 \x01(\x05\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12S\n\x10lastObservedTime\x18\x02 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x08\xca\xf3\x18\x04\x10\x01H\x01\x42\x16Z\x14k8s.io/api/events/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,16 +43,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVENT'].fields_by_name['series']._serialized_options = b'\312\363\030\002\010\001'
   _globals['_EVENT'].fields_by_name['related']._loaded_options = None
   _globals['_EVENT'].fields_by_name['related']._serialized_options = b'\312\363\030\002\010\001'
+  _globals['_EVENT']._loaded_options = None
+  _globals['_EVENT']._serialized_options = b'\312\363\030\023\n\revents.k8s.io\022\002v1'
   _globals['_EVENTLIST'].fields_by_name['items']._loaded_options = None
   _globals['_EVENTLIST'].fields_by_name['items']._serialized_options = b'\312\363\030\004\020\001H\001'
+  _globals['_EVENTLIST']._loaded_options = None
+  _globals['_EVENTLIST']._serialized_options = b'\312\363\030\023\n\revents.k8s.io\022\002v1'
   _globals['_EVENTSERIES'].fields_by_name['count']._loaded_options = None
   _globals['_EVENTSERIES'].fields_by_name['count']._serialized_options = b'\312\363\030\004\020\001H\001'
   _globals['_EVENTSERIES'].fields_by_name['lastObservedTime']._loaded_options = None
   _globals['_EVENTSERIES'].fields_by_name['lastObservedTime']._serialized_options = b'\312\363\030\004\020\001H\001'
   _globals['_EVENT']._serialized_start=177
-  _globals['_EVENT']._serialized_end=870
-  _globals['_EVENTLIST']._serialized_start=873
-  _globals['_EVENTLIST']._serialized_end=1004
-  _globals['_EVENTSERIES']._serialized_start=1006
-  _globals['_EVENTSERIES']._serialized_end=1129
+  _globals['_EVENT']._serialized_end=895
+  _globals['_EVENTLIST']._serialized_start=898
+  _globals['_EVENTLIST']._serialized_end=1054
+  _globals['_EVENTSERIES']._serialized_start=1056
+  _globals['_EVENTSERIES']._serialized_end=1179
 # @@protoc_insertion_point(module_scope)

@@ -26,7 +26,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_api
 from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n>k8s/io/kube_aggregator/pkg/apis/apiregistration/v1/types.proto\x12\x32k8s.io.kube_aggregator.pkg.apis.apiregistration.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xf8\x01\n\nAPIService\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12P\n\x04spec\x18\x02 \x01(\x0b\x32\x42.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceSpec\x12T\n\x06status\x18\x03 \x01(\x0b\x32\x44.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceStatus\"\xb0\x01\n\x13\x41PIServiceCondition\x12\x16\n\x04type\x18\x01 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x18\n\x06status\x18\x02 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x12lastTransitionTime\x18\x03 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xab\x01\n\x0e\x41PIServiceList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12W\n\x05items\x18\x02 \x03(\x0b\x32>.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceB\x08\xca\xf3\x18\x04\x10\x01H\x01\"\x93\x02\n\x0e\x41PIServiceSpec\x12]\n\x07service\x18\x01 \x01(\x0b\x32\x44.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.ServiceReferenceB\x06\xca\xf3\x18\x02\x08\x01\x12\r\n\x05group\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x1d\n\x15insecureSkipTLSVerify\x18\x04 \x01(\x08\x12\x18\n\x08\x63\x61\x42undle\x18\x05 \x01(\x0c\x42\x06\xca\xf3\x18\x02(\x01\x12&\n\x14groupPriorityMinimum\x18\x07 \x01(\x05\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12!\n\x0fversionPriority\x18\x08 \x01(\x05\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\"\x8a\x01\n\x10\x41PIServiceStatus\x12v\n\nconditions\x18\x01 \x03(\x0b\x32G.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceConditionB\x19\xca\xf3\x18\x15\x1a\x05merge\"\x04type(\x03\x32\x04type\"I\n\x10ServiceReference\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x14\n\x04port\x18\x03 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x42\x34Z2k8s.io/kube-aggregator/pkg/apis/apiregistration/v1')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n>k8s/io/kube_aggregator/pkg/apis/apiregistration/v1/types.proto\x12\x32k8s.io.kube_aggregator.pkg.apis.apiregistration.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xd5\x0b\n\nAPIService\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12P\n\x04spec\x18\x02 \x01(\x0b\x32\x42.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceSpec\x12T\n\x06status\x18\x03 \x01(\x0b\x32\x44.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceStatus:\xda\t\xca\xf3\x18\x1c\n\x16\x61piregistration.k8s.io\x12\x02v1\xd2\xf3\x18\xb5\t\n\x0b\x61piservices\x12\napiservice\"\x0e\x61pi-extensions(\x02\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watch:\x1c\n\x06status\x1a\x03get\x1a\x05patch\x1a\x06updateB\x9c\x03\n\x04Name\x12\x06string\x1a\x04name\"\xf5\x02Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names2\x0e.metadata.nameBa\n\x07Service\x12\x06string\":The reference to the service that hosts this API endpoint.:\x12\x61piservice_serviceBM\n\tAvailable\x12\x06string\"\"Whether this service is available.:\x14\x61piservice_availableB\xb1\x03\n\x03\x41ge\x12\x06string\"\x9c\x03\x43reationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata:\x03\x61geR\"apiregistration.k8s.io/apiservices\"\xb0\x01\n\x13\x41PIServiceCondition\x12\x16\n\x04type\x18\x01 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x18\n\x06status\x18\x02 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x12lastTransitionTime\x18\x03 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xcd\x01\n\x0e\x41PIServiceList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12W\n\x05items\x18\x02 \x03(\x0b\x32>.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceB\x08\xca\xf3\x18\x04\x10\x01H\x01: \xca\xf3\x18\x1c\n\x16\x61piregistration.k8s.io\x12\x02v1\"\x93\x02\n\x0e\x41PIServiceSpec\x12]\n\x07service\x18\x01 \x01(\x0b\x32\x44.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.ServiceReferenceB\x06\xca\xf3\x18\x02\x08\x01\x12\r\n\x05group\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x1d\n\x15insecureSkipTLSVerify\x18\x04 \x01(\x08\x12\x18\n\x08\x63\x61\x42undle\x18\x05 \x01(\x0c\x42\x06\xca\xf3\x18\x02(\x01\x12&\n\x14groupPriorityMinimum\x18\x07 \x01(\x05\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12!\n\x0fversionPriority\x18\x08 \x01(\x05\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\"\x8a\x01\n\x10\x41PIServiceStatus\x12v\n\nconditions\x18\x01 \x03(\x0b\x32G.k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceConditionB\x19\xca\xf3\x18\x15\x1a\x05merge\"\x04type(\x03\x32\x04type\"I\n\x10ServiceReference\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x14\n\x04port\x18\x03 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x42\x34Z2k8s.io/kube-aggregator/pkg/apis/apiregistration/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,12 +34,16 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'k8s.io.kube_aggregator.pkg.
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z2k8s.io/kube-aggregator/pkg/apis/apiregistration/v1'
+  _globals['_APISERVICE']._loaded_options = None
+  _globals['_APISERVICE']._serialized_options = b'\312\363\030\034\n\026apiregistration.k8s.io\022\002v1\322\363\030\265\t\n\013apiservices\022\napiservice\"\016api-extensions(\0022\006create2\006delete2\020deletecollection2\003get2\004list2\005patch2\006update2\005watch:\034\n\006status\032\003get\032\005patch\032\006updateB\234\003\n\004Name\022\006string\032\004name\"\365\002Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names2\016.metadata.nameBa\n\007Service\022\006string\":The reference to the service that hosts this API endpoint.:\022apiservice_serviceBM\n\tAvailable\022\006string\"\"Whether this service is available.:\024apiservice_availableB\261\003\n\003Age\022\006string\"\234\003CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata:\003ageR\"apiregistration.k8s.io/apiservices'
   _globals['_APISERVICECONDITION'].fields_by_name['type']._loaded_options = None
   _globals['_APISERVICECONDITION'].fields_by_name['type']._serialized_options = b'\312\363\030\004\020\001H\001'
   _globals['_APISERVICECONDITION'].fields_by_name['status']._loaded_options = None
   _globals['_APISERVICECONDITION'].fields_by_name['status']._serialized_options = b'\312\363\030\004\020\001H\001'
   _globals['_APISERVICELIST'].fields_by_name['items']._loaded_options = None
   _globals['_APISERVICELIST'].fields_by_name['items']._serialized_options = b'\312\363\030\004\020\001H\001'
+  _globals['_APISERVICELIST']._loaded_options = None
+  _globals['_APISERVICELIST']._serialized_options = b'\312\363\030\034\n\026apiregistration.k8s.io\022\002v1'
   _globals['_APISERVICESPEC'].fields_by_name['service']._loaded_options = None
   _globals['_APISERVICESPEC'].fields_by_name['service']._serialized_options = b'\312\363\030\002\010\001'
   _globals['_APISERVICESPEC'].fields_by_name['caBundle']._loaded_options = None
@@ -53,15 +57,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SERVICEREFERENCE'].fields_by_name['port']._loaded_options = None
   _globals['_SERVICEREFERENCE'].fields_by_name['port']._serialized_options = b'\312\363\030\002\010\001'
   _globals['_APISERVICE']._serialized_start=205
-  _globals['_APISERVICE']._serialized_end=453
-  _globals['_APISERVICECONDITION']._serialized_start=456
-  _globals['_APISERVICECONDITION']._serialized_end=632
-  _globals['_APISERVICELIST']._serialized_start=635
-  _globals['_APISERVICELIST']._serialized_end=806
-  _globals['_APISERVICESPEC']._serialized_start=809
-  _globals['_APISERVICESPEC']._serialized_end=1084
-  _globals['_APISERVICESTATUS']._serialized_start=1087
-  _globals['_APISERVICESTATUS']._serialized_end=1225
-  _globals['_SERVICEREFERENCE']._serialized_start=1227
-  _globals['_SERVICEREFERENCE']._serialized_end=1300
+  _globals['_APISERVICE']._serialized_end=1698
+  _globals['_APISERVICECONDITION']._serialized_start=1701
+  _globals['_APISERVICECONDITION']._serialized_end=1877
+  _globals['_APISERVICELIST']._serialized_start=1880
+  _globals['_APISERVICELIST']._serialized_end=2085
+  _globals['_APISERVICESPEC']._serialized_start=2088
+  _globals['_APISERVICESPEC']._serialized_end=2363
+  _globals['_APISERVICESTATUS']._serialized_start=2366
+  _globals['_APISERVICESTATUS']._serialized_end=2504
+  _globals['_SERVICEREFERENCE']._serialized_start=2506
+  _globals['_SERVICEREFERENCE']._serialized_end=2579
 # @@protoc_insertion_point(module_scope)
