@@ -1,8 +1,9 @@
 """Cells of the core/v1 kinds served after core.py's: volumes and claims, pod templates,
 replication controllers, resource quotas, component statuses.
 
-Where upstream's printer reads a field its API defaulting always sets (a claim's phase, a
-controller's replicas), the cell applies that default: this server stores objects as written.
+Where upstream's printer reads a field its API defaulting always sets (a volume's reclaim policy
+and mode, a controller's replicas), the cell applies that default: this server stores objects as
+written.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ def quantity_text(quantities: Message, name: str) -> str:
     return (quantities[name].string or "0") if name in quantities else "0"
 
 
-def _phase(obj: Message) -> str:
-    """The phase (defaulted to Pending), or Terminating once deletion started."""
+def _phase(obj: Message, default: str = "") -> str:
+    """The phase, or Terminating once deletion started."""
     if obj.metadata.HasField("deletionTimestamp"):
         return "Terminating"
-    return obj.status.phase or "Pending"
+    return obj.status.phase or default
 
 
 def _volume_mode(spec: Message) -> str:
@@ -61,7 +62,8 @@ def pv_reclaim_policy(row: Row) -> str:
 
 @cell("pv_status")
 def pv_status(row: Row) -> str:
-    return _phase(row.obj)
+    """Upstream's PersistentVolume strategy sets a new volume's phase to Pending."""
+    return _phase(row.obj, "Pending")
 
 
 @cell("pv_claim")
