@@ -20,7 +20,20 @@ import orjson
 from google.protobuf.message import Message
 
 from protokube.schema import goshape, quantity, wellknown
-from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, STRING, ZERO, FieldShape, MessageShape, shape
+from protokube.schema.shape import (
+    BOOL,
+    BYTES,
+    FLOAT,
+    INT,
+    JSON_SCHEMA_PROPS,
+    MESSAGE,
+    SCHEMA_UNIONS,
+    STRING,
+    ZERO,
+    FieldShape,
+    MessageShape,
+    shape,
+)
 from protokube.schema.validtext import valid_text
 
 _INT_RANGES = {
@@ -203,6 +216,9 @@ class _Decoder:
             setattr(target, f.name, self.scalar(value, f.kind, f, parent, path))
 
     def into_message(self, value: Any, f: FieldShape, parent: MessageShape, target: Message, path: str) -> None:
+        if f.special in SCHEMA_UNIONS:
+            self.schema_union(value, f, parent, target, path)
+            return
         if f.special is not None:
             try:
                 SPECIAL_DECODERS[f.special](value, target)
@@ -212,6 +228,32 @@ class _Decoder:
         if not isinstance(value, dict):
             raise DecodeError(self._type_error(value, parent, path, _go_type_of_message(f.message)))
         self.message(value, shape(f.message), target, path)
+
+    def schema_union(self, value: Any, f: FieldShape, parent: MessageShape, target: Message, path: str) -> None:
+        """apiextensions' UnmarshalJSON of JSONSchemaPropsOrArray, OrBool and OrStringArray: an
+        object is the schema; other shapes than each union's second form leave it empty, except
+        for OrBool, which refuses them."""
+        props = shape(JSON_SCHEMA_PROPS)
+        if isinstance(value, dict):
+            if f.special == "schemaorbool":
+                target.allows = True
+            self.message(value, props, target.schema, path)
+            target.schema.SetInParent()
+        elif f.special == "schemaorbool":
+            if not isinstance(value, bool):
+                raise DecodeError("boolean or JSON schema expected", path)
+            target.allows = value
+        elif isinstance(value, list) and f.special == "schemaorarray":
+            for i, item in enumerate(value):
+                element = target.jSONSchemas.add()
+                if item is not None:
+                    if not isinstance(item, dict):
+                        raise DecodeError(self._type_error(item, props, f"{path}[{i}]", "v1.JSONSchemaProps"), path)
+                    self.message(item, props, element, f"{path}[{i}]")
+        elif isinstance(value, list) and f.special == "schemaorstringarray":
+            if not all(isinstance(item, str | None) for item in value):
+                raise DecodeError(self._type_error(value, parent, path, "[]string"), path)
+            target.property.extend(item or "" for item in value)
 
     def scalar(self, value: Any, kind: str, f: FieldShape, parent: MessageShape, path: str) -> Any:
         if kind == STRING:
@@ -355,9 +397,9 @@ def _set_fields_v1(value: Any, target: Message) -> None:
     target.Raw = orjson.dumps(value)
 
 
-def _set_verbs(value: Any, target: Message) -> None:
+def _set_strings(value: Any, target: Message) -> None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise TypeError("verbs")
+        raise TypeError("strings")
     target.items.extend(value)
 
 
@@ -373,7 +415,7 @@ SPECIAL_DECODERS = {
     "duration": lambda v, t: setattr(t, "duration", wellknown.parse_duration(_expect_str(v))),
     "quantity": _set_quantity,
     "intorstring": _set_int_or_string,
-    "rawextension": _set_raw,
+    "rawjson": _set_raw,
     "fieldsv1": _set_fields_v1,
-    "verbs": _set_verbs,
+    "strings": _set_strings,
 }

@@ -2,8 +2,9 @@
 
 - Keys in Go struct order (the .proto declaration order); map keys sorted, as encoding/json does.
 - omitempty as upstream: a non-pointer scalar, list or map is left out when empty unless its
-  field says ``emit_empty``; a pointer (``nullable``) field is written whenever it is set; a
-  non-pointer struct is always written (encoding/json never omits structs).
+  field says ``emit_empty``; a pointer (``nullable``) field is written whenever it is set, and
+  as null when unset but ``emit_empty`` (a Go pointer without omitempty); a non-pointer struct is
+  always written (encoding/json never omits structs).
 - int64 as JSON numbers; bytes as base64; Time, MicroTime, Duration, Quantity, IntOrString,
   RawExtension and FieldsV1 in their custom forms.
 - Output bytes escape ``<``, ``>``, ``&``, U+2028 and U+2029 like Go's encoder does.
@@ -18,7 +19,7 @@ import orjson
 from google.protobuf.message import Message
 
 from protokube.schema import wellknown
-from protokube.schema.shape import BYTES, MESSAGE, FieldShape, shape
+from protokube.schema.shape import BYTES, FLOAT, MESSAGE, SCHEMA_UNIONS, FieldShape, shape
 
 JSONValue = Any
 
@@ -48,7 +49,7 @@ class _Encoder:
                 if field.kind == MESSAGE and not (field.nullable or field.repeated or field.is_map):
                     out[field.json_name] = self.special_or_object(field, getattr(message, field.name))
                 elif field.emit_empty:
-                    out[field.json_name] = None if (field.repeated or field.is_map) else field.zero
+                    out[field.json_name] = None if (field.repeated or field.is_map or field.nullable) else field.zero
                 continue
             if field.is_map:
                 out[field.json_name] = self.map(field, value)
@@ -61,8 +62,12 @@ class _Encoder:
         return out
 
     def scalar(self, kind: str, value: JSONValue) -> JSONValue:
-        if kind == BYTES and not self.raw_bytes:
+        if self.raw_bytes:  # CBOR keeps byte strings and floats as they are
+            return value
+        if kind == BYTES:
             return base64.b64encode(value).decode()
+        if kind == FLOAT and value.is_integer() and abs(value) < 2**63:
+            return int(value)  # Go writes a whole float64 without a fraction: 1, not 1.0
         return value
 
     def single(self, field: FieldShape, value: JSONValue) -> JSONValue:
@@ -77,7 +82,18 @@ class _Encoder:
     def special_or_object(self, field: FieldShape, value: Message) -> JSONValue:
         if field.special is None:
             return self.to_dict(value)
+        if field.special in SCHEMA_UNIONS:
+            return self.schema_union(field.special, value)
         return SPECIAL_ENCODERS[field.special](value)
+
+    def schema_union(self, special: str, value: Message) -> JSONValue:
+        """apiextensions' MarshalJSON of JSONSchemaPropsOrArray, OrBool and OrStringArray."""
+        schema = self.to_dict(value.schema) if value.HasField("schema") else None
+        if special == "schemaorarray":
+            return [self.to_dict(item) for item in value.jSONSchemas] if len(value.jSONSchemas) else schema
+        if special == "schemaorbool":
+            return value.allows if schema is None else schema
+        return list(value.property) if len(value.property) else schema
 
 
 _TEXT = _Encoder(raw_bytes=False)
@@ -131,7 +147,7 @@ SPECIAL_ENCODERS = {
     "duration": lambda m: wellknown.format_duration(m.duration),
     "quantity": lambda m: m.string or "0",
     "intorstring": _int_or_string,
-    "rawextension": lambda m: _raw_json(m.raw),
+    "rawjson": lambda m: _raw_json(m.raw),
     "fieldsv1": lambda m: _raw_json(m.Raw),
-    "verbs": lambda m: list(m.items),
+    "strings": lambda m: list(m.items) or None,  # Go: a nil slice after protobuf
 }

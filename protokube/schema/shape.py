@@ -20,16 +20,29 @@ from protokube.schema import descriptors
 META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 
 # Messages whose JSON form is not an object of their fields (upstream custom marshalers).
+EXTENSIONS = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1."
+JSON_SCHEMA_PROPS = EXTENSIONS + "JSONSchemaProps"
 SPECIAL_JSON = {
     META + "Time": "time",
     META + "MicroTime": "microtime",
     META + "Duration": "duration",
     META + "FieldsV1": "fieldsv1",
-    META + "Verbs": "verbs",
     "k8s.io.apimachinery.pkg.api.resource.Quantity": "quantity",
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString": "intorstring",
-    "k8s.io.apimachinery.pkg.runtime.RawExtension": "rawextension",
+    # Any JSON value, kept as its bytes (field ``raw``).
+    "k8s.io.apimachinery.pkg.runtime.RawExtension": "rawjson",
+    EXTENSIONS + "JSON": "rawjson",
+    # A Go []string given a type of its own (field ``items``): a JSON array.
+    META + "Verbs": "strings",
+    "k8s.io.api.authentication.v1.ExtraValue": "strings",
+    "k8s.io.api.authorization.v1.ExtraValue": "strings",
+    "k8s.io.api.certificates.v1.ExtraValue": "strings",
+    # JSON Schema unions: a schema object, or a list of schemas / a boolean / a list of names.
+    EXTENSIONS + "JSONSchemaPropsOrArray": "schemaorarray",
+    EXTENSIONS + "JSONSchemaPropsOrBool": "schemaorbool",
+    EXTENSIONS + "JSONSchemaPropsOrStringArray": "schemaorstringarray",
 }
+SCHEMA_UNIONS = frozenset({"schemaorarray", "schemaorbool", "schemaorstringarray"})
 
 # Field kinds, coarser than protobuf's types: what the codecs switch on.
 STRING, INT, BOOL, BYTES, FLOAT, MESSAGE = "string", "int", "bool", "bytes", "float", "message"

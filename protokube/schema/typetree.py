@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import protokube.options.v1.options_pb2 as opts
 
-from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, STRING, FieldShape, shape
+from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, SCHEMA_UNIONS, STRING, FieldShape, shape
 
 SCALAR, LIST, MAP, STRUCT, UNTYPED = "scalar", "list", "map", "struct", "untyped"
 ATOMIC, SET, ASSOCIATIVE = "atomic", "set", "map"
@@ -36,7 +36,7 @@ _SCALAR_MESSAGES = {
     "quantity": "int-or-string",
     "intorstring": "int-or-string",
 }
-_UNTYPED_MESSAGES = frozenset({"rawextension", "fieldsv1"})
+_UNTYPED_MESSAGES = frozenset({"rawjson", "fieldsv1", *SCHEMA_UNIONS})
 _SCALAR_KINDS = {STRING: "string", BYTES: "string", INT: "integer", FLOAT: "number", BOOL: "boolean"}
 
 
@@ -98,7 +98,7 @@ def _value_type(f: FieldShape, kind: str) -> Type:
         return Type(SCALAR, scalar=_SCALAR_MESSAGES[f.special])
     if f.special in _UNTYPED_MESSAGES:
         return UNTYPED_TYPE
-    if f.special == "verbs":
+    if f.special == "strings":
         return Type(LIST, element=Type(SCALAR, scalar="string"), list_type=ATOMIC)
     assert f.message is not None
     return proto_type(f.message)

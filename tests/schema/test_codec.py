@@ -22,6 +22,11 @@ CASES = {
     "deployment": "k8s.io.api.apps.v1.Deployment",
     "service": "k8s.io.api.core.v1.Service",
     "secret": "k8s.io.api.core.v1.Secret",
+    # JSON Schema unions (items, additionalProperties, dependencies), raw JSON (default, enum,
+    # example) and a whole float64 written without a fraction (minimum: 1)
+    "crd": "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+    # ExtraValue: a []string type of its own, written as a JSON array
+    "subjectaccessreview": "k8s.io.api.authorization.v1.SubjectAccessReview",
 }
 CANONICAL = {
     "deployment": [

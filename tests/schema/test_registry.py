@@ -36,7 +36,25 @@ def test_built_in_resources() -> None:
     assert deployments is not None and deployments.group_resource == "deployments.apps"
     assert deployments.subresources["scale"].message == "k8s.io.api.autoscaling.v1.Scale"
     assert reg.resource("coordination.k8s.io", "v1", "leases") is not None
-    assert set(reg.group_versions()) == {"", "apps", "coordination.k8s.io"}
+    assert set(reg.group_versions()) == {
+        "",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "apiregistration.k8s.io",
+        "apps",
+        "autoscaling",
+        "batch",
+        "certificates.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+        "networking.k8s.io",
+        "node.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "scheduling.k8s.io",
+        "storage.k8s.io",
+    }
     assert reg.kinds[GroupVersionKind("", "v1", "PodList")] == "k8s.io.api.core.v1.PodList"
 
 

@@ -26,7 +26,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_api
 from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&k8s/io/api/coordination/v1/types.proto\x12\x1ak8s.io.api.coordination.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xab\x04\n\x05Lease\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x33\n\x04spec\x18\x02 \x01(\x0b\x32%.k8s.io.api.coordination.v1.LeaseSpec:\xa8\x03\xca\xf3\x18\x19\n\x13\x63oordination.k8s.io\x12\x02v1\xd2\xf3\x18\x86\x03\n\x06leases\x12\x05lease(\x01\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watchBM\n\x04Name\x12\x06string\x1a\x04name\"\'Name must be unique within a namespace.2\x0e.metadata.nameBn\n\x06Holder\x12\x06string\"FholderIdentity contains the identity of the holder of a current lease.2\x14.spec.holderIdentityBo\n\x03\x41ge\x12\x06string\"[CreationTimestamp is a timestamp representing the server time when this object was created.:\x03\x61ge`\x01\"\x87\x01\n\tLeaseList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x38\n\x05items\x18\x02 \x03(\x0b\x32!.k8s.io.api.coordination.v1.LeaseB\x06\xca\xf3\x18\x02\x10\x01\"\xc8\x02\n\tLeaseSpec\x12\x1e\n\x0eholderIdentity\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02\x08\x01\x12$\n\x14leaseDurationSeconds\x18\x02 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x12L\n\x0b\x61\x63quireTime\x18\x03 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x06\xca\xf3\x18\x02\x08\x01\x12J\n\trenewTime\x18\x04 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x06\xca\xf3\x18\x02\x08\x01\x12 \n\x10leaseTransitions\x18\x05 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x12\x18\n\x08strategy\x18\x06 \x01(\tB\x06\xca\xf3\x18\x02\x08\x01\x12\x1f\n\x0fpreferredHolder\x18\x07 \x01(\tB\x06\xca\xf3\x18\x02\x08\x01\x42\x1cZ\x1ak8s.io/api/coordination/v1')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&k8s/io/api/coordination/v1/types.proto\x12\x1ak8s.io.api.coordination.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xab\x04\n\x05Lease\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x33\n\x04spec\x18\x02 \x01(\x0b\x32%.k8s.io.api.coordination.v1.LeaseSpec:\xa8\x03\xca\xf3\x18\x19\n\x13\x63oordination.k8s.io\x12\x02v1\xd2\xf3\x18\x86\x03\n\x06leases\x12\x05lease(\x01\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watchBM\n\x04Name\x12\x06string\x1a\x04name\"\'Name must be unique within a namespace.2\x0e.metadata.nameBn\n\x06Holder\x12\x06string\"FholderIdentity contains the identity of the holder of a current lease.2\x14.spec.holderIdentityBo\n\x03\x41ge\x12\x06string\"[CreationTimestamp is a timestamp representing the server time when this object was created.:\x03\x61ge`\x01\"\xa8\x01\n\tLeaseList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12:\n\x05items\x18\x02 \x03(\x0b\x32!.k8s.io.api.coordination.v1.LeaseB\x08\xca\xf3\x18\x04\x10\x01H\x01:\x1d\xca\xf3\x18\x19\n\x13\x63oordination.k8s.io\x12\x02v1\"\xc8\x02\n\tLeaseSpec\x12\x1e\n\x0eholderIdentity\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02\x08\x01\x12$\n\x14leaseDurationSeconds\x18\x02 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x12L\n\x0b\x61\x63quireTime\x18\x03 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x06\xca\xf3\x18\x02\x08\x01\x12J\n\trenewTime\x18\x04 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x06\xca\xf3\x18\x02\x08\x01\x12 \n\x10leaseTransitions\x18\x05 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x12\x18\n\x08strategy\x18\x06 \x01(\tB\x06\xca\xf3\x18\x02\x08\x01\x12\x1f\n\x0fpreferredHolder\x18\x07 \x01(\tB\x06\xca\xf3\x18\x02\x08\x01\x42\x1cZ\x1ak8s.io/api/coordination/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,7 +37,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LEASE']._loaded_options = None
   _globals['_LEASE']._serialized_options = b'\312\363\030\031\n\023coordination.k8s.io\022\002v1\322\363\030\206\003\n\006leases\022\005lease(\0012\006create2\006delete2\020deletecollection2\003get2\004list2\005patch2\006update2\005watchBM\n\004Name\022\006string\032\004name\"\'Name must be unique within a namespace.2\016.metadata.nameBn\n\006Holder\022\006string\"FholderIdentity contains the identity of the holder of a current lease.2\024.spec.holderIdentityBo\n\003Age\022\006string\"[CreationTimestamp is a timestamp representing the server time when this object was created.:\003age`\001'
   _globals['_LEASELIST'].fields_by_name['items']._loaded_options = None
-  _globals['_LEASELIST'].fields_by_name['items']._serialized_options = b'\312\363\030\002\020\001'
+  _globals['_LEASELIST'].fields_by_name['items']._serialized_options = b'\312\363\030\004\020\001H\001'
+  _globals['_LEASELIST']._loaded_options = None
+  _globals['_LEASELIST']._serialized_options = b'\312\363\030\031\n\023coordination.k8s.io\022\002v1'
   _globals['_LEASESPEC'].fields_by_name['holderIdentity']._loaded_options = None
   _globals['_LEASESPEC'].fields_by_name['holderIdentity']._serialized_options = b'\312\363\030\002\010\001'
   _globals['_LEASESPEC'].fields_by_name['leaseDurationSeconds']._loaded_options = None
@@ -55,7 +57,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LEASE']._serialized_start=157
   _globals['_LEASE']._serialized_end=712
   _globals['_LEASELIST']._serialized_start=715
-  _globals['_LEASELIST']._serialized_end=850
-  _globals['_LEASESPEC']._serialized_start=853
-  _globals['_LEASESPEC']._serialized_end=1181
+  _globals['_LEASELIST']._serialized_end=883
+  _globals['_LEASESPEC']._serialized_start=886
+  _globals['_LEASESPEC']._serialized_end=1214
 # @@protoc_insertion_point(module_scope)

@@ -1,6 +1,7 @@
 from k8s.io.apimachinery.pkg.api.resource import types_pb2 as _types_pb2
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as _types_pb2_1
-from k8s.io.apimachinery.pkg.util.intstr import types_pb2 as _types_pb2_1_1
+from k8s.io.apimachinery.pkg.runtime import types_pb2 as _types_pb2_1_1
+from k8s.io.apimachinery.pkg.util.intstr import types_pb2 as _types_pb2_1_1_1
 from protokube.options.v1 import options_pb2 as _options_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -48,6 +49,12 @@ class AttachedVolume(_message.Message):
     devicePath: str
     def __init__(self, name: _Optional[str] = ..., devicePath: _Optional[str] = ...) -> None: ...
 
+class AvoidPods(_message.Message):
+    __slots__ = ("preferAvoidPods",)
+    PREFERAVOIDPODS_FIELD_NUMBER: _ClassVar[int]
+    preferAvoidPods: _containers.RepeatedCompositeFieldContainer[PreferAvoidPodsEntry]
+    def __init__(self, preferAvoidPods: _Optional[_Iterable[_Union[PreferAvoidPodsEntry, _Mapping]]] = ...) -> None: ...
+
 class AzureDiskVolumeSource(_message.Message):
     __slots__ = ("diskName", "diskURI", "cachingMode", "fsType", "readOnly", "kind")
     DISKNAME_FIELD_NUMBER: _ClassVar[int]
@@ -64,6 +71,18 @@ class AzureDiskVolumeSource(_message.Message):
     kind: str
     def __init__(self, diskName: _Optional[str] = ..., diskURI: _Optional[str] = ..., cachingMode: _Optional[str] = ..., fsType: _Optional[str] = ..., readOnly: _Optional[bool] = ..., kind: _Optional[str] = ...) -> None: ...
 
+class AzureFilePersistentVolumeSource(_message.Message):
+    __slots__ = ("secretName", "shareName", "readOnly", "secretNamespace")
+    SECRETNAME_FIELD_NUMBER: _ClassVar[int]
+    SHARENAME_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    SECRETNAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    secretName: str
+    shareName: str
+    readOnly: bool
+    secretNamespace: str
+    def __init__(self, secretName: _Optional[str] = ..., shareName: _Optional[str] = ..., readOnly: _Optional[bool] = ..., secretNamespace: _Optional[str] = ...) -> None: ...
+
 class AzureFileVolumeSource(_message.Message):
     __slots__ = ("secretName", "shareName", "readOnly")
     SECRETNAME_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +92,45 @@ class AzureFileVolumeSource(_message.Message):
     shareName: str
     readOnly: bool
     def __init__(self, secretName: _Optional[str] = ..., shareName: _Optional[str] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
+class Binding(_message.Message):
+    __slots__ = ("metadata", "target")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    target: ObjectReference
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., target: _Optional[_Union[ObjectReference, _Mapping]] = ...) -> None: ...
+
+class CSIPersistentVolumeSource(_message.Message):
+    __slots__ = ("driver", "volumeHandle", "readOnly", "fsType", "volumeAttributes", "controllerPublishSecretRef", "nodeStageSecretRef", "nodePublishSecretRef", "controllerExpandSecretRef", "nodeExpandSecretRef")
+    class VolumeAttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    VOLUMEHANDLE_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    FSTYPE_FIELD_NUMBER: _ClassVar[int]
+    VOLUMEATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLERPUBLISHSECRETREF_FIELD_NUMBER: _ClassVar[int]
+    NODESTAGESECRETREF_FIELD_NUMBER: _ClassVar[int]
+    NODEPUBLISHSECRETREF_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLEREXPANDSECRETREF_FIELD_NUMBER: _ClassVar[int]
+    NODEEXPANDSECRETREF_FIELD_NUMBER: _ClassVar[int]
+    driver: str
+    volumeHandle: str
+    readOnly: bool
+    fsType: str
+    volumeAttributes: _containers.ScalarMap[str, str]
+    controllerPublishSecretRef: SecretReference
+    nodeStageSecretRef: SecretReference
+    nodePublishSecretRef: SecretReference
+    controllerExpandSecretRef: SecretReference
+    nodeExpandSecretRef: SecretReference
+    def __init__(self, driver: _Optional[str] = ..., volumeHandle: _Optional[str] = ..., readOnly: _Optional[bool] = ..., fsType: _Optional[str] = ..., volumeAttributes: _Optional[_Mapping[str, str]] = ..., controllerPublishSecretRef: _Optional[_Union[SecretReference, _Mapping]] = ..., nodeStageSecretRef: _Optional[_Union[SecretReference, _Mapping]] = ..., nodePublishSecretRef: _Optional[_Union[SecretReference, _Mapping]] = ..., controllerExpandSecretRef: _Optional[_Union[SecretReference, _Mapping]] = ..., nodeExpandSecretRef: _Optional[_Union[SecretReference, _Mapping]] = ...) -> None: ...
 
 class CSIVolumeSource(_message.Message):
     __slots__ = ("driver", "readOnly", "fsType", "volumeAttributes", "nodePublishSecretRef")
@@ -103,6 +161,22 @@ class Capabilities(_message.Message):
     drop: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, add: _Optional[_Iterable[str]] = ..., drop: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class CephFSPersistentVolumeSource(_message.Message):
+    __slots__ = ("monitors", "path", "user", "secretFile", "secretRef", "readOnly")
+    MONITORS_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    SECRETFILE_FIELD_NUMBER: _ClassVar[int]
+    SECRETREF_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    monitors: _containers.RepeatedScalarFieldContainer[str]
+    path: str
+    user: str
+    secretFile: str
+    secretRef: SecretReference
+    readOnly: bool
+    def __init__(self, monitors: _Optional[_Iterable[str]] = ..., path: _Optional[str] = ..., user: _Optional[str] = ..., secretFile: _Optional[str] = ..., secretRef: _Optional[_Union[SecretReference, _Mapping]] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
 class CephFSVolumeSource(_message.Message):
     __slots__ = ("monitors", "path", "user", "secretFile", "secretRef", "readOnly")
     MONITORS_FIELD_NUMBER: _ClassVar[int]
@@ -118,6 +192,18 @@ class CephFSVolumeSource(_message.Message):
     secretRef: LocalObjectReference
     readOnly: bool
     def __init__(self, monitors: _Optional[_Iterable[str]] = ..., path: _Optional[str] = ..., user: _Optional[str] = ..., secretFile: _Optional[str] = ..., secretRef: _Optional[_Union[LocalObjectReference, _Mapping]] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
+class CinderPersistentVolumeSource(_message.Message):
+    __slots__ = ("volumeID", "fsType", "readOnly", "secretRef")
+    VOLUMEID_FIELD_NUMBER: _ClassVar[int]
+    FSTYPE_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    SECRETREF_FIELD_NUMBER: _ClassVar[int]
+    volumeID: str
+    fsType: str
+    readOnly: bool
+    secretRef: SecretReference
+    def __init__(self, volumeID: _Optional[str] = ..., fsType: _Optional[str] = ..., readOnly: _Optional[bool] = ..., secretRef: _Optional[_Union[SecretReference, _Mapping]] = ...) -> None: ...
 
 class CinderVolumeSource(_message.Message):
     __slots__ = ("volumeID", "fsType", "readOnly", "secretRef")
@@ -150,6 +236,34 @@ class ClusterTrustBundleProjection(_message.Message):
     optional: bool
     path: str
     def __init__(self, name: _Optional[str] = ..., signerName: _Optional[str] = ..., labelSelector: _Optional[_Union[_types_pb2_1.LabelSelector, _Mapping]] = ..., optional: _Optional[bool] = ..., path: _Optional[str] = ...) -> None: ...
+
+class ComponentCondition(_message.Message):
+    __slots__ = ("type", "status", "message", "error")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    status: str
+    message: str
+    error: str
+    def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., message: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class ComponentStatus(_message.Message):
+    __slots__ = ("metadata", "conditions")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    conditions: _containers.RepeatedCompositeFieldContainer[ComponentCondition]
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., conditions: _Optional[_Iterable[_Union[ComponentCondition, _Mapping]]] = ...) -> None: ...
+
+class ComponentStatusList(_message.Message):
+    __slots__ = ("metadata", "items")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ListMeta
+    items: _containers.RepeatedCompositeFieldContainer[ComponentStatus]
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[ComponentStatus, _Mapping]]] = ...) -> None: ...
 
 class ConfigMap(_message.Message):
     __slots__ = ("metadata", "immutable", "data", "binaryData")
@@ -720,6 +834,27 @@ class FileKeySelector(_message.Message):
     optional: bool
     def __init__(self, volumeName: _Optional[str] = ..., path: _Optional[str] = ..., key: _Optional[str] = ..., optional: _Optional[bool] = ...) -> None: ...
 
+class FlexPersistentVolumeSource(_message.Message):
+    __slots__ = ("driver", "fsType", "secretRef", "readOnly", "options")
+    class OptionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    FSTYPE_FIELD_NUMBER: _ClassVar[int]
+    SECRETREF_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    driver: str
+    fsType: str
+    secretRef: SecretReference
+    readOnly: bool
+    options: _containers.ScalarMap[str, str]
+    def __init__(self, driver: _Optional[str] = ..., fsType: _Optional[str] = ..., secretRef: _Optional[_Union[SecretReference, _Mapping]] = ..., readOnly: _Optional[bool] = ..., options: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
 class FlexVolumeSource(_message.Message):
     __slots__ = ("driver", "fsType", "secretRef", "readOnly", "options")
     class OptionsEntry(_message.Message):
@@ -779,6 +914,18 @@ class GitRepoVolumeSource(_message.Message):
     directory: str
     def __init__(self, repository: _Optional[str] = ..., revision: _Optional[str] = ..., directory: _Optional[str] = ...) -> None: ...
 
+class GlusterfsPersistentVolumeSource(_message.Message):
+    __slots__ = ("endpoints", "path", "readOnly", "endpointsNamespace")
+    ENDPOINTS_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINTSNAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    endpoints: str
+    path: str
+    readOnly: bool
+    endpointsNamespace: str
+    def __init__(self, endpoints: _Optional[str] = ..., path: _Optional[str] = ..., readOnly: _Optional[bool] = ..., endpointsNamespace: _Optional[str] = ...) -> None: ...
+
 class GlusterfsVolumeSource(_message.Message):
     __slots__ = ("endpoints", "path", "readOnly")
     ENDPOINTS_FIELD_NUMBER: _ClassVar[int]
@@ -797,11 +944,11 @@ class HTTPGetAction(_message.Message):
     SCHEME_FIELD_NUMBER: _ClassVar[int]
     HTTPHEADERS_FIELD_NUMBER: _ClassVar[int]
     path: str
-    port: _types_pb2_1_1.IntOrString
+    port: _types_pb2_1_1_1.IntOrString
     host: str
     scheme: str
     httpHeaders: _containers.RepeatedCompositeFieldContainer[HTTPHeader]
-    def __init__(self, path: _Optional[str] = ..., port: _Optional[_Union[_types_pb2_1_1.IntOrString, _Mapping]] = ..., host: _Optional[str] = ..., scheme: _Optional[str] = ..., httpHeaders: _Optional[_Iterable[_Union[HTTPHeader, _Mapping]]] = ...) -> None: ...
+    def __init__(self, path: _Optional[str] = ..., port: _Optional[_Union[_types_pb2_1_1_1.IntOrString, _Mapping]] = ..., host: _Optional[str] = ..., scheme: _Optional[str] = ..., httpHeaders: _Optional[_Iterable[_Union[HTTPHeader, _Mapping]]] = ...) -> None: ...
 
 class HTTPHeader(_message.Message):
     __slots__ = ("name", "value")
@@ -832,6 +979,32 @@ class HostPathVolumeSource(_message.Message):
     path: str
     type: str
     def __init__(self, path: _Optional[str] = ..., type: _Optional[str] = ...) -> None: ...
+
+class ISCSIPersistentVolumeSource(_message.Message):
+    __slots__ = ("targetPortal", "iqn", "lun", "iscsiInterface", "fsType", "readOnly", "portals", "chapAuthDiscovery", "chapAuthSession", "secretRef", "initiatorName")
+    TARGETPORTAL_FIELD_NUMBER: _ClassVar[int]
+    IQN_FIELD_NUMBER: _ClassVar[int]
+    LUN_FIELD_NUMBER: _ClassVar[int]
+    ISCSIINTERFACE_FIELD_NUMBER: _ClassVar[int]
+    FSTYPE_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    PORTALS_FIELD_NUMBER: _ClassVar[int]
+    CHAPAUTHDISCOVERY_FIELD_NUMBER: _ClassVar[int]
+    CHAPAUTHSESSION_FIELD_NUMBER: _ClassVar[int]
+    SECRETREF_FIELD_NUMBER: _ClassVar[int]
+    INITIATORNAME_FIELD_NUMBER: _ClassVar[int]
+    targetPortal: str
+    iqn: str
+    lun: int
+    iscsiInterface: str
+    fsType: str
+    readOnly: bool
+    portals: _containers.RepeatedScalarFieldContainer[str]
+    chapAuthDiscovery: bool
+    chapAuthSession: bool
+    secretRef: SecretReference
+    initiatorName: str
+    def __init__(self, targetPortal: _Optional[str] = ..., iqn: _Optional[str] = ..., lun: _Optional[int] = ..., iscsiInterface: _Optional[str] = ..., fsType: _Optional[str] = ..., readOnly: _Optional[bool] = ..., portals: _Optional[_Iterable[str]] = ..., chapAuthDiscovery: _Optional[bool] = ..., chapAuthSession: _Optional[bool] = ..., secretRef: _Optional[_Union[SecretReference, _Mapping]] = ..., initiatorName: _Optional[str] = ...) -> None: ...
 
 class ISCSIVolumeSource(_message.Message):
     __slots__ = ("targetPortal", "iqn", "lun", "iscsiInterface", "fsType", "readOnly", "portals", "chapAuthDiscovery", "chapAuthSession", "secretRef", "initiatorName")
@@ -905,6 +1078,79 @@ class LifecycleHandler(_message.Message):
     sleep: SleepAction
     def __init__(self, exec: _Optional[_Union[ExecAction, _Mapping]] = ..., httpGet: _Optional[_Union[HTTPGetAction, _Mapping]] = ..., tcpSocket: _Optional[_Union[TCPSocketAction, _Mapping]] = ..., sleep: _Optional[_Union[SleepAction, _Mapping]] = ...) -> None: ...
 
+class LimitRange(_message.Message):
+    __slots__ = ("metadata", "spec")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    spec: LimitRangeSpec
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[LimitRangeSpec, _Mapping]] = ...) -> None: ...
+
+class LimitRangeItem(_message.Message):
+    __slots__ = ("type", "max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
+    class MaxEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    class MinEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    class DefaultEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    class DefaultRequestEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    class MaxLimitRequestRatioEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    DEFAULTREQUEST_FIELD_NUMBER: _ClassVar[int]
+    MAXLIMITREQUESTRATIO_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    max: _containers.MessageMap[str, _types_pb2.Quantity]
+    min: _containers.MessageMap[str, _types_pb2.Quantity]
+    default: _containers.MessageMap[str, _types_pb2.Quantity]
+    defaultRequest: _containers.MessageMap[str, _types_pb2.Quantity]
+    maxLimitRequestRatio: _containers.MessageMap[str, _types_pb2.Quantity]
+    def __init__(self, type: _Optional[str] = ..., max: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., min: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., default: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., defaultRequest: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., maxLimitRequestRatio: _Optional[_Mapping[str, _types_pb2.Quantity]] = ...) -> None: ...
+
+class LimitRangeList(_message.Message):
+    __slots__ = ("metadata", "items")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ListMeta
+    items: _containers.RepeatedCompositeFieldContainer[LimitRange]
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[LimitRange, _Mapping]]] = ...) -> None: ...
+
+class LimitRangeSpec(_message.Message):
+    __slots__ = ("limits",)
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    limits: _containers.RepeatedCompositeFieldContainer[LimitRangeItem]
+    def __init__(self, limits: _Optional[_Iterable[_Union[LimitRangeItem, _Mapping]]] = ...) -> None: ...
+
 class LinuxContainerUser(_message.Message):
     __slots__ = ("uid", "gid", "supplementalGroups")
     UID_FIELD_NUMBER: _ClassVar[int]
@@ -914,6 +1160,14 @@ class LinuxContainerUser(_message.Message):
     gid: int
     supplementalGroups: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, uid: _Optional[int] = ..., gid: _Optional[int] = ..., supplementalGroups: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class List(_message.Message):
+    __slots__ = ("metadata", "items")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ListMeta
+    items: _containers.RepeatedCompositeFieldContainer[_types_pb2_1_1.RawExtension]
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[_types_pb2_1_1.RawExtension, _Mapping]]] = ...) -> None: ...
 
 class LoadBalancerIngress(_message.Message):
     __slots__ = ("ip", "hostname", "ipMode", "ports")
@@ -938,6 +1192,22 @@ class LocalObjectReference(_message.Message):
     NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
     def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class LocalVolumeSource(_message.Message):
+    __slots__ = ("path", "fsType")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FSTYPE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    fsType: str
+    def __init__(self, path: _Optional[str] = ..., fsType: _Optional[str] = ...) -> None: ...
+
+class ModifyVolumeStatus(_message.Message):
+    __slots__ = ("targetVolumeAttributesClassName", "status")
+    TARGETVOLUMEATTRIBUTESCLASSNAME_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    targetVolumeAttributesClassName: str
+    status: str
+    def __init__(self, targetVolumeAttributesClassName: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
 
 class NFSVolumeSource(_message.Message):
     __slots__ = ("server", "path", "readOnly")
@@ -1091,6 +1361,12 @@ class NodeList(_message.Message):
     metadata: _types_pb2_1.ListMeta
     items: _containers.RepeatedCompositeFieldContainer[Node]
     def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[Node, _Mapping]]] = ...) -> None: ...
+
+class NodeProxyOptions(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
 
 class NodeRuntimeHandler(_message.Message):
     __slots__ = ("name", "features")
@@ -1254,6 +1530,50 @@ class ObjectReference(_message.Message):
     fieldPath: str
     def __init__(self, kind: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., uid: _Optional[str] = ..., apiVersion: _Optional[str] = ..., resourceVersion: _Optional[str] = ..., fieldPath: _Optional[str] = ...) -> None: ...
 
+class PersistentVolume(_message.Message):
+    __slots__ = ("metadata", "spec", "status")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    spec: PersistentVolumeSpec
+    status: PersistentVolumeStatus
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[PersistentVolumeSpec, _Mapping]] = ..., status: _Optional[_Union[PersistentVolumeStatus, _Mapping]] = ...) -> None: ...
+
+class PersistentVolumeClaim(_message.Message):
+    __slots__ = ("metadata", "spec", "status")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    spec: PersistentVolumeClaimSpec
+    status: PersistentVolumeClaimStatus
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[PersistentVolumeClaimSpec, _Mapping]] = ..., status: _Optional[_Union[PersistentVolumeClaimStatus, _Mapping]] = ...) -> None: ...
+
+class PersistentVolumeClaimCondition(_message.Message):
+    __slots__ = ("type", "status", "lastProbeTime", "lastTransitionTime", "reason", "message")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    LASTPROBETIME_FIELD_NUMBER: _ClassVar[int]
+    LASTTRANSITIONTIME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    status: str
+    lastProbeTime: _types_pb2_1.Time
+    lastTransitionTime: _types_pb2_1.Time
+    reason: str
+    message: str
+    def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., lastProbeTime: _Optional[_Union[_types_pb2_1.Time, _Mapping]] = ..., lastTransitionTime: _Optional[_Union[_types_pb2_1.Time, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class PersistentVolumeClaimList(_message.Message):
+    __slots__ = ("metadata", "items")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ListMeta
+    items: _containers.RepeatedCompositeFieldContainer[PersistentVolumeClaim]
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[PersistentVolumeClaim, _Mapping]]] = ...) -> None: ...
+
 class PersistentVolumeClaimSpec(_message.Message):
     __slots__ = ("accessModes", "selector", "resources", "volumeName", "storageClassName", "volumeMode", "dataSource", "dataSourceRef", "volumeAttributesClassName")
     ACCESSMODES_FIELD_NUMBER: _ClassVar[int]
@@ -1276,6 +1596,47 @@ class PersistentVolumeClaimSpec(_message.Message):
     volumeAttributesClassName: str
     def __init__(self, accessModes: _Optional[_Iterable[str]] = ..., selector: _Optional[_Union[_types_pb2_1.LabelSelector, _Mapping]] = ..., resources: _Optional[_Union[VolumeResourceRequirements, _Mapping]] = ..., volumeName: _Optional[str] = ..., storageClassName: _Optional[str] = ..., volumeMode: _Optional[str] = ..., dataSource: _Optional[_Union[TypedLocalObjectReference, _Mapping]] = ..., dataSourceRef: _Optional[_Union[TypedObjectReference, _Mapping]] = ..., volumeAttributesClassName: _Optional[str] = ...) -> None: ...
 
+class PersistentVolumeClaimStatus(_message.Message):
+    __slots__ = ("phase", "accessModes", "capacity", "conditions", "allocatedResources", "allocatedResourceStatuses", "currentVolumeAttributesClassName", "modifyVolumeStatus")
+    class CapacityEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    class AllocatedResourcesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    class AllocatedResourceStatusesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    ACCESSMODES_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATEDRESOURCES_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATEDRESOURCESTATUSES_FIELD_NUMBER: _ClassVar[int]
+    CURRENTVOLUMEATTRIBUTESCLASSNAME_FIELD_NUMBER: _ClassVar[int]
+    MODIFYVOLUMESTATUS_FIELD_NUMBER: _ClassVar[int]
+    phase: str
+    accessModes: _containers.RepeatedScalarFieldContainer[str]
+    capacity: _containers.MessageMap[str, _types_pb2.Quantity]
+    conditions: _containers.RepeatedCompositeFieldContainer[PersistentVolumeClaimCondition]
+    allocatedResources: _containers.MessageMap[str, _types_pb2.Quantity]
+    allocatedResourceStatuses: _containers.ScalarMap[str, str]
+    currentVolumeAttributesClassName: str
+    modifyVolumeStatus: ModifyVolumeStatus
+    def __init__(self, phase: _Optional[str] = ..., accessModes: _Optional[_Iterable[str]] = ..., capacity: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., conditions: _Optional[_Iterable[_Union[PersistentVolumeClaimCondition, _Mapping]]] = ..., allocatedResources: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., allocatedResourceStatuses: _Optional[_Mapping[str, str]] = ..., currentVolumeAttributesClassName: _Optional[str] = ..., modifyVolumeStatus: _Optional[_Union[ModifyVolumeStatus, _Mapping]] = ...) -> None: ...
+
 class PersistentVolumeClaimTemplate(_message.Message):
     __slots__ = ("metadata", "spec")
     METADATA_FIELD_NUMBER: _ClassVar[int]
@@ -1291,6 +1652,105 @@ class PersistentVolumeClaimVolumeSource(_message.Message):
     claimName: str
     readOnly: bool
     def __init__(self, claimName: _Optional[str] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
+class PersistentVolumeList(_message.Message):
+    __slots__ = ("metadata", "items")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ListMeta
+    items: _containers.RepeatedCompositeFieldContainer[PersistentVolume]
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[PersistentVolume, _Mapping]]] = ...) -> None: ...
+
+class PersistentVolumeSource(_message.Message):
+    __slots__ = ("gcePersistentDisk", "awsElasticBlockStore", "hostPath", "glusterfs", "nfs", "rbd", "iscsi", "cinder", "cephfs", "fc", "flocker", "flexVolume", "azureFile", "vsphereVolume", "quobyte", "azureDisk", "photonPersistentDisk", "portworxVolume", "scaleIO", "local", "storageos", "csi")
+    GCEPERSISTENTDISK_FIELD_NUMBER: _ClassVar[int]
+    AWSELASTICBLOCKSTORE_FIELD_NUMBER: _ClassVar[int]
+    HOSTPATH_FIELD_NUMBER: _ClassVar[int]
+    GLUSTERFS_FIELD_NUMBER: _ClassVar[int]
+    NFS_FIELD_NUMBER: _ClassVar[int]
+    RBD_FIELD_NUMBER: _ClassVar[int]
+    ISCSI_FIELD_NUMBER: _ClassVar[int]
+    CINDER_FIELD_NUMBER: _ClassVar[int]
+    CEPHFS_FIELD_NUMBER: _ClassVar[int]
+    FC_FIELD_NUMBER: _ClassVar[int]
+    FLOCKER_FIELD_NUMBER: _ClassVar[int]
+    FLEXVOLUME_FIELD_NUMBER: _ClassVar[int]
+    AZUREFILE_FIELD_NUMBER: _ClassVar[int]
+    VSPHEREVOLUME_FIELD_NUMBER: _ClassVar[int]
+    QUOBYTE_FIELD_NUMBER: _ClassVar[int]
+    AZUREDISK_FIELD_NUMBER: _ClassVar[int]
+    PHOTONPERSISTENTDISK_FIELD_NUMBER: _ClassVar[int]
+    PORTWORXVOLUME_FIELD_NUMBER: _ClassVar[int]
+    SCALEIO_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_FIELD_NUMBER: _ClassVar[int]
+    STORAGEOS_FIELD_NUMBER: _ClassVar[int]
+    CSI_FIELD_NUMBER: _ClassVar[int]
+    gcePersistentDisk: GCEPersistentDiskVolumeSource
+    awsElasticBlockStore: AWSElasticBlockStoreVolumeSource
+    hostPath: HostPathVolumeSource
+    glusterfs: GlusterfsPersistentVolumeSource
+    nfs: NFSVolumeSource
+    rbd: RBDPersistentVolumeSource
+    iscsi: ISCSIPersistentVolumeSource
+    cinder: CinderPersistentVolumeSource
+    cephfs: CephFSPersistentVolumeSource
+    fc: FCVolumeSource
+    flocker: FlockerVolumeSource
+    flexVolume: FlexPersistentVolumeSource
+    azureFile: AzureFilePersistentVolumeSource
+    vsphereVolume: VsphereVirtualDiskVolumeSource
+    quobyte: QuobyteVolumeSource
+    azureDisk: AzureDiskVolumeSource
+    photonPersistentDisk: PhotonPersistentDiskVolumeSource
+    portworxVolume: PortworxVolumeSource
+    scaleIO: ScaleIOPersistentVolumeSource
+    local: LocalVolumeSource
+    storageos: StorageOSPersistentVolumeSource
+    csi: CSIPersistentVolumeSource
+    def __init__(self, gcePersistentDisk: _Optional[_Union[GCEPersistentDiskVolumeSource, _Mapping]] = ..., awsElasticBlockStore: _Optional[_Union[AWSElasticBlockStoreVolumeSource, _Mapping]] = ..., hostPath: _Optional[_Union[HostPathVolumeSource, _Mapping]] = ..., glusterfs: _Optional[_Union[GlusterfsPersistentVolumeSource, _Mapping]] = ..., nfs: _Optional[_Union[NFSVolumeSource, _Mapping]] = ..., rbd: _Optional[_Union[RBDPersistentVolumeSource, _Mapping]] = ..., iscsi: _Optional[_Union[ISCSIPersistentVolumeSource, _Mapping]] = ..., cinder: _Optional[_Union[CinderPersistentVolumeSource, _Mapping]] = ..., cephfs: _Optional[_Union[CephFSPersistentVolumeSource, _Mapping]] = ..., fc: _Optional[_Union[FCVolumeSource, _Mapping]] = ..., flocker: _Optional[_Union[FlockerVolumeSource, _Mapping]] = ..., flexVolume: _Optional[_Union[FlexPersistentVolumeSource, _Mapping]] = ..., azureFile: _Optional[_Union[AzureFilePersistentVolumeSource, _Mapping]] = ..., vsphereVolume: _Optional[_Union[VsphereVirtualDiskVolumeSource, _Mapping]] = ..., quobyte: _Optional[_Union[QuobyteVolumeSource, _Mapping]] = ..., azureDisk: _Optional[_Union[AzureDiskVolumeSource, _Mapping]] = ..., photonPersistentDisk: _Optional[_Union[PhotonPersistentDiskVolumeSource, _Mapping]] = ..., portworxVolume: _Optional[_Union[PortworxVolumeSource, _Mapping]] = ..., scaleIO: _Optional[_Union[ScaleIOPersistentVolumeSource, _Mapping]] = ..., local: _Optional[_Union[LocalVolumeSource, _Mapping]] = ..., storageos: _Optional[_Union[StorageOSPersistentVolumeSource, _Mapping]] = ..., csi: _Optional[_Union[CSIPersistentVolumeSource, _Mapping]] = ...) -> None: ...
+
+class PersistentVolumeSpec(_message.Message):
+    __slots__ = ("capacity", "persistentVolumeSource", "accessModes", "claimRef", "persistentVolumeReclaimPolicy", "storageClassName", "mountOptions", "volumeMode", "nodeAffinity", "volumeAttributesClassName")
+    class CapacityEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    PERSISTENTVOLUMESOURCE_FIELD_NUMBER: _ClassVar[int]
+    ACCESSMODES_FIELD_NUMBER: _ClassVar[int]
+    CLAIMREF_FIELD_NUMBER: _ClassVar[int]
+    PERSISTENTVOLUMERECLAIMPOLICY_FIELD_NUMBER: _ClassVar[int]
+    STORAGECLASSNAME_FIELD_NUMBER: _ClassVar[int]
+    MOUNTOPTIONS_FIELD_NUMBER: _ClassVar[int]
+    VOLUMEMODE_FIELD_NUMBER: _ClassVar[int]
+    NODEAFFINITY_FIELD_NUMBER: _ClassVar[int]
+    VOLUMEATTRIBUTESCLASSNAME_FIELD_NUMBER: _ClassVar[int]
+    capacity: _containers.MessageMap[str, _types_pb2.Quantity]
+    persistentVolumeSource: PersistentVolumeSource
+    accessModes: _containers.RepeatedScalarFieldContainer[str]
+    claimRef: ObjectReference
+    persistentVolumeReclaimPolicy: str
+    storageClassName: str
+    mountOptions: _containers.RepeatedScalarFieldContainer[str]
+    volumeMode: str
+    nodeAffinity: VolumeNodeAffinity
+    volumeAttributesClassName: str
+    def __init__(self, capacity: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., persistentVolumeSource: _Optional[_Union[PersistentVolumeSource, _Mapping]] = ..., accessModes: _Optional[_Iterable[str]] = ..., claimRef: _Optional[_Union[ObjectReference, _Mapping]] = ..., persistentVolumeReclaimPolicy: _Optional[str] = ..., storageClassName: _Optional[str] = ..., mountOptions: _Optional[_Iterable[str]] = ..., volumeMode: _Optional[str] = ..., nodeAffinity: _Optional[_Union[VolumeNodeAffinity, _Mapping]] = ..., volumeAttributesClassName: _Optional[str] = ...) -> None: ...
+
+class PersistentVolumeStatus(_message.Message):
+    __slots__ = ("phase", "message", "reason", "lastPhaseTransitionTime")
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    LASTPHASETRANSITIONTIME_FIELD_NUMBER: _ClassVar[int]
+    phase: str
+    message: str
+    reason: str
+    lastPhaseTransitionTime: _types_pb2_1.Time
+    def __init__(self, phase: _Optional[str] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., lastPhaseTransitionTime: _Optional[_Union[_types_pb2_1.Time, _Mapping]] = ...) -> None: ...
 
 class PhotonPersistentDiskVolumeSource(_message.Message):
     __slots__ = ("pdID", "fsType")
@@ -1341,6 +1801,20 @@ class PodAntiAffinity(_message.Message):
     requiredDuringSchedulingIgnoredDuringExecution: _containers.RepeatedCompositeFieldContainer[PodAffinityTerm]
     preferredDuringSchedulingIgnoredDuringExecution: _containers.RepeatedCompositeFieldContainer[WeightedPodAffinityTerm]
     def __init__(self, requiredDuringSchedulingIgnoredDuringExecution: _Optional[_Iterable[_Union[PodAffinityTerm, _Mapping]]] = ..., preferredDuringSchedulingIgnoredDuringExecution: _Optional[_Iterable[_Union[WeightedPodAffinityTerm, _Mapping]]] = ...) -> None: ...
+
+class PodAttachOptions(_message.Message):
+    __slots__ = ("stdin", "stdout", "stderr", "tty", "container")
+    STDIN_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    TTY_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_FIELD_NUMBER: _ClassVar[int]
+    stdin: bool
+    stdout: bool
+    stderr: bool
+    tty: bool
+    container: str
+    def __init__(self, stdin: _Optional[bool] = ..., stdout: _Optional[bool] = ..., stderr: _Optional[bool] = ..., tty: _Optional[bool] = ..., container: _Optional[str] = ...) -> None: ...
 
 class PodCertificateProjection(_message.Message):
     __slots__ = ("signerName", "keyType", "maxExpirationSeconds", "credentialBundlePath", "keyPath", "certificateChainPath", "userAnnotations")
@@ -1403,6 +1877,22 @@ class PodDNSConfigOption(_message.Message):
     value: str
     def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
+class PodExecOptions(_message.Message):
+    __slots__ = ("stdin", "stdout", "stderr", "tty", "container", "command")
+    STDIN_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    TTY_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    stdin: bool
+    stdout: bool
+    stderr: bool
+    tty: bool
+    container: str
+    command: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, stdin: _Optional[bool] = ..., stdout: _Optional[bool] = ..., stderr: _Optional[bool] = ..., tty: _Optional[bool] = ..., container: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class PodExtendedResourceClaimStatus(_message.Message):
     __slots__ = ("requestMappings", "resourceClaimName")
     REQUESTMAPPINGS_FIELD_NUMBER: _ClassVar[int]
@@ -1425,11 +1915,47 @@ class PodList(_message.Message):
     items: _containers.RepeatedCompositeFieldContainer[Pod]
     def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[Pod, _Mapping]]] = ...) -> None: ...
 
+class PodLogOptions(_message.Message):
+    __slots__ = ("container", "follow", "previous", "sinceSeconds", "sinceTime", "timestamps", "tailLines", "limitBytes", "insecureSkipTLSVerifyBackend", "stream")
+    CONTAINER_FIELD_NUMBER: _ClassVar[int]
+    FOLLOW_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_FIELD_NUMBER: _ClassVar[int]
+    SINCESECONDS_FIELD_NUMBER: _ClassVar[int]
+    SINCETIME_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMPS_FIELD_NUMBER: _ClassVar[int]
+    TAILLINES_FIELD_NUMBER: _ClassVar[int]
+    LIMITBYTES_FIELD_NUMBER: _ClassVar[int]
+    INSECURESKIPTLSVERIFYBACKEND_FIELD_NUMBER: _ClassVar[int]
+    STREAM_FIELD_NUMBER: _ClassVar[int]
+    container: str
+    follow: bool
+    previous: bool
+    sinceSeconds: int
+    sinceTime: _types_pb2_1.Time
+    timestamps: bool
+    tailLines: int
+    limitBytes: int
+    insecureSkipTLSVerifyBackend: bool
+    stream: str
+    def __init__(self, container: _Optional[str] = ..., follow: _Optional[bool] = ..., previous: _Optional[bool] = ..., sinceSeconds: _Optional[int] = ..., sinceTime: _Optional[_Union[_types_pb2_1.Time, _Mapping]] = ..., timestamps: _Optional[bool] = ..., tailLines: _Optional[int] = ..., limitBytes: _Optional[int] = ..., insecureSkipTLSVerifyBackend: _Optional[bool] = ..., stream: _Optional[str] = ...) -> None: ...
+
 class PodOS(_message.Message):
     __slots__ = ("name",)
     NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
     def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class PodPortForwardOptions(_message.Message):
+    __slots__ = ("ports",)
+    PORTS_FIELD_NUMBER: _ClassVar[int]
+    ports: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, ports: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class PodProxyOptions(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
 
 class PodReadinessGate(_message.Message):
     __slots__ = ("conditionType",)
@@ -1496,6 +2022,12 @@ class PodSecurityContext(_message.Message):
     appArmorProfile: AppArmorProfile
     seLinuxChangePolicy: str
     def __init__(self, seLinuxOptions: _Optional[_Union[SELinuxOptions, _Mapping]] = ..., windowsOptions: _Optional[_Union[WindowsSecurityContextOptions, _Mapping]] = ..., runAsUser: _Optional[int] = ..., runAsGroup: _Optional[int] = ..., runAsNonRoot: _Optional[bool] = ..., supplementalGroups: _Optional[_Iterable[int]] = ..., supplementalGroupsPolicy: _Optional[str] = ..., fsGroup: _Optional[int] = ..., sysctls: _Optional[_Iterable[_Union[Sysctl, _Mapping]]] = ..., fsGroupChangePolicy: _Optional[str] = ..., seccompProfile: _Optional[_Union[SeccompProfile, _Mapping]] = ..., appArmorProfile: _Optional[_Union[AppArmorProfile, _Mapping]] = ..., seLinuxChangePolicy: _Optional[str] = ...) -> None: ...
+
+class PodSignature(_message.Message):
+    __slots__ = ("podController",)
+    PODCONTROLLER_FIELD_NUMBER: _ClassVar[int]
+    podController: _types_pb2_1.OwnerReference
+    def __init__(self, podController: _Optional[_Union[_types_pb2_1.OwnerReference, _Mapping]] = ...) -> None: ...
 
 class PodSpec(_message.Message):
     __slots__ = ("volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy", "terminationGracePeriodSeconds", "activeDeadlineSeconds", "dnsPolicy", "nodeSelector", "serviceAccountName", "serviceAccount", "automountServiceAccountToken", "nodeName", "hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname", "subdomain", "affinity", "schedulerName", "tolerations", "hostAliases", "priorityClassName", "priority", "dnsConfig", "readinessGates", "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "overhead", "topologySpreadConstraints", "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates", "resourceClaims", "resources", "hostnameOverride", "schedulingGroup")
@@ -1652,6 +2184,30 @@ class PodStatus(_message.Message):
     nodeAllocatableResourceClaimStatuses: _containers.RepeatedCompositeFieldContainer[NodeAllocatableResourceClaimStatus]
     def __init__(self, observedGeneration: _Optional[int] = ..., phase: _Optional[str] = ..., conditions: _Optional[_Iterable[_Union[PodCondition, _Mapping]]] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., nominatedNodeName: _Optional[str] = ..., hostIP: _Optional[str] = ..., hostIPs: _Optional[_Iterable[_Union[HostIP, _Mapping]]] = ..., podIP: _Optional[str] = ..., podIPs: _Optional[_Iterable[_Union[PodIP, _Mapping]]] = ..., startTime: _Optional[_Union[_types_pb2_1.Time, _Mapping]] = ..., initContainerStatuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., containerStatuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., qosClass: _Optional[str] = ..., ephemeralContainerStatuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., resize: _Optional[str] = ..., resourceClaimStatuses: _Optional[_Iterable[_Union[PodResourceClaimStatus, _Mapping]]] = ..., extendedResourceClaimStatus: _Optional[_Union[PodExtendedResourceClaimStatus, _Mapping]] = ..., allocatedResources: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., resources: _Optional[_Union[ResourceRequirements, _Mapping]] = ..., nodeAllocatableResourceClaimStatuses: _Optional[_Iterable[_Union[NodeAllocatableResourceClaimStatus, _Mapping]]] = ...) -> None: ...
 
+class PodStatusResult(_message.Message):
+    __slots__ = ("metadata", "status")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    status: PodStatus
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., status: _Optional[_Union[PodStatus, _Mapping]] = ...) -> None: ...
+
+class PodTemplate(_message.Message):
+    __slots__ = ("metadata", "template")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    TEMPLATE_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    template: PodTemplateSpec
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., template: _Optional[_Union[PodTemplateSpec, _Mapping]] = ...) -> None: ...
+
+class PodTemplateList(_message.Message):
+    __slots__ = ("metadata", "items")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ListMeta
+    items: _containers.RepeatedCompositeFieldContainer[PodTemplate]
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[PodTemplate, _Mapping]]] = ...) -> None: ...
+
 class PodTemplateSpec(_message.Message):
     __slots__ = ("metadata", "spec")
     METADATA_FIELD_NUMBER: _ClassVar[int]
@@ -1679,6 +2235,24 @@ class PortworxVolumeSource(_message.Message):
     fsType: str
     readOnly: bool
     def __init__(self, volumeID: _Optional[str] = ..., fsType: _Optional[str] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
+class Preconditions(_message.Message):
+    __slots__ = ("uid",)
+    UID_FIELD_NUMBER: _ClassVar[int]
+    uid: str
+    def __init__(self, uid: _Optional[str] = ...) -> None: ...
+
+class PreferAvoidPodsEntry(_message.Message):
+    __slots__ = ("podSignature", "evictionTime", "reason", "message")
+    PODSIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    EVICTIONTIME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    podSignature: PodSignature
+    evictionTime: _types_pb2_1.Time
+    reason: str
+    message: str
+    def __init__(self, podSignature: _Optional[_Union[PodSignature, _Mapping]] = ..., evictionTime: _Optional[_Union[_types_pb2_1.Time, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class PreferredSchedulingTerm(_message.Message):
     __slots__ = ("weight", "preference")
@@ -1742,6 +2316,26 @@ class QuobyteVolumeSource(_message.Message):
     tenant: str
     def __init__(self, registry: _Optional[str] = ..., volume: _Optional[str] = ..., readOnly: _Optional[bool] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., tenant: _Optional[str] = ...) -> None: ...
 
+class RBDPersistentVolumeSource(_message.Message):
+    __slots__ = ("monitors", "image", "fsType", "pool", "user", "keyring", "secretRef", "readOnly")
+    MONITORS_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    FSTYPE_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    KEYRING_FIELD_NUMBER: _ClassVar[int]
+    SECRETREF_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    monitors: _containers.RepeatedScalarFieldContainer[str]
+    image: str
+    fsType: str
+    pool: str
+    user: str
+    keyring: str
+    secretRef: SecretReference
+    readOnly: bool
+    def __init__(self, monitors: _Optional[_Iterable[str]] = ..., image: _Optional[str] = ..., fsType: _Optional[str] = ..., pool: _Optional[str] = ..., user: _Optional[str] = ..., keyring: _Optional[str] = ..., secretRef: _Optional[_Union[SecretReference, _Mapping]] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
 class RBDVolumeSource(_message.Message):
     __slots__ = ("monitors", "image", "fsType", "pool", "user", "keyring", "secretRef", "readOnly")
     MONITORS_FIELD_NUMBER: _ClassVar[int]
@@ -1761,6 +2355,83 @@ class RBDVolumeSource(_message.Message):
     secretRef: LocalObjectReference
     readOnly: bool
     def __init__(self, monitors: _Optional[_Iterable[str]] = ..., image: _Optional[str] = ..., fsType: _Optional[str] = ..., pool: _Optional[str] = ..., user: _Optional[str] = ..., keyring: _Optional[str] = ..., secretRef: _Optional[_Union[LocalObjectReference, _Mapping]] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
+class RangeAllocation(_message.Message):
+    __slots__ = ("metadata", "range", "data")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    RANGE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    range: str
+    data: bytes
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., range: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class ReplicationController(_message.Message):
+    __slots__ = ("metadata", "spec", "status")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    spec: ReplicationControllerSpec
+    status: ReplicationControllerStatus
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[ReplicationControllerSpec, _Mapping]] = ..., status: _Optional[_Union[ReplicationControllerStatus, _Mapping]] = ...) -> None: ...
+
+class ReplicationControllerCondition(_message.Message):
+    __slots__ = ("type", "status", "lastTransitionTime", "reason", "message")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    LASTTRANSITIONTIME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    status: str
+    lastTransitionTime: _types_pb2_1.Time
+    reason: str
+    message: str
+    def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., lastTransitionTime: _Optional[_Union[_types_pb2_1.Time, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class ReplicationControllerList(_message.Message):
+    __slots__ = ("metadata", "items")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ListMeta
+    items: _containers.RepeatedCompositeFieldContainer[ReplicationController]
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[ReplicationController, _Mapping]]] = ...) -> None: ...
+
+class ReplicationControllerSpec(_message.Message):
+    __slots__ = ("replicas", "minReadySeconds", "selector", "template")
+    class SelectorEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    MINREADYSECONDS_FIELD_NUMBER: _ClassVar[int]
+    SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    TEMPLATE_FIELD_NUMBER: _ClassVar[int]
+    replicas: int
+    minReadySeconds: int
+    selector: _containers.ScalarMap[str, str]
+    template: PodTemplateSpec
+    def __init__(self, replicas: _Optional[int] = ..., minReadySeconds: _Optional[int] = ..., selector: _Optional[_Mapping[str, str]] = ..., template: _Optional[_Union[PodTemplateSpec, _Mapping]] = ...) -> None: ...
+
+class ReplicationControllerStatus(_message.Message):
+    __slots__ = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration", "conditions")
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    FULLYLABELEDREPLICAS_FIELD_NUMBER: _ClassVar[int]
+    READYREPLICAS_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLEREPLICAS_FIELD_NUMBER: _ClassVar[int]
+    OBSERVEDGENERATION_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    replicas: int
+    fullyLabeledReplicas: int
+    readyReplicas: int
+    availableReplicas: int
+    observedGeneration: int
+    conditions: _containers.RepeatedCompositeFieldContainer[ReplicationControllerCondition]
+    def __init__(self, replicas: _Optional[int] = ..., fullyLabeledReplicas: _Optional[int] = ..., readyReplicas: _Optional[int] = ..., availableReplicas: _Optional[int] = ..., observedGeneration: _Optional[int] = ..., conditions: _Optional[_Iterable[_Union[ReplicationControllerCondition, _Mapping]]] = ...) -> None: ...
 
 class ResourceClaim(_message.Message):
     __slots__ = ("name", "request")
@@ -1789,6 +2460,63 @@ class ResourceHealth(_message.Message):
     health: str
     message: str
     def __init__(self, resourceID: _Optional[str] = ..., health: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class ResourceQuota(_message.Message):
+    __slots__ = ("metadata", "spec", "status")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ObjectMeta
+    spec: ResourceQuotaSpec
+    status: ResourceQuotaStatus
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[ResourceQuotaSpec, _Mapping]] = ..., status: _Optional[_Union[ResourceQuotaStatus, _Mapping]] = ...) -> None: ...
+
+class ResourceQuotaList(_message.Message):
+    __slots__ = ("metadata", "items")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    metadata: _types_pb2_1.ListMeta
+    items: _containers.RepeatedCompositeFieldContainer[ResourceQuota]
+    def __init__(self, metadata: _Optional[_Union[_types_pb2_1.ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[ResourceQuota, _Mapping]]] = ...) -> None: ...
+
+class ResourceQuotaSpec(_message.Message):
+    __slots__ = ("hard", "scopes", "scopeSelector")
+    class HardEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    HARD_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    SCOPESELECTOR_FIELD_NUMBER: _ClassVar[int]
+    hard: _containers.MessageMap[str, _types_pb2.Quantity]
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    scopeSelector: ScopeSelector
+    def __init__(self, hard: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., scopes: _Optional[_Iterable[str]] = ..., scopeSelector: _Optional[_Union[ScopeSelector, _Mapping]] = ...) -> None: ...
+
+class ResourceQuotaStatus(_message.Message):
+    __slots__ = ("hard", "used")
+    class HardEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    class UsedEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.Quantity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.Quantity, _Mapping]] = ...) -> None: ...
+    HARD_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    hard: _containers.MessageMap[str, _types_pb2.Quantity]
+    used: _containers.MessageMap[str, _types_pb2.Quantity]
+    def __init__(self, hard: _Optional[_Mapping[str, _types_pb2.Quantity]] = ..., used: _Optional[_Mapping[str, _types_pb2.Quantity]] = ...) -> None: ...
 
 class ResourceRequirements(_message.Message):
     __slots__ = ("limits", "requests", "claims")
@@ -1834,6 +2562,30 @@ class SELinuxOptions(_message.Message):
     level: str
     def __init__(self, user: _Optional[str] = ..., role: _Optional[str] = ..., type: _Optional[str] = ..., level: _Optional[str] = ...) -> None: ...
 
+class ScaleIOPersistentVolumeSource(_message.Message):
+    __slots__ = ("gateway", "system", "secretRef", "sslEnabled", "protectionDomain", "storagePool", "storageMode", "volumeName", "fsType", "readOnly")
+    GATEWAY_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    SECRETREF_FIELD_NUMBER: _ClassVar[int]
+    SSLENABLED_FIELD_NUMBER: _ClassVar[int]
+    PROTECTIONDOMAIN_FIELD_NUMBER: _ClassVar[int]
+    STORAGEPOOL_FIELD_NUMBER: _ClassVar[int]
+    STORAGEMODE_FIELD_NUMBER: _ClassVar[int]
+    VOLUMENAME_FIELD_NUMBER: _ClassVar[int]
+    FSTYPE_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    gateway: str
+    system: str
+    secretRef: SecretReference
+    sslEnabled: bool
+    protectionDomain: str
+    storagePool: str
+    storageMode: str
+    volumeName: str
+    fsType: str
+    readOnly: bool
+    def __init__(self, gateway: _Optional[str] = ..., system: _Optional[str] = ..., secretRef: _Optional[_Union[SecretReference, _Mapping]] = ..., sslEnabled: _Optional[bool] = ..., protectionDomain: _Optional[str] = ..., storagePool: _Optional[str] = ..., storageMode: _Optional[str] = ..., volumeName: _Optional[str] = ..., fsType: _Optional[str] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
 class ScaleIOVolumeSource(_message.Message):
     __slots__ = ("gateway", "system", "secretRef", "sslEnabled", "protectionDomain", "storagePool", "storageMode", "volumeName", "fsType", "readOnly")
     GATEWAY_FIELD_NUMBER: _ClassVar[int]
@@ -1857,6 +2609,22 @@ class ScaleIOVolumeSource(_message.Message):
     fsType: str
     readOnly: bool
     def __init__(self, gateway: _Optional[str] = ..., system: _Optional[str] = ..., secretRef: _Optional[_Union[LocalObjectReference, _Mapping]] = ..., sslEnabled: _Optional[bool] = ..., protectionDomain: _Optional[str] = ..., storagePool: _Optional[str] = ..., storageMode: _Optional[str] = ..., volumeName: _Optional[str] = ..., fsType: _Optional[str] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
+class ScopeSelector(_message.Message):
+    __slots__ = ("matchExpressions",)
+    MATCHEXPRESSIONS_FIELD_NUMBER: _ClassVar[int]
+    matchExpressions: _containers.RepeatedCompositeFieldContainer[ScopedResourceSelectorRequirement]
+    def __init__(self, matchExpressions: _Optional[_Iterable[_Union[ScopedResourceSelectorRequirement, _Mapping]]] = ...) -> None: ...
+
+class ScopedResourceSelectorRequirement(_message.Message):
+    __slots__ = ("scopeName", "operator", "values")
+    SCOPENAME_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    scopeName: str
+    operator: str
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, scopeName: _Optional[str] = ..., operator: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SeccompProfile(_message.Message):
     __slots__ = ("type", "localhostProfile")
@@ -1930,6 +2698,14 @@ class SecretProjection(_message.Message):
     optional: bool
     def __init__(self, localObjectReference: _Optional[_Union[LocalObjectReference, _Mapping]] = ..., items: _Optional[_Iterable[_Union[KeyToPath, _Mapping]]] = ..., optional: _Optional[bool] = ...) -> None: ...
 
+class SecretReference(_message.Message):
+    __slots__ = ("name", "namespace")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    namespace: str
+    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+
 class SecretVolumeSource(_message.Message):
     __slots__ = ("secretName", "items", "defaultMode", "optional")
     SECRETNAME_FIELD_NUMBER: _ClassVar[int]
@@ -1969,6 +2745,12 @@ class SecurityContext(_message.Message):
     seccompProfile: SeccompProfile
     appArmorProfile: AppArmorProfile
     def __init__(self, capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., privileged: _Optional[bool] = ..., seLinuxOptions: _Optional[_Union[SELinuxOptions, _Mapping]] = ..., windowsOptions: _Optional[_Union[WindowsSecurityContextOptions, _Mapping]] = ..., runAsUser: _Optional[int] = ..., runAsGroup: _Optional[int] = ..., runAsNonRoot: _Optional[bool] = ..., readOnlyRootFilesystem: _Optional[bool] = ..., allowPrivilegeEscalation: _Optional[bool] = ..., procMount: _Optional[str] = ..., seccompProfile: _Optional[_Union[SeccompProfile, _Mapping]] = ..., appArmorProfile: _Optional[_Union[AppArmorProfile, _Mapping]] = ...) -> None: ...
+
+class SerializedReference(_message.Message):
+    __slots__ = ("reference",)
+    REFERENCE_FIELD_NUMBER: _ClassVar[int]
+    reference: ObjectReference
+    def __init__(self, reference: _Optional[_Union[ObjectReference, _Mapping]] = ...) -> None: ...
 
 class Service(_message.Message):
     __slots__ = ("metadata", "spec", "status")
@@ -2030,9 +2812,15 @@ class ServicePort(_message.Message):
     protocol: str
     appProtocol: str
     port: int
-    targetPort: _types_pb2_1_1.IntOrString
+    targetPort: _types_pb2_1_1_1.IntOrString
     nodePort: int
-    def __init__(self, name: _Optional[str] = ..., protocol: _Optional[str] = ..., appProtocol: _Optional[str] = ..., port: _Optional[int] = ..., targetPort: _Optional[_Union[_types_pb2_1_1.IntOrString, _Mapping]] = ..., nodePort: _Optional[int] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., protocol: _Optional[str] = ..., appProtocol: _Optional[str] = ..., port: _Optional[int] = ..., targetPort: _Optional[_Union[_types_pb2_1_1_1.IntOrString, _Mapping]] = ..., nodePort: _Optional[int] = ...) -> None: ...
+
+class ServiceProxyOptions(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
 
 class ServiceSpec(_message.Message):
     __slots__ = ("ports", "selector", "clusterIP", "clusterIPs", "type", "externalIPs", "sessionAffinity", "loadBalancerIP", "loadBalancerSourceRanges", "externalName", "externalTrafficPolicy", "healthCheckNodePort", "publishNotReadyAddresses", "sessionAffinityConfig", "ipFamilies", "ipFamilyPolicy", "allocateLoadBalancerNodePorts", "loadBalancerClass", "internalTrafficPolicy", "trafficDistribution")
@@ -2105,6 +2893,20 @@ class SleepAction(_message.Message):
     seconds: int
     def __init__(self, seconds: _Optional[int] = ...) -> None: ...
 
+class StorageOSPersistentVolumeSource(_message.Message):
+    __slots__ = ("volumeName", "volumeNamespace", "fsType", "readOnly", "secretRef")
+    VOLUMENAME_FIELD_NUMBER: _ClassVar[int]
+    VOLUMENAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    FSTYPE_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    SECRETREF_FIELD_NUMBER: _ClassVar[int]
+    volumeName: str
+    volumeNamespace: str
+    fsType: str
+    readOnly: bool
+    secretRef: ObjectReference
+    def __init__(self, volumeName: _Optional[str] = ..., volumeNamespace: _Optional[str] = ..., fsType: _Optional[str] = ..., readOnly: _Optional[bool] = ..., secretRef: _Optional[_Union[ObjectReference, _Mapping]] = ...) -> None: ...
+
 class StorageOSVolumeSource(_message.Message):
     __slots__ = ("volumeName", "volumeNamespace", "fsType", "readOnly", "secretRef")
     VOLUMENAME_FIELD_NUMBER: _ClassVar[int]
@@ -2131,9 +2933,9 @@ class TCPSocketAction(_message.Message):
     __slots__ = ("port", "host")
     PORT_FIELD_NUMBER: _ClassVar[int]
     HOST_FIELD_NUMBER: _ClassVar[int]
-    port: _types_pb2_1_1.IntOrString
+    port: _types_pb2_1_1_1.IntOrString
     host: str
-    def __init__(self, port: _Optional[_Union[_types_pb2_1_1.IntOrString, _Mapping]] = ..., host: _Optional[str] = ...) -> None: ...
+    def __init__(self, port: _Optional[_Union[_types_pb2_1_1_1.IntOrString, _Mapping]] = ..., host: _Optional[str] = ...) -> None: ...
 
 class Taint(_message.Message):
     __slots__ = ("key", "value", "effect", "timeAdded")
@@ -2160,6 +2962,20 @@ class Toleration(_message.Message):
     effect: str
     tolerationSeconds: int
     def __init__(self, key: _Optional[str] = ..., operator: _Optional[str] = ..., value: _Optional[str] = ..., effect: _Optional[str] = ..., tolerationSeconds: _Optional[int] = ...) -> None: ...
+
+class TopologySelectorLabelRequirement(_message.Message):
+    __slots__ = ("key", "values")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class TopologySelectorTerm(_message.Message):
+    __slots__ = ("matchLabelExpressions",)
+    MATCHLABELEXPRESSIONS_FIELD_NUMBER: _ClassVar[int]
+    matchLabelExpressions: _containers.RepeatedCompositeFieldContainer[TopologySelectorLabelRequirement]
+    def __init__(self, matchLabelExpressions: _Optional[_Iterable[_Union[TopologySelectorLabelRequirement, _Mapping]]] = ...) -> None: ...
 
 class TopologySpreadConstraint(_message.Message):
     __slots__ = ("maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys")
@@ -2250,6 +3066,12 @@ class VolumeMountStatus(_message.Message):
     recursiveReadOnly: str
     volumeStatus: VolumeStatus
     def __init__(self, name: _Optional[str] = ..., mountPath: _Optional[str] = ..., readOnly: _Optional[bool] = ..., recursiveReadOnly: _Optional[str] = ..., volumeStatus: _Optional[_Union[VolumeStatus, _Mapping]] = ...) -> None: ...
+
+class VolumeNodeAffinity(_message.Message):
+    __slots__ = ("required",)
+    REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    required: NodeSelector
+    def __init__(self, required: _Optional[_Union[NodeSelector, _Mapping]] = ...) -> None: ...
 
 class VolumeProjection(_message.Message):
     __slots__ = ("secret", "downwardAPI", "configMap", "serviceAccountToken", "clusterTrustBundle", "podCertificate")

@@ -23,10 +23,11 @@ _sym_db = _symbol_database.Default()
 
 
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_apis_dot_meta_dot_v1_dot_types__pb2
+from k8s.io.apimachinery.pkg.util.intstr import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_util_dot_intstr_dot_types__pb2
 from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n k8s/io/api/policy/v1/types.proto\x12\x14k8s.io.api.policy.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xb4\x01\n\x08\x45viction\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12R\n\rdeleteOptions\x18\x02 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptionsB\x06\xca\xf3\x18\x02\x08\x01:\x10\xca\xf3\x18\x0c\n\x06policy\x12\x02v1B\x16Z\x14k8s.io/api/policy/v1')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n k8s/io/api/policy/v1/types.proto\x12\x14k8s.io.api.policy.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a/k8s/io/apimachinery/pkg/util/intstr/types.proto\x1a\"protokube/options/v1/options.proto\"\xb4\x01\n\x08\x45viction\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12R\n\rdeleteOptions\x18\x02 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptionsB\x06\xca\xf3\x18\x02\x08\x01:\x10\xca\xf3\x18\x0c\n\x06policy\x12\x02v1\"\x95\x0c\n\x13PodDisruptionBudget\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12;\n\x04spec\x18\x02 \x01(\x0b\x32-.k8s.io.api.policy.v1.PodDisruptionBudgetSpec\x12?\n\x06status\x18\x03 \x01(\x0b\x32/.k8s.io.api.policy.v1.PodDisruptionBudgetStatus:\xbb\n\xca\xf3\x18\x0c\n\x06policy\x12\x02v1\xd2\xf3\x18\xa6\n\n\x14poddisruptionbudgets\x12\x13poddisruptionbudget\x1a\x03pdb(\x01\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watch:\x1c\n\x06status\x1a\x03get\x1a\x05patch\x1a\x06updateB\x9c\x03\n\x04Name\x12\x06string\x1a\x04name\"\xf5\x02Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names2\x0e.metadata.nameB^\n\rMin Available\x12\x06string\"2The minimum number of pods that must be available.:\x11pdb_min_availableBc\n\x0fMax Unavailable\x12\x06string\"3The maximum number of pods that may be unavailable.:\x13pdb_max_unavailableBy\n\x13\x41llowed Disruptions\x12\x07integer\"=Calculated number of pods that may be disrupted at this time.2\x1a.status.disruptionsAllowedB\xb1\x03\n\x03\x41ge\x12\x06string\"\x9c\x03\x43reationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata:\x03\x61ge\"\xb1\x01\n\x17PodDisruptionBudgetList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x42\n\x05items\x18\x02 \x03(\x0b\x32).k8s.io.api.policy.v1.PodDisruptionBudgetB\x08\xca\xf3\x18\x04\x10\x01H\x01:\x10\xca\xf3\x18\x0c\n\x06policy\x12\x02v1\"\xdd\x02\n\x17PodDisruptionBudgetSpec\x12N\n\x0cminAvailable\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.util.intstr.IntOrStringB\x06\xca\xf3\x18\x02\x08\x01\x12V\n\x08selector\x18\x02 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorB\x0f\xca\xf3\x18\x0b\x08\x01\x1a\x07replace\x12P\n\x0emaxUnavailable\x18\x03 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.util.intstr.IntOrStringB\x06\xca\xf3\x18\x02\x08\x01\x12H\n\x1aunhealthyPodEvictionPolicy\x18\x04 \x01(\tB$\xca\xf3\x18 \x08\x01Z\x0b\x41lwaysAllowZ\x0fIfHealthyBudget\"\xd6\x03\n\x19PodDisruptionBudgetStatus\x12\x1a\n\x12observedGeneration\x18\x01 \x01(\x03\x12Y\n\rdisruptedPods\x18\x02 \x03(\x0b\x32\x42.k8s.io.api.policy.v1.PodDisruptionBudgetStatus.DisruptedPodsEntry\x12\"\n\x12\x64isruptionsAllowed\x18\x03 \x01(\x05\x42\x06\xca\xf3\x18\x02\x10\x01\x12\x1e\n\x0e\x63urrentHealthy\x18\x04 \x01(\x05\x42\x06\xca\xf3\x18\x02\x10\x01\x12\x1e\n\x0e\x64\x65siredHealthy\x18\x05 \x01(\x05\x42\x06\xca\xf3\x18\x02\x10\x01\x12\x1c\n\x0c\x65xpectedPods\x18\x06 \x01(\x05\x42\x06\xca\xf3\x18\x02\x10\x01\x12^\n\nconditions\x18\x07 \x03(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.ConditionB\x19\xca\xf3\x18\x15\x1a\x05merge\"\x04type(\x03\x32\x04type\x1a`\n\x12\x44isruptedPodsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x39\n\x05value\x18\x02 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time:\x02\x38\x01\x42\x16Z\x14k8s.io/api/policy/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,6 +39,42 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVICTION'].fields_by_name['deleteOptions']._serialized_options = b'\312\363\030\002\010\001'
   _globals['_EVICTION']._loaded_options = None
   _globals['_EVICTION']._serialized_options = b'\312\363\030\014\n\006policy\022\002v1'
-  _globals['_EVICTION']._serialized_start=145
-  _globals['_EVICTION']._serialized_end=325
+  _globals['_PODDISRUPTIONBUDGET']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGET']._serialized_options = b'\312\363\030\014\n\006policy\022\002v1\322\363\030\246\n\n\024poddisruptionbudgets\022\023poddisruptionbudget\032\003pdb(\0012\006create2\006delete2\020deletecollection2\003get2\004list2\005patch2\006update2\005watch:\034\n\006status\032\003get\032\005patch\032\006updateB\234\003\n\004Name\022\006string\032\004name\"\365\002Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names2\016.metadata.nameB^\n\rMin Available\022\006string\"2The minimum number of pods that must be available.:\021pdb_min_availableBc\n\017Max Unavailable\022\006string\"3The maximum number of pods that may be unavailable.:\023pdb_max_unavailableBy\n\023Allowed Disruptions\022\007integer\"=Calculated number of pods that may be disrupted at this time.2\032.status.disruptionsAllowedB\261\003\n\003Age\022\006string\"\234\003CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata:\003age'
+  _globals['_PODDISRUPTIONBUDGETLIST'].fields_by_name['items']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETLIST'].fields_by_name['items']._serialized_options = b'\312\363\030\004\020\001H\001'
+  _globals['_PODDISRUPTIONBUDGETLIST']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETLIST']._serialized_options = b'\312\363\030\014\n\006policy\022\002v1'
+  _globals['_PODDISRUPTIONBUDGETSPEC'].fields_by_name['minAvailable']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSPEC'].fields_by_name['minAvailable']._serialized_options = b'\312\363\030\002\010\001'
+  _globals['_PODDISRUPTIONBUDGETSPEC'].fields_by_name['selector']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSPEC'].fields_by_name['selector']._serialized_options = b'\312\363\030\013\010\001\032\007replace'
+  _globals['_PODDISRUPTIONBUDGETSPEC'].fields_by_name['maxUnavailable']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSPEC'].fields_by_name['maxUnavailable']._serialized_options = b'\312\363\030\002\010\001'
+  _globals['_PODDISRUPTIONBUDGETSPEC'].fields_by_name['unhealthyPodEvictionPolicy']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSPEC'].fields_by_name['unhealthyPodEvictionPolicy']._serialized_options = b'\312\363\030 \010\001Z\013AlwaysAllowZ\017IfHealthyBudget'
+  _globals['_PODDISRUPTIONBUDGETSTATUS_DISRUPTEDPODSENTRY']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSTATUS_DISRUPTEDPODSENTRY']._serialized_options = b'8\001'
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['disruptionsAllowed']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['disruptionsAllowed']._serialized_options = b'\312\363\030\002\020\001'
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['currentHealthy']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['currentHealthy']._serialized_options = b'\312\363\030\002\020\001'
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['desiredHealthy']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['desiredHealthy']._serialized_options = b'\312\363\030\002\020\001'
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['expectedPods']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['expectedPods']._serialized_options = b'\312\363\030\002\020\001'
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['conditions']._loaded_options = None
+  _globals['_PODDISRUPTIONBUDGETSTATUS'].fields_by_name['conditions']._serialized_options = b'\312\363\030\025\032\005merge\"\004type(\0032\004type'
+  _globals['_EVICTION']._serialized_start=194
+  _globals['_EVICTION']._serialized_end=374
+  _globals['_PODDISRUPTIONBUDGET']._serialized_start=377
+  _globals['_PODDISRUPTIONBUDGET']._serialized_end=1934
+  _globals['_PODDISRUPTIONBUDGETLIST']._serialized_start=1937
+  _globals['_PODDISRUPTIONBUDGETLIST']._serialized_end=2114
+  _globals['_PODDISRUPTIONBUDGETSPEC']._serialized_start=2117
+  _globals['_PODDISRUPTIONBUDGETSPEC']._serialized_end=2466
+  _globals['_PODDISRUPTIONBUDGETSTATUS']._serialized_start=2469
+  _globals['_PODDISRUPTIONBUDGETSTATUS']._serialized_end=2939
+  _globals['_PODDISRUPTIONBUDGETSTATUS_DISRUPTEDPODSENTRY']._serialized_start=2843
+  _globals['_PODDISRUPTIONBUDGETSTATUS_DISRUPTEDPODSENTRY']._serialized_end=2939
 # @@protoc_insertion_point(module_scope)

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n0k8s/io/apimachinery/pkg/api/resource/types.proto\x12$k8s.io.apimachinery.pkg.api.resource\"\x1a\n\x08Quantity\x12\x0e\n\x06string\x18\x01 \x01(\tB&Z$k8s.io/apimachinery/pkg/api/resource')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n0k8s/io/apimachinery/pkg/api/resource/types.proto\x12$k8s.io.apimachinery.pkg.api.resource\"\x1a\n\x08Quantity\x12\x0e\n\x06string\x18\x01 \x01(\t\"\x1f\n\rQuantityValue\x12\x0e\n\x06string\x18\x01 \x01(\tB&Z$k8s.io/apimachinery/pkg/api/resource')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,4 +34,6 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'Z$k8s.io/apimachinery/pkg/api/resource'
   _globals['_QUANTITY']._serialized_start=90
   _globals['_QUANTITY']._serialized_end=116
+  _globals['_QUANTITYVALUE']._serialized_start=118
+  _globals['_QUANTITYVALUE']._serialized_end=149
 # @@protoc_insertion_point(module_scope)

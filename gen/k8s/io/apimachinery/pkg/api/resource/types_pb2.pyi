@@ -9,3 +9,9 @@ class Quantity(_message.Message):
     STRING_FIELD_NUMBER: _ClassVar[int]
     string: str
     def __init__(self, string: _Optional[str] = ...) -> None: ...
+
+class QuantityValue(_message.Message):
+    __slots__ = ("string",)
+    STRING_FIELD_NUMBER: _ClassVar[int]
+    string: str
+    def __init__(self, string: _Optional[str] = ...) -> None: ...

@@ -66,6 +66,16 @@ class APIVersions(_message.Message):
     serverAddressByClientCIDRs: _containers.RepeatedCompositeFieldContainer[ServerAddressByClientCIDR]
     def __init__(self, versions: _Optional[_Iterable[str]] = ..., serverAddressByClientCIDRs: _Optional[_Iterable[_Union[ServerAddressByClientCIDR, _Mapping]]] = ...) -> None: ...
 
+class ApplyOptions(_message.Message):
+    __slots__ = ("dryRun", "force", "fieldManager")
+    DRYRUN_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    FIELDMANAGER_FIELD_NUMBER: _ClassVar[int]
+    dryRun: _containers.RepeatedScalarFieldContainer[str]
+    force: bool
+    fieldManager: str
+    def __init__(self, dryRun: _Optional[_Iterable[str]] = ..., force: _Optional[bool] = ..., fieldManager: _Optional[str] = ...) -> None: ...
+
 class Condition(_message.Message):
     __slots__ = ("type", "status", "observedGeneration", "lastTransitionTime", "reason", "message")
     TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -81,6 +91,16 @@ class Condition(_message.Message):
     reason: str
     message: str
     def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., observedGeneration: _Optional[int] = ..., lastTransitionTime: _Optional[_Union[Time, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class CreateOptions(_message.Message):
+    __slots__ = ("dryRun", "fieldManager", "fieldValidation")
+    DRYRUN_FIELD_NUMBER: _ClassVar[int]
+    FIELDMANAGER_FIELD_NUMBER: _ClassVar[int]
+    FIELDVALIDATION_FIELD_NUMBER: _ClassVar[int]
+    dryRun: _containers.RepeatedScalarFieldContainer[str]
+    fieldManager: str
+    fieldValidation: str
+    def __init__(self, dryRun: _Optional[_Iterable[str]] = ..., fieldManager: _Optional[str] = ..., fieldValidation: _Optional[str] = ...) -> None: ...
 
 class DeleteOptions(_message.Message):
     __slots__ = ("gracePeriodSeconds", "preconditions", "orphanDependents", "propagationPolicy", "dryRun", "ignoreStoreReadErrorWithClusterBreakingPotential")
@@ -104,11 +124,51 @@ class Duration(_message.Message):
     duration: int
     def __init__(self, duration: _Optional[int] = ...) -> None: ...
 
+class FieldSelectorRequirement(_message.Message):
+    __slots__ = ("key", "operator", "values")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    operator: str
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key: _Optional[str] = ..., operator: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class FieldsV1(_message.Message):
     __slots__ = ("Raw",)
     RAW_FIELD_NUMBER: _ClassVar[int]
     Raw: bytes
     def __init__(self, Raw: _Optional[bytes] = ...) -> None: ...
+
+class GetOptions(_message.Message):
+    __slots__ = ("resourceVersion",)
+    RESOURCEVERSION_FIELD_NUMBER: _ClassVar[int]
+    resourceVersion: str
+    def __init__(self, resourceVersion: _Optional[str] = ...) -> None: ...
+
+class GroupKind(_message.Message):
+    __slots__ = ("group", "kind")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    kind: str
+    def __init__(self, group: _Optional[str] = ..., kind: _Optional[str] = ...) -> None: ...
+
+class GroupResource(_message.Message):
+    __slots__ = ("group", "resource")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    resource: str
+    def __init__(self, group: _Optional[str] = ..., resource: _Optional[str] = ...) -> None: ...
+
+class GroupVersion(_message.Message):
+    __slots__ = ("group", "version")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    version: str
+    def __init__(self, group: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class GroupVersionForDiscovery(_message.Message):
     __slots__ = ("groupVersion", "version")
@@ -117,6 +177,26 @@ class GroupVersionForDiscovery(_message.Message):
     groupVersion: str
     version: str
     def __init__(self, groupVersion: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+
+class GroupVersionKind(_message.Message):
+    __slots__ = ("group", "version", "kind")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    version: str
+    kind: str
+    def __init__(self, group: _Optional[str] = ..., version: _Optional[str] = ..., kind: _Optional[str] = ...) -> None: ...
+
+class GroupVersionResource(_message.Message):
+    __slots__ = ("group", "version", "resource")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    version: str
+    resource: str
+    def __init__(self, group: _Optional[str] = ..., version: _Optional[str] = ..., resource: _Optional[str] = ...) -> None: ...
 
 class LabelSelector(_message.Message):
     __slots__ = ("matchLabels", "matchExpressions")
@@ -163,6 +243,31 @@ class ListMeta(_message.Message):
     remainingItemCount: int
     shardInfo: ShardInfo
     def __init__(self, selfLink: _Optional[str] = ..., resourceVersion: _Optional[str] = ..., remainingItemCount: _Optional[int] = ..., shardInfo: _Optional[_Union[ShardInfo, _Mapping]] = ..., **kwargs) -> None: ...
+
+class ListOptions(_message.Message):
+    __slots__ = ("labelSelector", "fieldSelector", "watch", "allowWatchBookmarks", "resourceVersion", "resourceVersionMatch", "timeoutSeconds", "limit", "sendInitialEvents", "shardSelector")
+    LABELSELECTOR_FIELD_NUMBER: _ClassVar[int]
+    FIELDSELECTOR_FIELD_NUMBER: _ClassVar[int]
+    WATCH_FIELD_NUMBER: _ClassVar[int]
+    ALLOWWATCHBOOKMARKS_FIELD_NUMBER: _ClassVar[int]
+    RESOURCEVERSION_FIELD_NUMBER: _ClassVar[int]
+    RESOURCEVERSIONMATCH_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUTSECONDS_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    CONTINUE_FIELD_NUMBER: _ClassVar[int]
+    SENDINITIALEVENTS_FIELD_NUMBER: _ClassVar[int]
+    SHARDSELECTOR_FIELD_NUMBER: _ClassVar[int]
+    labelSelector: str
+    fieldSelector: str
+    watch: bool
+    allowWatchBookmarks: bool
+    resourceVersion: str
+    resourceVersionMatch: str
+    timeoutSeconds: int
+    limit: int
+    sendInitialEvents: bool
+    shardSelector: str
+    def __init__(self, labelSelector: _Optional[str] = ..., fieldSelector: _Optional[str] = ..., watch: _Optional[bool] = ..., allowWatchBookmarks: _Optional[bool] = ..., resourceVersion: _Optional[str] = ..., resourceVersionMatch: _Optional[str] = ..., timeoutSeconds: _Optional[int] = ..., limit: _Optional[int] = ..., sendInitialEvents: _Optional[bool] = ..., shardSelector: _Optional[str] = ..., **kwargs) -> None: ...
 
 class ManagedFieldsEntry(_message.Message):
     __slots__ = ("manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource")
@@ -268,6 +373,22 @@ class PartialObjectMetadataList(_message.Message):
     items: _containers.RepeatedCompositeFieldContainer[PartialObjectMetadata]
     def __init__(self, metadata: _Optional[_Union[ListMeta, _Mapping]] = ..., items: _Optional[_Iterable[_Union[PartialObjectMetadata, _Mapping]]] = ...) -> None: ...
 
+class Patch(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PatchOptions(_message.Message):
+    __slots__ = ("dryRun", "force", "fieldManager", "fieldValidation")
+    DRYRUN_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    FIELDMANAGER_FIELD_NUMBER: _ClassVar[int]
+    FIELDVALIDATION_FIELD_NUMBER: _ClassVar[int]
+    dryRun: _containers.RepeatedScalarFieldContainer[str]
+    force: bool
+    fieldManager: str
+    fieldValidation: str
+    def __init__(self, dryRun: _Optional[_Iterable[str]] = ..., force: _Optional[bool] = ..., fieldManager: _Optional[str] = ..., fieldValidation: _Optional[str] = ...) -> None: ...
+
 class Preconditions(_message.Message):
     __slots__ = ("uid", "resourceVersion")
     UID_FIELD_NUMBER: _ClassVar[int]
@@ -275,6 +396,12 @@ class Preconditions(_message.Message):
     uid: str
     resourceVersion: str
     def __init__(self, uid: _Optional[str] = ..., resourceVersion: _Optional[str] = ...) -> None: ...
+
+class RootPaths(_message.Message):
+    __slots__ = ("paths",)
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ServerAddressByClientCIDR(_message.Message):
     __slots__ = ("clientCIDR", "serverAddress")
@@ -346,6 +473,14 @@ class Time(_message.Message):
     nanos: int
     def __init__(self, seconds: _Optional[int] = ..., nanos: _Optional[int] = ...) -> None: ...
 
+class Timestamp(_message.Message):
+    __slots__ = ("seconds", "nanos")
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    NANOS_FIELD_NUMBER: _ClassVar[int]
+    seconds: int
+    nanos: int
+    def __init__(self, seconds: _Optional[int] = ..., nanos: _Optional[int] = ...) -> None: ...
+
 class TypeMeta(_message.Message):
     __slots__ = ("kind", "apiVersion")
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -353,6 +488,16 @@ class TypeMeta(_message.Message):
     kind: str
     apiVersion: str
     def __init__(self, kind: _Optional[str] = ..., apiVersion: _Optional[str] = ...) -> None: ...
+
+class UpdateOptions(_message.Message):
+    __slots__ = ("dryRun", "fieldManager", "fieldValidation")
+    DRYRUN_FIELD_NUMBER: _ClassVar[int]
+    FIELDMANAGER_FIELD_NUMBER: _ClassVar[int]
+    FIELDVALIDATION_FIELD_NUMBER: _ClassVar[int]
+    dryRun: _containers.RepeatedScalarFieldContainer[str]
+    fieldManager: str
+    fieldValidation: str
+    def __init__(self, dryRun: _Optional[_Iterable[str]] = ..., fieldManager: _Optional[str] = ..., fieldValidation: _Optional[str] = ...) -> None: ...
 
 class Verbs(_message.Message):
     __slots__ = ("items",)
