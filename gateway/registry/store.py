@@ -20,10 +20,10 @@ from gateway.errors import FieldError
 from gateway.objects.codec import Obj
 from gateway.objects.view import ObjectView
 from gateway.params import DeleteOptions, ListOptions, WriteOptions, parse_resource_version
-from gateway.registry import validation
 from gateway.registry.ownership import Ownership
 from gateway.registry.rest import DeleteResult, UpdatedObject
 from gateway.registry.strategy import Strategy
+from gateway.registry.validation.meta import validate_object_meta
 from gateway.selectors import Filter, field_selector, label_selector
 from gateway.storage.backend import KeyExists
 from gateway.storage.cacher import Cacher, Listed, WatchStream
@@ -101,9 +101,9 @@ class Store:
         else:
             meta.namespace = ""
 
-    def _validate(self, obj: Obj, *, creating: bool) -> None:
-        found = validation.validate_object_meta(self.resource, obj.metadata, creating=creating)
-        found += self.strategy.validate(obj)
+    def _validate(self, obj: Obj, old: Obj | None) -> None:
+        found = validate_object_meta(self.resource, obj.metadata, creating=old is None)
+        found += self.strategy.validate(obj, old)
         if found:
             raise errors.invalid(self.resource.group, self.resource.kind, obj.metadata.name, found)
 
@@ -130,7 +130,7 @@ class Store:
         self.strategy.prepare_for_create(obj)
         if meta.generateName and not meta.name:
             meta.name = generate_name(meta.generateName)
-        self._validate(obj, creating=True)
+        self._validate(obj, None)
         self.codec.normalize(obj)
 
     def _track(self, old: Obj | None, new: Obj, options: WriteOptions, subresource: str = "") -> None:
@@ -140,6 +140,7 @@ class Store:
 
     async def create(self, namespace: str, obj: Obj, options: WriteOptions) -> ObjectView:
         generated = bool(obj.metadata.generateName) and not obj.metadata.name
+        self.strategy.default(obj)
         self._track(None, obj, options)
         self._prepare_create(namespace, obj)
         meta = obj.metadata
@@ -186,6 +187,7 @@ class Store:
                 raise errors.not_found(self.resource, name)
             old = current.obj if current is not None else None
             new = updated(old)
+            self.strategy.default(new)
             if not applied:
                 self._track(old, new, options, subresource)
             self._set_namespace(new, namespace)
@@ -205,7 +207,7 @@ class Store:
             prepare(new, old)
             self.codec.normalize(new)  # in Go's shape, as the stored object is, before comparing them
             self._set_generation(new, old)
-            self._validate(new, creating=False)
+            self._validate(new, old)
             await self._admit(UPDATE, namespace, name, new, old, subresource)
             return Removal(new) if self._finalized(new) else new
 

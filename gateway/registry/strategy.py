@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
+import gateway.registry.defaults as defaults
+import gateway.registry.validation as validation
 from gateway.errors import FieldError
 from gateway.objects.codec import Codec, Obj
 from gateway.objects.unstructured import Unstructured
@@ -40,7 +42,11 @@ class Strategy(Protocol):
     def prepare_for_status_update(self, new: Obj, old: Obj) -> None:
         """A status write: everything but status (and some metadata) stays as stored."""
 
-    def validate(self, obj: Obj) -> list[FieldError]: ...
+    def default(self, obj: Obj) -> None:
+        """Apply the kind's defaults (upstream applies them when it decodes a request body)."""
+
+    def validate(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+        """The kind's own rules (``old``: the stored object on update, else None)."""
 
     def grace_period_seconds(self, obj: Obj, requested: int | None) -> int:
         """Seconds a delete waits before the object is removed (0: remove now)."""
@@ -61,9 +67,6 @@ class _Common:
     def __init__(self, resource: Resource, codec: Codec) -> None:
         self.resource = resource
         self.codec = codec
-
-    def validate(self, obj: Obj) -> list[FieldError]:
-        return []
 
     def grace_period_seconds(self, obj: Obj, requested: int | None) -> int:
         return 0
@@ -98,6 +101,12 @@ class ProtoStrategy(_Common):
         # Status is written only through the status subresource (upstream's status strategies).
         self.status_is_separate = resource.has_status and self.has_status
 
+    def default(self, obj: Message) -> None:
+        defaults.apply_defaults(obj)
+
+    def validate(self, obj: Message, old: Message | None) -> list[FieldError]:
+        return validation.validate(obj, old)
+
     def prepare_for_create(self, obj: Message) -> None:
         if self.status_is_separate:
             obj.ClearField("status")
@@ -126,6 +135,12 @@ class UnstructuredStrategy(_Common):
     def __init__(self, resource: Resource, codec: Codec) -> None:
         super().__init__(resource, codec)
         self.status_is_separate = resource.has_status
+
+    def default(self, obj: Unstructured) -> None:
+        return None
+
+    def validate(self, obj: Unstructured, old: Unstructured | None) -> list[FieldError]:
+        return []
 
     def prepare_for_create(self, obj: Unstructured) -> None:
         if self.status_is_separate:

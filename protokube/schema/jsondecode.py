@@ -154,6 +154,12 @@ def decode_bytes(body: bytes, full_name: str) -> Decoded:
     return decode(parse_json(body), full_name)
 
 
+def set_field(target: Message, f: FieldShape, value: Any) -> None:
+    """Set one field of ``target`` from a JSON value (e.g. a default the field's options state)."""
+    msg_shape = shape(target.DESCRIPTOR.full_name)
+    _Decoder(Decoded(message=target)).field(value, f, msg_shape, target, f.json_name)
+
+
 class _Decoder:
     def __init__(self, result: Decoded) -> None:
         self.result = result
