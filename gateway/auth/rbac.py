@@ -96,6 +96,16 @@ class RBACIndex:
         self.role_bindings: dict[str, dict[str, Obj]] = {}
         self.cluster_role_bindings: dict[str, Obj] = {}
 
+    def clear(self, kind: str) -> None:
+        """Forget every object of one kind (before an informer replaces them)."""
+        table = {
+            "Role": self.roles,
+            "ClusterRole": self.cluster_roles,
+            "RoleBinding": self.role_bindings,
+            "ClusterRoleBinding": self.cluster_role_bindings,
+        }[kind]
+        table.clear()
+
     def put(self, kind: str, obj: Obj | None, namespace: str, name: str) -> None:
         """Add, replace (obj) or remove (None) one object."""
         if kind == "Role":
