@@ -18,6 +18,11 @@ from quart import Quart, Response, request
 from gateway.admission import Admission
 from gateway.admission.namespace import NamespaceLifecycle
 from gateway.auth.authentication import Authenticator, ClientCertificate, InsecurePort, TokenFile
+from gateway.auth.authorization import AlwaysAllow, AlwaysDeny, Authorizer, Privileged, Union
+from gateway.auth.rbac import RBAC_GROUP, RBACIndex
+from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
+from gateway.auth.reviews import Answer, Review, review_answers
+from gateway.controllers.informer import Informer
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
@@ -60,6 +65,7 @@ class Settings:
     formats: Formats = DEFAULT_FORMATS  # the wire formats served (CBOR behind its feature gate)
     anonymous_auth: bool = True  # requests without credentials act as system:anonymous
     token_file: TokenFile | None = None  # --token-auth-file
+    authorization_modes: tuple[str, ...] = ("RBAC",)  # --authorization-mode, in order
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -78,16 +84,25 @@ class APIServer:
         self.registry = registry
         self.settings = settings
         self.metrics = Metrics(object_counts=self._object_counts)
-        self.cachers = {resource.key: self._cacher(resource) for resource in registry.resources.values()}
+        self.rbac = RBACIndex()
+        self.authorizer = self._authorizer()
+        # Create-only resources without storage, by key: what computes their answer.
+        self.virtual: dict[tuple[str, str, str], Answer] = review_answers(self.authorizer)
+        self.cachers = {r.key: self._cacher(r) for r in registry.resources.values() if not r.virtual}
         self.admission = Admission([NamespaceLifecycle(self.cachers[NAMESPACES])])
         self.stores: dict[tuple[str, str, str], Store] = {}
         self.scopes: dict[ScopeKey, RequestScope] = {}
         for resource in registry.resources.values():
-            self._serve(resource, self.cachers[resource.key])
+            self._serve(resource)
         self._cache_tasks: dict[tuple[str, str, str], asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._started = self._shutting_down = False
         registry.subscribe(self._registry_changed)
+
+        self.informers = [
+            Informer(self.stores[(RBAC_GROUP, "v1", plural)], KindFeed(self.rbac, kind))
+            for kind, plural in RBAC_KINDS.items()
+        ]
 
         health = health_endpoints(self._health_checks())
         non_resource = NonResourceRoutes(registry, server_address, self.metrics, settings.formats, health)
@@ -98,6 +113,7 @@ class APIServer:
             metrics=self.metrics,
             authenticators=self._authenticators(),
             anonymous=settings.anonymous_auth,
+            authorizer=self.authorizer,
         )
         namespaces = self.stores[NAMESPACES]
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage
@@ -118,8 +134,15 @@ class APIServer:
             watchers=self.metrics.watches(resource),
         )
 
-    def _serve(self, resource: Resource, cacher: Cacher) -> None:
+    def _serve(self, resource: Resource) -> None:
         """The registry store of a resource, its subresource storages, and their request scopes."""
+        if resource.virtual:
+            answer = self.virtual.get(resource.key)
+            if answer is not None:
+                storage = Review(codec_for(resource), answer)
+                self.scopes[(*resource.key, "")] = self._scope(resource, "", storage, resource.verbs)
+            return
+        cacher = self.cachers[resource.key]
         strategy = strategy_for(resource, cacher.codec)
         ownership = Ownership.of(resource, cacher.codec, strategy.status_is_separate)
         store = Store(cacher, strategy, self.admission, ownership)
@@ -150,6 +173,11 @@ class APIServer:
         if self.settings.token_file is not None:
             found.append(self.settings.token_file)
         return found
+
+    def _authorizer(self) -> Authorizer:
+        """system:masters first, then the --authorization-mode list (upstream's order)."""
+        modes: dict[str, Authorizer] = {"RBAC": self.rbac, "AlwaysAllow": AlwaysAllow(), "AlwaysDeny": AlwaysDeny()}
+        return Privileged(Union([modes[mode] for mode in self.settings.authorization_modes]))
 
     def _object_counts(self) -> dict[str, int]:
         """apiserver_storage_objects: what each ready watch cache holds."""
@@ -191,7 +219,7 @@ class APIServer:
         """A resource added or removed while the server runs: storage, cache and routes follow."""
         if change == ADDED:
             cacher = self.cachers[resource.key] = self._cacher(resource)
-            self._serve(resource, cacher)
+            self._serve(resource)
             if self._started:
                 self._cache_tasks[resource.key] = asyncio.create_task(cacher.run())
             return
@@ -217,6 +245,7 @@ class APIServer:
         for key, cacher in self.cachers.items():
             self._cache_tasks[key] = asyncio.create_task(cacher.run())
         self._tasks.append(asyncio.create_task(self.namespace_controller.run()))
+        self._tasks += [asyncio.create_task(informer.run()) for informer in self.informers]
 
     def close_watches(self) -> None:
         """On shutdown: /readyz fails from now on, and every watch stream ends (their clients

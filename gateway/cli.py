@@ -61,6 +61,13 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="requests without credentials act as system:anonymous",
     )
     p.add_argument(
+        "--authorization-mode",
+        type=authorization_modes,
+        default=("RBAC",),
+        metavar="MODE,...",
+        help="RBAC (default), AlwaysAllow or AlwaysDeny, tried in order; system:masters may do everything",
+    )
+    p.add_argument(
         "--compaction-retention",
         type=float,
         default=300.0,
@@ -97,6 +104,7 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
 
 
 KNOWN_GATES = {"CBORServingAndStorage": False}
+AUTHORIZATION_MODES = ("RBAC", "AlwaysAllow", "AlwaysDeny")
 
 
 def _bool_flag(text: str) -> bool:
@@ -130,6 +138,18 @@ def loopback_host_port(text: str) -> str:
     if not is_loopback(host_port(text).rpartition(":")[0]):
         raise argparse.ArgumentTypeError(f"must be a loopback address, got {text!r}")
     return text
+
+
+def authorization_modes(text: str) -> tuple[str, ...]:
+    modes = tuple(m.strip() for m in text.split(",") if m.strip())
+    for mode in modes:
+        if mode not in AUTHORIZATION_MODES:
+            raise argparse.ArgumentTypeError(
+                f"authorization-mode {mode!r} is not supported; choose from {', '.join(AUTHORIZATION_MODES)}"
+            )
+    if not modes or len(set(modes)) != len(modes):
+        raise argparse.ArgumentTypeError("authorization-mode must name each mode once")
+    return modes
 
 
 def token_file(text: str) -> TokenFile:
@@ -175,6 +195,7 @@ async def run(args: argparse.Namespace) -> None:
             formats=Formats(cbor=args.feature_gates["CBORServingAndStorage"]),
             anonymous_auth=args.anonymous_auth,
             token_file=args.token_auth_file,
+            authorization_modes=args.authorization_mode,
         )
         server = APIServer(backend, args.listen, build(descriptors.all_messages()), settings)
         await server.start()

@@ -69,6 +69,8 @@ class FieldError:
 
 def _go_value(value: object) -> str:
     """Format a value as upstream's field errors do (%q for strings, Go syntax for lists)."""
+    if value is None:
+        return "null"  # a nil pointer
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, bool):

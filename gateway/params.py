@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gateway import errors
+from gateway.auth.user import ANONYMOUS_USER, UserInfo
 from gateway.errors import FieldError
 from gateway.fieldmanager.options import patch_options_errors, validate_field_manager
 from gateway.requestinfo import parse_bool
@@ -85,6 +86,7 @@ class WriteOptions:
     field_manager: str = ""
     field_validation: str = ""
     force: bool | None = None  # PatchOptions only: apply takes fields other managers own
+    user: UserInfo = ANONYMOUS_USER  # who asks (upstream carries it in the request context)
 
 
 def _dry_run_problems(values: list[str]) -> list[FieldError]:

@@ -7,13 +7,14 @@ else needs an RBAC rule. A refusal is a 403 worded as upstream's forbidden respo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from quart import Response
 
 from gateway import errors
-from gateway.auth.rbac import Attributes, Decision
-from gateway.auth.user import MASTERS
+from gateway.auth.rbac import EVERYTHING, Attributes, Decision, Rules
+from gateway.auth.user import MASTERS, UserInfo
 from gateway.filters import Handler
 from gateway.request import ApiRequest
 from gateway.requestinfo import RequestInfo
@@ -21,6 +22,53 @@ from gateway.requestinfo import RequestInfo
 
 class Authorizer(Protocol):
     def authorize(self, request: Attributes) -> Decision: ...
+
+    def rules(self, user: UserInfo, namespace: str) -> Rules:
+        """What ``user`` may do in ``namespace``, as far as this authorizer can list it."""
+
+
+class AlwaysAllow:
+    """--authorization-mode=AlwaysAllow: every request is allowed (no security; upstream's mode)."""
+
+    def authorize(self, request: Attributes) -> Decision:
+        return Decision(True)
+
+    def rules(self, user: UserInfo, namespace: str) -> Rules:
+        return everything()
+
+
+class AlwaysDeny:
+    """--authorization-mode=AlwaysDeny: no opinion that allows anything."""
+
+    def authorize(self, request: Attributes) -> Decision:
+        return Decision(False, "Everything is forbidden.")
+
+    def rules(self, user: UserInfo, namespace: str) -> Rules:
+        return Rules()
+
+
+class Union:
+    """The modes in order: the first that allows decides; otherwise the reasons of all are given
+    (upstream's union authorizer)."""
+
+    def __init__(self, authorizers: Sequence[Authorizer]) -> None:
+        self.authorizers = tuple(authorizers)
+
+    def authorize(self, request: Attributes) -> Decision:
+        reasons = []
+        for authorizer in self.authorizers:
+            decision = authorizer.authorize(request)
+            if decision.allowed:
+                return decision
+            if decision.reason:
+                reasons.append(decision.reason)
+        return Decision(False, "\n".join(reasons))
+
+    def rules(self, user: UserInfo, namespace: str) -> Rules:
+        found = Rules()
+        for authorizer in self.authorizers:
+            found.extend(authorizer.rules(user, namespace))
+        return found
 
 
 class Privileged:
@@ -33,6 +81,17 @@ class Privileged:
         if MASTERS in request.user.groups:
             return Decision(True)
         return self.then.authorize(request)
+
+    def rules(self, user: UserInfo, namespace: str) -> Rules:
+        """Only the modes' rules, as upstream's rule resolver (masters get theirs from the
+        cluster-admin binding of the bootstrap policy)."""
+        return self.then.rules(user, namespace)
+
+
+def everything() -> Rules:
+    found = Rules()
+    found.add(EVERYTHING)
+    return found
 
 
 def attributes(request: ApiRequest, info: RequestInfo) -> Attributes:

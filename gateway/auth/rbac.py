@@ -10,7 +10,7 @@ kept as JSON values (as the RBAC kinds' codec writes them), indexed by namespace
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.auth.user import SERVICE_ACCOUNT_PREFIX, UserInfo
@@ -126,22 +126,85 @@ class RBACIndex:
             return []
         return list(role.get("rules") or ())
 
-    def rules_for(self, user: UserInfo, namespace: str, missing: list[str]) -> Iterator[Obj]:
-        """Every rule granted to ``user`` in ``namespace`` (cluster-wide ones first)."""
-        for binding in self.cluster_role_bindings.values():
-            if any(subject_matches(s, user, "") for s in binding.get("subjects") or ()):
-                yield from self._role_rules(binding.get("roleRef") or {}, "", missing)
+    def rules_for(self, user: UserInfo, namespace: str, missing: list[str]) -> Iterator[tuple[Obj, str]]:
+        """Every rule granted to ``user`` in ``namespace`` (cluster-wide ones first), with the
+        binding that grants it as upstream describes it; roles not found are added to ``missing``."""
+        for name, binding in self.cluster_role_bindings.items():
+            subject = _subject_for(binding, user, "")
+            if subject is not None:
+                ref = binding.get("roleRef") or {}
+                source = f'ClusterRoleBinding "{name}" of {_role(ref)} to {_describe(subject, "")}'
+                for rule in self._role_rules(ref, "", missing):
+                    yield rule, source
         if namespace:
-            for binding in self.role_bindings.get(namespace, {}).values():
-                if any(subject_matches(s, user, namespace) for s in binding.get("subjects") or ()):
-                    yield from self._role_rules(binding.get("roleRef") or {}, namespace, missing)
+            for name, binding in self.role_bindings.get(namespace, {}).items():
+                subject = _subject_for(binding, user, namespace)
+                if subject is not None:
+                    ref = binding.get("roleRef") or {}
+                    source = f'RoleBinding "{name}/{namespace}" of {_role(ref)} to {_describe(subject, namespace)}'
+                    for rule in self._role_rules(ref, namespace, missing):
+                        yield rule, source
 
     def authorize(self, request: Attributes) -> Decision:
         missing: list[str] = []
-        for rule in self.rules_for(request.user, request.namespace, missing):
+        for rule, source in self.rules_for(request.user, request.namespace, missing):
             if rule_allows(rule, request):
-                return Decision(True)
+                return Decision(True, f"RBAC: allowed by {source}")
         return Decision(False, f"RBAC: {aggregate(missing)}" if missing else "")
+
+    def rules(self, user: UserInfo, namespace: str) -> Rules:
+        """What ``user`` may do in ``namespace`` (upstream's RulesFor, for SelfSubjectRulesReview)."""
+        missing: list[str] = []
+        found = Rules()
+        for rule, _ in self.rules_for(user, namespace, missing):
+            found.add(rule)
+        found.errors += missing
+        return found
+
+
+@dataclass(slots=True)
+class Rules:
+    """Resource and non-resource rules (as SelfSubjectRulesReview lists them) and why they may be
+    incomplete."""
+
+    resource: list[Obj] = field(default_factory=list)
+    non_resource: list[Obj] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, rule: Obj) -> None:
+        verbs = list(rule.get("verbs") or ())
+        if rule.get("resources"):
+            found = {"verbs": verbs, "apiGroups": list(rule.get("apiGroups") or ()), "resources": rule["resources"]}
+            if rule.get("resourceNames"):
+                found["resourceNames"] = rule["resourceNames"]
+            self.resource.append(found)
+        if rule.get("nonResourceURLs"):
+            self.non_resource.append({"verbs": verbs, "nonResourceURLs": rule["nonResourceURLs"]})
+
+    def extend(self, other: Rules) -> None:
+        self.resource += other.resource
+        self.non_resource += other.non_resource
+        self.errors += other.errors
+
+
+# Every rule: what system:masters and AlwaysAllow may do.
+EVERYTHING = {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "nonResourceURLs": ["*"]}
+
+
+def _subject_for(binding: Obj, user: UserInfo, namespace: str) -> Obj | None:
+    return next((s for s in binding.get("subjects") or () if subject_matches(s, user, namespace)), None)
+
+
+def _role(ref: Obj) -> str:
+    return f'{ref.get("kind", "")} "{ref.get("name", "")}"'
+
+
+def _describe(subject: Obj, binding_namespace: str) -> str:
+    """upstream's describeSubject: a service account as "name/namespace"."""
+    kind, name = subject.get("kind", ""), subject.get("name", "")
+    if kind == "ServiceAccount":
+        return f'{kind} "{name}/{subject.get("namespace") or binding_namespace}"'
+    return f'{kind} "{name}"'
 
 
 def _set(table: dict[Any, Obj], key: Any, obj: Obj | None) -> None:

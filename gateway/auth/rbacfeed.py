@@ -7,7 +7,13 @@ from collections.abc import Iterable
 from gateway.auth.rbac import RBACIndex
 from gateway.objects.view import ObjectView
 
-RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+# The RBAC kinds and their resources.
+RBAC_KINDS = {
+    "Role": "roles",
+    "ClusterRole": "clusterroles",
+    "RoleBinding": "rolebindings",
+    "ClusterRoleBinding": "clusterrolebindings",
+}
 
 
 class KindFeed:

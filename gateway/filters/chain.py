@@ -1,11 +1,10 @@
 """The order in which a request meets the filters, outermost first (upstream's DefaultBuildHandlerChain).
 
     Audit-Id → instrumentation → error funnel → request info → authentication →
-    [impersonation → flow control → authorization] → routing
+    impersonation → [flow control] → authorization → routing
 
-The bracketed slots are empty until their issues fill them (security: impersonation,
-authorization; API Priority and Fairness: flow control). Each goes between authentication and
-routing, in that order, so that it sees what the URL addresses and who is asking.
+The bracketed slot is empty until API Priority and Fairness fills it; it sees who is asking (after
+impersonation) before anything is authorized, as upstream's WithPriorityAndFairness does.
 """
 
 from __future__ import annotations
@@ -13,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gateway.auth.authentication import Authentication, Authenticator
+from gateway.auth.authorization import Authorization, Authorizer
+from gateway.auth.impersonation import Impersonation
 from gateway.filters import Handler
 from gateway.filters.auditid import AuditId
 from gateway.filters.errorfunnel import ErrorFunnel
@@ -29,9 +30,12 @@ def build_handler_chain(
     metrics: Metrics,
     authenticators: Sequence[Authenticator],
     anonymous: bool,
+    authorizer: Authorizer,
 ) -> Handler:
     """Wrap the router in every filter; the last one wrapped runs first."""
     handler = router
+    handler = Authorization(handler, authorizer)
+    handler = Impersonation(handler, authorizer)
     handler = Authentication(handler, authenticators, anonymous=anonymous)
     handler = WithRequestInfo(handler)
     handler = ErrorFunnel(handler, formats)

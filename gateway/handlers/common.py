@@ -56,4 +56,4 @@ def request_write_options(request: ApiRequest, kind: str, patch_type: str = "") 
     ?fieldManager=, else the product of its User-Agent (apply requires fieldManager)."""
     options = write_options(request.query_lists(), kind, patch_type)
     manager = manager_or_user_agent(options.field_manager, request.headers.get("User-Agent", ""))
-    return dataclasses.replace(options, field_manager=manager)
+    return dataclasses.replace(options, field_manager=manager, user=request.user)

@@ -73,7 +73,8 @@ class Resource:
     name_rule: int
     allow_create_on_update: bool
     return_deleted_object: bool
-    # Protobuf full names of the kind and its list ("" for a kind without a compiled message).
+    # Protobuf full names of the kind and its list ("" for a kind without a compiled message, and
+    # the list of a resource that cannot be listed).
     message: str
     list_message: str
 
@@ -96,6 +97,12 @@ class Resource:
     @property
     def list_kind(self) -> str:
         return self.gvk.kind + "List"
+
+    @property
+    def virtual(self) -> bool:
+        """Create-only resources without storage of their own: their answer is computed (access and
+        token reviews) or written to other objects (bindings), as upstream's virtual resources."""
+        return "get" not in self.verbs
 
     @property
     def has_status(self) -> bool:
@@ -181,7 +188,9 @@ def _build_resource(desc: Descriptor, gvk: GroupVersionKind, option: opts.Resour
     if option.scope == opts.SCOPE_UNSPECIFIED:
         raise RegistryError(f"{where}: resource option needs a scope")
     list_message = desc.full_name + "List"
-    if list_message not in reg.gvk_by_message and not _defined(list_message):
+    if "list" not in option.verbs:
+        list_message = ""
+    elif list_message not in reg.gvk_by_message and not _defined(list_message):
         raise RegistryError(f"{where}: resource has no list message {list_message}")
     subresources = {}
     for sub in option.subresources:

@@ -99,9 +99,17 @@ def test_gateway_alone_against_running_storage(tmp_path: Path) -> None:
         )
         try:
             assert gateway.stdout is not None and "serving on https://" in gateway.stdout.readline()
-            ca = ssl.create_default_context(cafile=tmp_path / "pki" / "ca.crt")
-            answer = httpx.get(f"https://127.0.0.1:{port}/api/v1/namespaces/default", timeout=10, verify=ca)
-            assert answer.status_code == 200
+            pki = tmp_path / "pki"
+            ca = ssl.create_default_context(cafile=pki / "ca.crt")
+            url = f"https://127.0.0.1:{port}/api/v1/namespaces/default"
+            anonymous = httpx.get(url, timeout=10, verify=ca)
+            assert anonymous.status_code == 403
+            assert anonymous.json()["message"] == (
+                'namespaces "default" is forbidden: User "system:anonymous" cannot get resource "namespaces" '
+                'in API group "" in the namespace "default"'
+            )
+            ca.load_cert_chain(pki / "admin.crt", pki / "admin.key")
+            assert httpx.get(url, timeout=10, verify=ca).status_code == 200
         finally:
             gateway.terminate()
             gateway.wait(15)

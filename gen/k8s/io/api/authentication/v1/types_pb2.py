@@ -26,7 +26,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_api
 from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(k8s/io/api/authentication/v1/types.proto\x12\x1ck8s.io.api.authentication.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"X\n\x14\x42oundObjectReference\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x12\n\napiVersion\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x10\n\x03uID\x18\x04 \x01(\tR\x03uid\"\x1b\n\nExtraValue\x12\r\n\x05items\x18\x01 \x03(\t\"\xbf\x01\n\x11SelfSubjectReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x45\n\x06status\x18\x02 \x01(\x0b\x32\x35.k8s.io.api.authentication.v1.SelfSubjectReviewStatus:\x1f\xca\xf3\x18\x1b\n\x15\x61uthentication.k8s.io\x12\x02v1\"S\n\x17SelfSubjectReviewStatus\x12\x38\n\x08userInfo\x18\x01 \x01(\x0b\x32&.k8s.io.api.authentication.v1.UserInfo\"\xfb\x01\n\x0cTokenRequest\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x44\n\x04spec\x18\x02 \x01(\x0b\x32..k8s.io.api.authentication.v1.TokenRequestSpecB\x06\xca\xf3\x18\x02\x10\x01\x12@\n\x06status\x18\x03 \x01(\x0b\x32\x30.k8s.io.api.authentication.v1.TokenRequestStatus:\x1f\xca\xf3\x18\x1b\n\x15\x61uthentication.k8s.io\x12\x02v1\"\xaa\x01\n\x10TokenRequestSpec\x12\x1b\n\taudiences\x18\x01 \x03(\tB\x08\xca\xf3\x18\x04\x10\x01(\x01\x12#\n\x11\x65xpirationSeconds\x18\x04 \x01(\x03\x42\x08\xca\xf3\x18\x04\x08\x01\x10\x01\x12T\n\x0e\x62oundObjectRef\x18\x03 \x01(\x0b\x32\x32.k8s.io.api.authentication.v1.BoundObjectReferenceB\x08\xca\xf3\x18\x04\x08\x01\x10\x01\"|\n\x12TokenRequestStatus\x12\x15\n\x05token\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02\x10\x01\x12O\n\x13\x65xpirationTimestamp\x18\x02 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x06\xca\xf3\x18\x02\x10\x01\"\xfa\x01\n\x0bTokenReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x45\n\x04spec\x18\x02 \x01(\x0b\x32-.k8s.io.api.authentication.v1.TokenReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12?\n\x06status\x18\x03 \x01(\x0b\x32/.k8s.io.api.authentication.v1.TokenReviewStatus:\x1f\xca\xf3\x18\x1b\n\x15\x61uthentication.k8s.io\x12\x02v1\"C\n\x0fTokenReviewSpec\x12\x15\n\x05token\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02H\x01\x12\x19\n\taudiences\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\x8a\x01\n\x11TokenReviewStatus\x12\x15\n\rauthenticated\x18\x01 \x01(\x08\x12\x34\n\x04user\x18\x02 \x01(\x0b\x32&.k8s.io.api.authentication.v1.UserInfo\x12\x19\n\taudiences\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\r\n\x05\x65rror\x18\x03 \x01(\t\"\xdb\x01\n\x08UserInfo\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x0b\n\x03uid\x18\x02 \x01(\t\x12\x16\n\x06groups\x18\x03 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12@\n\x05\x65xtra\x18\x04 \x03(\x0b\x32\x31.k8s.io.api.authentication.v1.UserInfo.ExtraEntry\x1aV\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x37\n\x05value\x18\x02 \x01(\x0b\x32(.k8s.io.api.authentication.v1.ExtraValue:\x02\x38\x01\x42\x1eZ\x1ck8s.io/api/authentication/v1')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(k8s/io/api/authentication/v1/types.proto\x12\x1ck8s.io.api.authentication.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"X\n\x14\x42oundObjectReference\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x12\n\napiVersion\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x10\n\x03uID\x18\x04 \x01(\tR\x03uid\"\x1b\n\nExtraValue\x12\r\n\x05items\x18\x01 \x03(\t\"\xf4\x01\n\x11SelfSubjectReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x45\n\x06status\x18\x02 \x01(\x0b\x32\x35.k8s.io.api.authentication.v1.SelfSubjectReviewStatus:T\xca\xf3\x18\x1b\n\x15\x61uthentication.k8s.io\x12\x02v1\xd2\xf3\x18\x31\n\x12selfsubjectreviews\x12\x11selfsubjectreview(\x02\x32\x06\x63reate\"S\n\x17SelfSubjectReviewStatus\x12\x38\n\x08userInfo\x18\x01 \x01(\x0b\x32&.k8s.io.api.authentication.v1.UserInfo\"\xfb\x01\n\x0cTokenRequest\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x44\n\x04spec\x18\x02 \x01(\x0b\x32..k8s.io.api.authentication.v1.TokenRequestSpecB\x06\xca\xf3\x18\x02\x10\x01\x12@\n\x06status\x18\x03 \x01(\x0b\x32\x30.k8s.io.api.authentication.v1.TokenRequestStatus:\x1f\xca\xf3\x18\x1b\n\x15\x61uthentication.k8s.io\x12\x02v1\"\xaa\x01\n\x10TokenRequestSpec\x12\x1b\n\taudiences\x18\x01 \x03(\tB\x08\xca\xf3\x18\x04\x10\x01(\x01\x12#\n\x11\x65xpirationSeconds\x18\x04 \x01(\x03\x42\x08\xca\xf3\x18\x04\x08\x01\x10\x01\x12T\n\x0e\x62oundObjectRef\x18\x03 \x01(\x0b\x32\x32.k8s.io.api.authentication.v1.BoundObjectReferenceB\x08\xca\xf3\x18\x04\x08\x01\x10\x01\"|\n\x12TokenRequestStatus\x12\x15\n\x05token\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02\x10\x01\x12O\n\x13\x65xpirationTimestamp\x18\x02 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x06\xca\xf3\x18\x02\x10\x01\"\xa3\x02\n\x0bTokenReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x45\n\x04spec\x18\x02 \x01(\x0b\x32-.k8s.io.api.authentication.v1.TokenReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12?\n\x06status\x18\x03 \x01(\x0b\x32/.k8s.io.api.authentication.v1.TokenReviewStatus:H\xca\xf3\x18\x1b\n\x15\x61uthentication.k8s.io\x12\x02v1\xd2\xf3\x18%\n\x0ctokenreviews\x12\x0btokenreview(\x02\x32\x06\x63reate\"C\n\x0fTokenReviewSpec\x12\x15\n\x05token\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02H\x01\x12\x19\n\taudiences\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\x8a\x01\n\x11TokenReviewStatus\x12\x15\n\rauthenticated\x18\x01 \x01(\x08\x12\x34\n\x04user\x18\x02 \x01(\x0b\x32&.k8s.io.api.authentication.v1.UserInfo\x12\x19\n\taudiences\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\r\n\x05\x65rror\x18\x03 \x01(\t\"\xdb\x01\n\x08UserInfo\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x0b\n\x03uid\x18\x02 \x01(\t\x12\x16\n\x06groups\x18\x03 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12@\n\x05\x65xtra\x18\x04 \x03(\x0b\x32\x31.k8s.io.api.authentication.v1.UserInfo.ExtraEntry\x1aV\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x37\n\x05value\x18\x02 \x01(\x0b\x32(.k8s.io.api.authentication.v1.ExtraValue:\x02\x38\x01\x42\x1eZ\x1ck8s.io/api/authentication/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,7 +35,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\034k8s.io/api/authentication/v1'
   _globals['_SELFSUBJECTREVIEW']._loaded_options = None
-  _globals['_SELFSUBJECTREVIEW']._serialized_options = b'\312\363\030\033\n\025authentication.k8s.io\022\002v1'
+  _globals['_SELFSUBJECTREVIEW']._serialized_options = b'\312\363\030\033\n\025authentication.k8s.io\022\002v1\322\363\0301\n\022selfsubjectreviews\022\021selfsubjectreview(\0022\006create'
   _globals['_TOKENREQUEST'].fields_by_name['spec']._loaded_options = None
   _globals['_TOKENREQUEST'].fields_by_name['spec']._serialized_options = b'\312\363\030\002\020\001'
   _globals['_TOKENREQUEST']._loaded_options = None
@@ -53,7 +53,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TOKENREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_TOKENREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
   _globals['_TOKENREVIEW']._loaded_options = None
-  _globals['_TOKENREVIEW']._serialized_options = b'\312\363\030\033\n\025authentication.k8s.io\022\002v1'
+  _globals['_TOKENREVIEW']._serialized_options = b'\312\363\030\033\n\025authentication.k8s.io\022\002v1\322\363\030%\n\014tokenreviews\022\013tokenreview(\0022\006create'
   _globals['_TOKENREVIEWSPEC'].fields_by_name['token']._loaded_options = None
   _globals['_TOKENREVIEWSPEC'].fields_by_name['token']._serialized_options = b'\312\363\030\002H\001'
   _globals['_TOKENREVIEWSPEC'].fields_by_name['audiences']._loaded_options = None
@@ -69,23 +69,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EXTRAVALUE']._serialized_start=250
   _globals['_EXTRAVALUE']._serialized_end=277
   _globals['_SELFSUBJECTREVIEW']._serialized_start=280
-  _globals['_SELFSUBJECTREVIEW']._serialized_end=471
-  _globals['_SELFSUBJECTREVIEWSTATUS']._serialized_start=473
-  _globals['_SELFSUBJECTREVIEWSTATUS']._serialized_end=556
-  _globals['_TOKENREQUEST']._serialized_start=559
-  _globals['_TOKENREQUEST']._serialized_end=810
-  _globals['_TOKENREQUESTSPEC']._serialized_start=813
-  _globals['_TOKENREQUESTSPEC']._serialized_end=983
-  _globals['_TOKENREQUESTSTATUS']._serialized_start=985
-  _globals['_TOKENREQUESTSTATUS']._serialized_end=1109
-  _globals['_TOKENREVIEW']._serialized_start=1112
-  _globals['_TOKENREVIEW']._serialized_end=1362
-  _globals['_TOKENREVIEWSPEC']._serialized_start=1364
-  _globals['_TOKENREVIEWSPEC']._serialized_end=1431
-  _globals['_TOKENREVIEWSTATUS']._serialized_start=1434
-  _globals['_TOKENREVIEWSTATUS']._serialized_end=1572
-  _globals['_USERINFO']._serialized_start=1575
-  _globals['_USERINFO']._serialized_end=1794
-  _globals['_USERINFO_EXTRAENTRY']._serialized_start=1708
-  _globals['_USERINFO_EXTRAENTRY']._serialized_end=1794
+  _globals['_SELFSUBJECTREVIEW']._serialized_end=524
+  _globals['_SELFSUBJECTREVIEWSTATUS']._serialized_start=526
+  _globals['_SELFSUBJECTREVIEWSTATUS']._serialized_end=609
+  _globals['_TOKENREQUEST']._serialized_start=612
+  _globals['_TOKENREQUEST']._serialized_end=863
+  _globals['_TOKENREQUESTSPEC']._serialized_start=866
+  _globals['_TOKENREQUESTSPEC']._serialized_end=1036
+  _globals['_TOKENREQUESTSTATUS']._serialized_start=1038
+  _globals['_TOKENREQUESTSTATUS']._serialized_end=1162
+  _globals['_TOKENREVIEW']._serialized_start=1165
+  _globals['_TOKENREVIEW']._serialized_end=1456
+  _globals['_TOKENREVIEWSPEC']._serialized_start=1458
+  _globals['_TOKENREVIEWSPEC']._serialized_end=1525
+  _globals['_TOKENREVIEWSTATUS']._serialized_start=1528
+  _globals['_TOKENREVIEWSTATUS']._serialized_end=1666
+  _globals['_USERINFO']._serialized_start=1669
+  _globals['_USERINFO']._serialized_end=1888
+  _globals['_USERINFO_EXTRAENTRY']._serialized_start=1802
+  _globals['_USERINFO_EXTRAENTRY']._serialized_end=1888
 # @@protoc_insertion_point(module_scope)

@@ -26,7 +26,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_api
 from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'k8s/io/api/authorization/v1/types.proto\x12\x1bk8s.io.api.authorization.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\x1b\n\nExtraValue\x12\r\n\x05items\x18\x01 \x03(\t\"\x8c\x01\n\x17\x46ieldSelectorAttributes\x12\x13\n\x0brawSelector\x18\x01 \x01(\t\x12\\\n\x0crequirements\x18\x02 \x03(\x0b\x32>.k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirementB\x06\xca\xf3\x18\x02(\x01\"\x8c\x01\n\x17LabelSelectorAttributes\x12\x13\n\x0brawSelector\x18\x01 \x01(\t\x12\\\n\x0crequirements\x18\x02 \x03(\x0b\x32>.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirementB\x06\xca\xf3\x18\x02(\x01\"\x94\x02\n\x18LocalSubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12L\n\x04spec\x18\x02 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.SubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus:\x1e\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\"3\n\x15NonResourceAttributes\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04verb\x18\x02 \x01(\t\"M\n\x0fNonResourceRule\x12\x19\n\x05verbs\x18\x01 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x1f\n\x0fnonResourceURLs\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\xb4\x02\n\x12ResourceAttributes\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04verb\x18\x02 \x01(\t\x12\r\n\x05group\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\x12\x10\n\x08resource\x18\x05 \x01(\t\x12\x13\n\x0bsubresource\x18\x06 \x01(\t\x12\x0c\n\x04name\x18\x07 \x01(\t\x12S\n\rfieldSelector\x18\x08 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.FieldSelectorAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12S\n\rlabelSelector\x18\t \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.LabelSelectorAttributesB\x06\xca\xf3\x18\x02\x08\x01\"~\n\x0cResourceRule\x12\x19\n\x05verbs\x18\x01 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x19\n\tapiGroups\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\x19\n\tresources\x18\x03 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\x1d\n\rresourceNames\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\x97\x02\n\x17SelfSubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12P\n\x04spec\x18\x02 \x01(\x0b\x32\x38.k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus:\x1e\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\"\xcd\x01\n\x1bSelfSubjectAccessReviewSpec\x12S\n\x12resourceAttributes\x18\x01 \x01(\x0b\x32/.k8s.io.api.authorization.v1.ResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12Y\n\x15nonResourceAttributes\x18\x02 \x01(\x0b\x32\x32.k8s.io.api.authorization.v1.NonResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\"\x94\x02\n\x16SelfSubjectRulesReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12O\n\x04spec\x18\x02 \x01(\x0b\x32\x37.k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x45\n\x06status\x18\x03 \x01(\x0b\x32\x35.k8s.io.api.authorization.v1.SubjectRulesReviewStatus:\x1e\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\"/\n\x1aSelfSubjectRulesReviewSpec\x12\x11\n\tnamespace\x18\x01 \x01(\t\"\x8f\x02\n\x13SubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12L\n\x04spec\x18\x02 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.SubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus:\x1e\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\"\xa3\x03\n\x17SubjectAccessReviewSpec\x12S\n\x12resourceAttributes\x18\x01 \x01(\x0b\x32/.k8s.io.api.authorization.v1.ResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12Y\n\x15nonResourceAttributes\x18\x02 \x01(\x0b\x32\x32.k8s.io.api.authorization.v1.NonResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12\x0c\n\x04user\x18\x03 \x01(\t\x12\x16\n\x06groups\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12N\n\x05\x65xtra\x18\x05 \x03(\x0b\x32?.k8s.io.api.authorization.v1.SubjectAccessReviewSpec.ExtraEntry\x12\x0b\n\x03uid\x18\x06 \x01(\t\x1aU\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x36\n\x05value\x18\x02 \x01(\x0b\x32\'.k8s.io.api.authorization.v1.ExtraValue:\x02\x38\x01\"o\n\x19SubjectAccessReviewStatus\x12\x19\n\x07\x61llowed\x18\x01 \x01(\x08\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x0e\n\x06\x64\x65nied\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x17\n\x0f\x65valuationError\x18\x03 \x01(\t\"\xf3\x01\n\x18SubjectRulesReviewStatus\x12L\n\rresourceRules\x18\x01 \x03(\x0b\x32).k8s.io.api.authorization.v1.ResourceRuleB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12R\n\x10nonResourceRules\x18\x02 \x03(\x0b\x32,.k8s.io.api.authorization.v1.NonResourceRuleB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x1c\n\nincomplete\x18\x03 \x01(\x08\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x17\n\x0f\x65valuationError\x18\x04 \x01(\tB\x1dZ\x1bk8s.io/api/authorization/v1')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'k8s/io/api/authorization/v1/types.proto\x12\x1bk8s.io.api.authorization.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\x1b\n\nExtraValue\x12\r\n\x05items\x18\x01 \x03(\t\"\x8c\x01\n\x17\x46ieldSelectorAttributes\x12\x13\n\x0brawSelector\x18\x01 \x01(\t\x12\\\n\x0crequirements\x18\x02 \x03(\x0b\x32>.k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirementB\x06\xca\xf3\x18\x02(\x01\"\x8c\x01\n\x17LabelSelectorAttributes\x12\x13\n\x0brawSelector\x18\x01 \x01(\t\x12\\\n\x0crequirements\x18\x02 \x03(\x0b\x32>.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirementB\x06\xca\xf3\x18\x02(\x01\"\xd7\x02\n\x18LocalSubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12L\n\x04spec\x18\x02 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.SubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus:a\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\xd2\xf3\x18?\n\x19localsubjectaccessreviews\x12\x18localsubjectaccessreview(\x01\x32\x06\x63reate\"3\n\x15NonResourceAttributes\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04verb\x18\x02 \x01(\t\"M\n\x0fNonResourceRule\x12\x19\n\x05verbs\x18\x01 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x1f\n\x0fnonResourceURLs\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\xb4\x02\n\x12ResourceAttributes\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04verb\x18\x02 \x01(\t\x12\r\n\x05group\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\x12\x10\n\x08resource\x18\x05 \x01(\t\x12\x13\n\x0bsubresource\x18\x06 \x01(\t\x12\x0c\n\x04name\x18\x07 \x01(\t\x12S\n\rfieldSelector\x18\x08 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.FieldSelectorAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12S\n\rlabelSelector\x18\t \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.LabelSelectorAttributesB\x06\xca\xf3\x18\x02\x08\x01\"~\n\x0cResourceRule\x12\x19\n\x05verbs\x18\x01 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x19\n\tapiGroups\x18\x02 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\x19\n\tresources\x18\x03 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12\x1d\n\rresourceNames\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\"\xd8\x02\n\x17SelfSubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12P\n\x04spec\x18\x02 \x01(\x0b\x32\x38.k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus:_\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\xd2\xf3\x18=\n\x18selfsubjectaccessreviews\x12\x17selfsubjectaccessreview(\x02\x32\x06\x63reate\"\xcd\x01\n\x1bSelfSubjectAccessReviewSpec\x12S\n\x12resourceAttributes\x18\x01 \x01(\x0b\x32/.k8s.io.api.authorization.v1.ResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12Y\n\x15nonResourceAttributes\x18\x02 \x01(\x0b\x32\x32.k8s.io.api.authorization.v1.NonResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\"\xd3\x02\n\x16SelfSubjectRulesReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12O\n\x04spec\x18\x02 \x01(\x0b\x32\x37.k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x45\n\x06status\x18\x03 \x01(\x0b\x32\x35.k8s.io.api.authorization.v1.SubjectRulesReviewStatus:]\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\xd2\xf3\x18;\n\x17selfsubjectrulesreviews\x12\x16selfsubjectrulesreview(\x02\x32\x06\x63reate\"/\n\x1aSelfSubjectRulesReviewSpec\x12\x11\n\tnamespace\x18\x01 \x01(\t\"\xc8\x02\n\x13SubjectAccessReview\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12L\n\x04spec\x18\x02 \x01(\x0b\x32\x34.k8s.io.api.authorization.v1.SubjectAccessReviewSpecB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x46\n\x06status\x18\x03 \x01(\x0b\x32\x36.k8s.io.api.authorization.v1.SubjectAccessReviewStatus:W\xca\xf3\x18\x1a\n\x14\x61uthorization.k8s.io\x12\x02v1\xd2\xf3\x18\x35\n\x14subjectaccessreviews\x12\x13subjectaccessreview(\x02\x32\x06\x63reate\"\xa3\x03\n\x17SubjectAccessReviewSpec\x12S\n\x12resourceAttributes\x18\x01 \x01(\x0b\x32/.k8s.io.api.authorization.v1.ResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12Y\n\x15nonResourceAttributes\x18\x02 \x01(\x0b\x32\x32.k8s.io.api.authorization.v1.NonResourceAttributesB\x06\xca\xf3\x18\x02\x08\x01\x12\x0c\n\x04user\x18\x03 \x01(\t\x12\x16\n\x06groups\x18\x04 \x03(\tB\x06\xca\xf3\x18\x02(\x01\x12N\n\x05\x65xtra\x18\x05 \x03(\x0b\x32?.k8s.io.api.authorization.v1.SubjectAccessReviewSpec.ExtraEntry\x12\x0b\n\x03uid\x18\x06 \x01(\t\x1aU\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x36\n\x05value\x18\x02 \x01(\x0b\x32\'.k8s.io.api.authorization.v1.ExtraValue:\x02\x38\x01\"o\n\x19SubjectAccessReviewStatus\x12\x19\n\x07\x61llowed\x18\x01 \x01(\x08\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x0e\n\x06\x64\x65nied\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x17\n\x0f\x65valuationError\x18\x03 \x01(\t\"\xf3\x01\n\x18SubjectRulesReviewStatus\x12L\n\rresourceRules\x18\x01 \x03(\x0b\x32).k8s.io.api.authorization.v1.ResourceRuleB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12R\n\x10nonResourceRules\x18\x02 \x03(\x0b\x32,.k8s.io.api.authorization.v1.NonResourceRuleB\n\xca\xf3\x18\x06\x10\x01(\x01H\x01\x12\x1c\n\nincomplete\x18\x03 \x01(\x08\x42\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x17\n\x0f\x65valuationError\x18\x04 \x01(\tB\x1dZ\x1bk8s.io/api/authorization/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,7 +41,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LOCALSUBJECTACCESSREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_LOCALSUBJECTACCESSREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
   _globals['_LOCALSUBJECTACCESSREVIEW']._loaded_options = None
-  _globals['_LOCALSUBJECTACCESSREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1'
+  _globals['_LOCALSUBJECTACCESSREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1\322\363\030?\n\031localsubjectaccessreviews\022\030localsubjectaccessreview(\0012\006create'
   _globals['_NONRESOURCERULE'].fields_by_name['verbs']._loaded_options = None
   _globals['_NONRESOURCERULE'].fields_by_name['verbs']._serialized_options = b'\312\363\030\006\020\001(\001H\001'
   _globals['_NONRESOURCERULE'].fields_by_name['nonResourceURLs']._loaded_options = None
@@ -61,7 +61,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SELFSUBJECTACCESSREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_SELFSUBJECTACCESSREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
   _globals['_SELFSUBJECTACCESSREVIEW']._loaded_options = None
-  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1'
+  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1\322\363\030=\n\030selfsubjectaccessreviews\022\027selfsubjectaccessreview(\0022\006create'
   _globals['_SELFSUBJECTACCESSREVIEWSPEC'].fields_by_name['resourceAttributes']._loaded_options = None
   _globals['_SELFSUBJECTACCESSREVIEWSPEC'].fields_by_name['resourceAttributes']._serialized_options = b'\312\363\030\002\010\001'
   _globals['_SELFSUBJECTACCESSREVIEWSPEC'].fields_by_name['nonResourceAttributes']._loaded_options = None
@@ -69,11 +69,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SELFSUBJECTRULESREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_SELFSUBJECTRULESREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
   _globals['_SELFSUBJECTRULESREVIEW']._loaded_options = None
-  _globals['_SELFSUBJECTRULESREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1'
+  _globals['_SELFSUBJECTRULESREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1\322\363\030;\n\027selfsubjectrulesreviews\022\026selfsubjectrulesreview(\0022\006create'
   _globals['_SUBJECTACCESSREVIEW'].fields_by_name['spec']._loaded_options = None
   _globals['_SUBJECTACCESSREVIEW'].fields_by_name['spec']._serialized_options = b'\312\363\030\004\020\001H\001'
   _globals['_SUBJECTACCESSREVIEW']._loaded_options = None
-  _globals['_SUBJECTACCESSREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1'
+  _globals['_SUBJECTACCESSREVIEW']._serialized_options = b'\312\363\030\032\n\024authorization.k8s.io\022\002v1\322\363\0305\n\024subjectaccessreviews\022\023subjectaccessreview(\0022\006create'
   _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._loaded_options = None
   _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_options = b'8\001'
   _globals['_SUBJECTACCESSREVIEWSPEC'].fields_by_name['resourceAttributes']._loaded_options = None
@@ -97,31 +97,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LABELSELECTORATTRIBUTES']._serialized_start=331
   _globals['_LABELSELECTORATTRIBUTES']._serialized_end=471
   _globals['_LOCALSUBJECTACCESSREVIEW']._serialized_start=474
-  _globals['_LOCALSUBJECTACCESSREVIEW']._serialized_end=750
-  _globals['_NONRESOURCEATTRIBUTES']._serialized_start=752
-  _globals['_NONRESOURCEATTRIBUTES']._serialized_end=803
-  _globals['_NONRESOURCERULE']._serialized_start=805
-  _globals['_NONRESOURCERULE']._serialized_end=882
-  _globals['_RESOURCEATTRIBUTES']._serialized_start=885
-  _globals['_RESOURCEATTRIBUTES']._serialized_end=1193
-  _globals['_RESOURCERULE']._serialized_start=1195
-  _globals['_RESOURCERULE']._serialized_end=1321
-  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_start=1324
-  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_end=1603
-  _globals['_SELFSUBJECTACCESSREVIEWSPEC']._serialized_start=1606
-  _globals['_SELFSUBJECTACCESSREVIEWSPEC']._serialized_end=1811
-  _globals['_SELFSUBJECTRULESREVIEW']._serialized_start=1814
-  _globals['_SELFSUBJECTRULESREVIEW']._serialized_end=2090
-  _globals['_SELFSUBJECTRULESREVIEWSPEC']._serialized_start=2092
-  _globals['_SELFSUBJECTRULESREVIEWSPEC']._serialized_end=2139
-  _globals['_SUBJECTACCESSREVIEW']._serialized_start=2142
-  _globals['_SUBJECTACCESSREVIEW']._serialized_end=2413
-  _globals['_SUBJECTACCESSREVIEWSPEC']._serialized_start=2416
-  _globals['_SUBJECTACCESSREVIEWSPEC']._serialized_end=2835
-  _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_start=2750
-  _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_end=2835
-  _globals['_SUBJECTACCESSREVIEWSTATUS']._serialized_start=2837
-  _globals['_SUBJECTACCESSREVIEWSTATUS']._serialized_end=2948
-  _globals['_SUBJECTRULESREVIEWSTATUS']._serialized_start=2951
-  _globals['_SUBJECTRULESREVIEWSTATUS']._serialized_end=3194
+  _globals['_LOCALSUBJECTACCESSREVIEW']._serialized_end=817
+  _globals['_NONRESOURCEATTRIBUTES']._serialized_start=819
+  _globals['_NONRESOURCEATTRIBUTES']._serialized_end=870
+  _globals['_NONRESOURCERULE']._serialized_start=872
+  _globals['_NONRESOURCERULE']._serialized_end=949
+  _globals['_RESOURCEATTRIBUTES']._serialized_start=952
+  _globals['_RESOURCEATTRIBUTES']._serialized_end=1260
+  _globals['_RESOURCERULE']._serialized_start=1262
+  _globals['_RESOURCERULE']._serialized_end=1388
+  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_start=1391
+  _globals['_SELFSUBJECTACCESSREVIEW']._serialized_end=1735
+  _globals['_SELFSUBJECTACCESSREVIEWSPEC']._serialized_start=1738
+  _globals['_SELFSUBJECTACCESSREVIEWSPEC']._serialized_end=1943
+  _globals['_SELFSUBJECTRULESREVIEW']._serialized_start=1946
+  _globals['_SELFSUBJECTRULESREVIEW']._serialized_end=2285
+  _globals['_SELFSUBJECTRULESREVIEWSPEC']._serialized_start=2287
+  _globals['_SELFSUBJECTRULESREVIEWSPEC']._serialized_end=2334
+  _globals['_SUBJECTACCESSREVIEW']._serialized_start=2337
+  _globals['_SUBJECTACCESSREVIEW']._serialized_end=2665
+  _globals['_SUBJECTACCESSREVIEWSPEC']._serialized_start=2668
+  _globals['_SUBJECTACCESSREVIEWSPEC']._serialized_end=3087
+  _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_start=3002
+  _globals['_SUBJECTACCESSREVIEWSPEC_EXTRAENTRY']._serialized_end=3087
+  _globals['_SUBJECTACCESSREVIEWSTATUS']._serialized_start=3089
+  _globals['_SUBJECTACCESSREVIEWSTATUS']._serialized_end=3200
+  _globals['_SUBJECTRULESREVIEWSTATUS']._serialized_start=3203
+  _globals['_SUBJECTRULESREVIEWSTATUS']._serialized_end=3446
 # @@protoc_insertion_point(module_scope)
