@@ -5,7 +5,8 @@ protocol for watch streams — because a full client (httpx) costs more CPU per 
 being measured. Modes:
 
 - ``writes``: ``clients`` concurrent writers create configmaps for ``seconds``, then update (PUT with the
-  resourceVersion of the last write) the ones they created for ``seconds``: rate and latency of each phase.
+  resourceVersion of the last write) the ones they created for ``seconds``, then patch them (strategic
+  merge) and apply them (server-side apply) for ``seconds`` each: rate and latency of each phase.
 - ``watch``: ``watchers`` concurrent watches of ``path``; prints ``ready`` once all are open, then records the
   delay between the send time a writer put into each object (``"sent":"<unix time>"``) and its arrival, until
   a line ``stop`` on stdin (or ``max_seconds``).
@@ -55,7 +56,9 @@ class Connection:
         for key, value in (headers or {}).items():
             head += f"{key}: {value}\r\n"
         if body or method in ("POST", "PUT", "PATCH"):
-            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            if not any(k.lower() == "content-type" for k in headers or {}):
+                head += "Content-Type: application/json\r\n"
+            head += f"Content-Length: {len(body)}\r\n"
         self.writer.write(head.encode() + b"\r\n" + body)
         response_head = await self.reader.readuntil(HEADER_END)
         status = int(response_head[9:12])
@@ -88,6 +91,8 @@ class Connection:
 
 
 RESOURCE_VERSION = re.compile(rb'"resourceVersion":"(\d+)"')
+STRATEGIC_MERGE = {"Content-Type": "application/strategic-merge-patch+json"}
+APPLY = {"Content-Type": "application/apply-patch+yaml"}
 
 
 def configmap(name: str, data: dict[str, str], resource_version: str = "") -> bytes:
@@ -152,9 +157,26 @@ async def writes(cfg: dict) -> dict:
             return True
         return False
 
+    async def patch(n: int, i: int) -> bool:
+        """A strategic merge patch of one data key (no resourceVersion: the server retries conflicts)."""
+        name, _ = created[n][i % len(created[n])]
+        body = json.dumps({"data": {"i": str(i)}}).encode()
+        status, _ = await conns[n].request("PATCH", f"{collection}/{name}", body, STRATEGIC_MERGE)
+        return status == 200
+
+    async def apply(n: int, i: int) -> bool:
+        """Server-side apply of the same key by one field manager (it owns it from the first apply)."""
+        name, _ = created[n][i % len(created[n])]
+        body = configmap(name, {"applied": str(i)})
+        path = f"{collection}/{name}?fieldManager=bench&force=true"
+        status, _ = await conns[n].request("PATCH", path, body, APPLY)
+        return status == 200
+
     await phase("create", create)
     if all(created):
         await phase("update", update)
+        await phase("patch", patch)
+        await phase("apply", apply)
     for c in conns:
         c.close()
     return result

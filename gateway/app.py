@@ -19,9 +19,10 @@ from gateway.admission import Admission
 from gateway.admission.namespace import NamespaceLifecycle
 from gateway.auth.authentication import Authenticator, ClientCertificate, InsecurePort, TokenFile
 from gateway.auth.authorization import AlwaysAllow, AlwaysDeny, Authorizer, Privileged, Union
+from gateway.auth.escalation import RBACEscalation
 from gateway.auth.rbac import RBAC_GROUP, RBACIndex
 from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
-from gateway.auth.reviews import Answer, Review, review_answers
+from gateway.auth.reviews import Review, review_answers
 from gateway.controllers.informer import Informer
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
@@ -31,6 +32,8 @@ from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
 from gateway.objects.codecs import codec_for, kind_codec
 from gateway.params import WriteOptions
+from gateway.registry.approval import ApprovalStore
+from gateway.registry.componentstatus import ComponentStatuses
 from gateway.registry.kinds import strategy_for
 from gateway.registry.ownership import Ownership
 from gateway.registry.rest import verbs_served
@@ -50,12 +53,13 @@ from protokube.schema.registry import ADDED, Registry, Resource
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAMESPACES = ("", "v1", "namespaces")
+COMPONENT_STATUSES = ("", "v1", "componentstatuses")
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 STORAGE_CHECK_TIMEOUT = 1.0
 # The checks /readyz has that /healthz and /livez have not.
 READINESS_ONLY = ("etcd-readiness", "informer-sync", "shutdown")
 # Storages of subresources that write part of their parent, by subresource name.
-SUBRESOURCE_STORAGES = {"status": StatusStore, "finalize": FinalizeStore}
+SUBRESOURCE_STORAGES = {"status": StatusStore, "finalize": FinalizeStore, "approval": ApprovalStore}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +90,14 @@ class APIServer:
         self.metrics = Metrics(object_counts=self._object_counts)
         self.rbac = RBACIndex()
         self.authorizer = self._authorizer()
-        # Create-only resources without storage, by key: what computes their answer.
-        self.virtual: dict[tuple[str, str, str], Answer] = review_answers(self.authorizer)
-        self.cachers = {r.key: self._cacher(r) for r in registry.resources.values() if not r.virtual}
-        self.admission = Admission([NamespaceLifecycle(self.cachers[NAMESPACES])])
+        # Resources answered without storage of their own (reviews, component statuses), by key.
+        self.computed = self._computed_storages(registry)
+        self.cachers = {
+            r.key: self._cacher(r) for r in registry.resources.values() if not r.virtual and r.key not in self.computed
+        }
+        self.admission = Admission(
+            [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)]
+        )
         self.stores: dict[tuple[str, str, str], Store] = {}
         self.scopes: dict[ScopeKey, RequestScope] = {}
         for resource in registry.resources.values():
@@ -136,10 +144,9 @@ class APIServer:
 
     def _serve(self, resource: Resource) -> None:
         """The registry store of a resource, its subresource storages, and their request scopes."""
-        if resource.virtual:
-            answer = self.virtual.get(resource.key)
-            if answer is not None:
-                storage = Review(codec_for(resource), answer)
+        if resource.virtual or resource.key in self.computed:
+            storage = self.computed.get(resource.key)
+            if storage is not None:
                 self.scopes[(*resource.key, "")] = self._scope(resource, "", storage, resource.verbs)
             return
         cacher = self.cachers[resource.key]
@@ -172,6 +179,16 @@ class APIServer:
         found: list[Authenticator] = [InsecurePort(), ClientCertificate()]
         if self.settings.token_file is not None:
             found.append(self.settings.token_file)
+        return found
+
+    def _computed_storages(self, registry: Registry) -> dict[tuple[str, str, str], object]:
+        found: dict[tuple[str, str, str], object] = {}
+        for key, answer in review_answers(self.authorizer).items():
+            if key in registry.resources:
+                found[key] = Review(codec_for(registry.resources[key]), answer)
+        statuses = registry.resources.get(COMPONENT_STATUSES)
+        if statuses is not None:
+            found[COMPONENT_STATUSES] = ComponentStatuses(statuses, codec_for(statuses), self.backend.current_revision)
         return found
 
     def _authorizer(self) -> Authorizer:

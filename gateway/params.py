@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gateway import errors
-from gateway.auth.user import ANONYMOUS_USER, UserInfo
+from gateway.auth.user import LOOPBACK_USER, UserInfo
 from gateway.errors import FieldError
 from gateway.fieldmanager.options import patch_options_errors, validate_field_manager
 from gateway.requestinfo import parse_bool
@@ -86,7 +86,7 @@ class WriteOptions:
     field_manager: str = ""
     field_validation: str = ""
     force: bool | None = None  # PatchOptions only: apply takes fields other managers own
-    user: UserInfo = ANONYMOUS_USER  # who asks (upstream carries it in the request context)
+    user: UserInfo = LOOPBACK_USER  # who asks (upstream carries it in the request context)
 
 
 def _dry_run_problems(values: list[str]) -> list[FieldError]:
@@ -137,6 +137,7 @@ class DeleteOptions:
     orphan_dependents: bool | None = None
     precondition_uid: str | None = None
     precondition_resource_version: str | None = None
+    user: UserInfo = LOOPBACK_USER  # who asks
 
 
 def delete_options_from_query(query: Mapping[str, list[str]]) -> DeleteOptions:

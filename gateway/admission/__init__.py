@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from gateway.auth.user import UserInfo
 from gateway.objects.codec import Obj
 from protokube.schema.registry import Resource
 
@@ -26,6 +27,7 @@ class Attributes:
     name: str
     obj: Obj | None  # the object to be written (None for DELETE)
     old: Obj | None  # the object as stored (None for CREATE)
+    user: UserInfo  # who asks
 
 
 class Plugin(Protocol):

@@ -117,14 +117,19 @@ class RBACIndex:
         elif kind == "ClusterRoleBinding":
             _set(self.cluster_role_bindings, name, obj)
 
-    def _role_rules(self, ref: Obj, namespace: str, missing: list[str]) -> list[Obj]:
+    def role_rules(self, ref: Obj, namespace: str) -> list[Obj] | None:
+        """The rules of the role a binding in ``namespace`` refers to; None when it does not exist."""
         kind, name = ref.get("kind"), ref.get("name", "")
         role = self.cluster_roles.get(name) if kind == "ClusterRole" else self.roles.get((namespace, name))
-        if role is None:
-            what = "clusterrole" if kind == "ClusterRole" else "role"
-            missing.append(f'{what}.{RBAC_GROUP} "{name}" not found')
+        return None if role is None else list(role.get("rules") or ())
+
+    def _role_rules(self, ref: Obj, namespace: str, missing: list[str]) -> list[Obj]:
+        rules = self.role_rules(ref, namespace)
+        if rules is None:
+            what = "clusterrole" if ref.get("kind") == "ClusterRole" else "role"
+            missing.append(f'{what}.{RBAC_GROUP} "{ref.get("name", "")}" not found')
             return []
-        return list(role.get("rules") or ())
+        return rules
 
     def rules_for(self, user: UserInfo, namespace: str, missing: list[str]) -> Iterator[tuple[Obj, str]]:
         """Every rule granted to ``user`` in ``namespace`` (cluster-wide ones first), with the

@@ -31,6 +31,8 @@ class UserInfo:
 
 ANONYMOUS_USER = UserInfo(ANONYMOUS, groups=(UNAUTHENTICATED,))
 UNSECURED_USER = UserInfo(UNSECURED, groups=(MASTERS, AUTHENTICATED))
+# Who the server's own writes act as (controllers, bootstrap objects): upstream's loopback client.
+LOOPBACK_USER = UserInfo("system:apiserver", groups=(MASTERS, AUTHENTICATED))
 
 
 def service_account_user(namespace: str, name: str, uid: str = "") -> UserInfo:

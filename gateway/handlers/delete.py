@@ -53,7 +53,7 @@ async def delete_options(request: ApiRequest) -> DeleteOptions:
         )
     if options.grace_period_seconds is not None and options.grace_period_seconds < 0:
         options = dataclasses.replace(options, grace_period_seconds=0)
-    return options
+    return dataclasses.replace(options, user=request.user)
 
 
 def _merge(options: DeleteOptions, body: meta.DeleteOptions) -> DeleteOptions:

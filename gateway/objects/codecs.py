@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.conversion import ConvertedCodec
 from gateway.objects.codec import Codec
 from gateway.objects.protobuf import ProtoCodec
 from gateway.objects.unstructured import JSONCodec
@@ -15,6 +16,10 @@ def kind_codec(gvk: GroupVersionKind, message: str) -> Codec:
 
 def codec_for(resource: Resource) -> Codec:
     list_gvk = GroupVersionKind(resource.group, resource.version, resource.list_kind)
+    stored = resource.storage_kind
+    if stored is not None:
+        storage = kind_codec(stored.gvk, stored.message)
+        return ConvertedCodec(resource.gvk, resource.message, list_gvk, storage)  # type: ignore[arg-type]
     if resource.message:
         return ProtoCodec(resource.gvk, resource.message, list_gvk)
     return JSONCodec(resource.gvk, list_gvk)

@@ -16,6 +16,7 @@ import orjson
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway import errors
+from gateway.conversion import ConvertedCodec
 from gateway.objects.view import ObjectView
 from gateway.printing.cells import CELLS, ROW_CONDITIONS, Row
 from protokube.schema import jsonencode, wellknown
@@ -94,8 +95,11 @@ def partial_metadata(view: ObjectView) -> dict[str, Any]:
 def table_row(resource: Resource, view: ObjectView, include: str, now: float) -> dict[str, Any]:
     as_json = orjson.loads(view.json_item())
     obj = view.obj
-    row = Row(obj, now)
-    result: dict[str, Any] = {"cells": [_cell(c, row, as_json) for c in columns(resource)]}
+    # Another version's kind in storage: printed as that kind (upstream prints the internal object).
+    printed = view.codec.to_storage(obj) if isinstance(view.codec, ConvertedCodec) else obj
+    printed_json = jsonencode.to_dict(printed) if printed is not obj else as_json
+    row = Row(printed, now)
+    result: dict[str, Any] = {"cells": [_cell(c, row, printed_json) for c in columns(resource)]}
     conditions = ROW_CONDITIONS.get(resource.message, lambda _: [])(obj)
     if conditions:
         result["conditions"] = conditions

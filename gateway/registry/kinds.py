@@ -10,6 +10,7 @@ import time
 
 from google.protobuf.message import Message
 
+from gateway.auth.user import UserInfo
 from gateway.objects.codec import Codec
 from gateway.registry.strategy import ProtoStrategy, Strategy, UnstructuredStrategy
 from protokube.schema.registry import Resource
@@ -76,6 +77,32 @@ class EventStrategy(ProtoStrategy):
         return values
 
 
+class JobStrategy(ProtoStrategy):
+    def field_values(self, obj: Message) -> dict[str, str]:
+        """upstream's Job field label status.successful is the value of status.succeeded."""
+        values = super().field_values(obj)
+        values["status.successful"] = str(obj.status.succeeded)
+        return values
+
+
+class CertificateSigningRequestStrategy(ProtoStrategy):
+    """The requester is whoever creates the request; its spec never changes, and its status only
+    through status and approval (upstream's csrStrategy)."""
+
+    def record_requester(self, obj: Message, user: UserInfo) -> None:
+        spec = obj.spec
+        spec.username, spec.uid = user.name, user.uid
+        del spec.groups[:]
+        spec.groups.extend(user.groups)
+        spec.extra.clear()
+        for key, values in user.extra.items():
+            spec.extra[key].items.extend(values)
+
+    def prepare_for_update(self, new: Message, old: Message) -> None:
+        new.spec.CopyFrom(old.spec)
+        new.status.CopyFrom(old.status)
+
+
 class NodeStrategy(ProtoStrategy):
     def prepare_for_create(self, obj: Message) -> None:
         """Nodes may set every field, status included, on create."""
@@ -87,6 +114,8 @@ STRATEGIES: dict[str, type[ProtoStrategy]] = {
     "k8s.io.api.core.v1.Namespace": NamespaceStrategy,
     "k8s.io.api.core.v1.Node": NodeStrategy,
     "k8s.io.api.core.v1.Event": EventStrategy,
+    "k8s.io.api.batch.v1.Job": JobStrategy,
+    "k8s.io.api.certificates.v1.CertificateSigningRequest": CertificateSigningRequestStrategy,
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from gateway import errors
 from gateway.admission import CREATE, DELETE, UPDATE, Admission, Attributes
+from gateway.auth.user import UserInfo
 from gateway.errors import FieldError
 from gateway.objects.codec import Obj
 from gateway.objects.view import ObjectView
@@ -108,9 +109,17 @@ class Store:
             raise errors.invalid(self.resource.group, self.resource.kind, obj.metadata.name, found)
 
     async def _admit(
-        self, operation: str, namespace: str, name: str, obj: Obj | None, old: Obj | None, subresource: str = ""
+        self,
+        operation: str,
+        namespace: str,
+        name: str,
+        obj: Obj | None,
+        old: Obj | None,
+        user: UserInfo,
+        subresource: str = "",
     ) -> None:
-        await self.admission.validate(Attributes(operation, self.resource, subresource, namespace, name, obj, old))
+        attributes = Attributes(operation, self.resource, subresource, namespace, name, obj, old, user)
+        await self.admission.validate(attributes)
 
     # ---- create ----------------------------------------------------------------------------------
     def _prepare_create(self, namespace: str, obj: Obj) -> None:
@@ -143,8 +152,9 @@ class Store:
         self.strategy.default(obj)
         self._track(None, obj, options)
         self._prepare_create(namespace, obj)
+        self.strategy.record_requester(obj, options.user)
         meta = obj.metadata
-        await self._admit(CREATE, namespace, meta.name, obj, None)
+        await self._admit(CREATE, namespace, meta.name, obj, None, options.user)
         for attempt in range(GENERATE_NAME_ATTEMPTS):
             try:
                 return await self.storage.create(namespace, obj, dry_run=options.dry_run)
@@ -198,7 +208,7 @@ class Store:
                 if wanted:
                     raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
                 self._prepare_create(namespace, new)
-                await self._admit(CREATE, namespace, name, new, None)
+                await self._admit(CREATE, namespace, name, new, None, options.user)
                 return new
             if wanted and int(wanted) != current.resource_version:
                 raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
@@ -208,7 +218,7 @@ class Store:
             self.codec.normalize(new)  # in Go's shape, as the stored object is, before comparing them
             self._set_generation(new, old)
             self._validate(new, old)
-            await self._admit(UPDATE, namespace, name, new, old, subresource)
+            await self._admit(UPDATE, namespace, name, new, old, options.user, subresource)
             return Removal(new) if self._finalized(new) else new
 
         result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)
@@ -290,7 +300,7 @@ class Store:
             grace = self.strategy.grace_period_seconds(obj, options.grace_period_seconds)
             if obj.metadata.finalizers or grace > 0 or self.strategy.blocks_deletion(obj):
                 return self._mark_deleting(current, grace)
-            await self._admit(DELETE, namespace, name, None, obj)
+            await self._admit(DELETE, namespace, name, None, obj, options.user)
             return Removal()
 
         result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)

@@ -15,6 +15,7 @@ from google.protobuf.message import Message
 
 import gateway.registry.defaults as defaults
 import gateway.registry.validation as validation
+from gateway.auth.user import UserInfo
 from gateway.errors import FieldError
 from gateway.objects.codec import Codec, Obj
 from gateway.objects.unstructured import Unstructured
@@ -35,6 +36,9 @@ class Strategy(Protocol):
 
     def prepare_for_create(self, obj: Obj) -> None:
         """Reset what clients may not set on create (status, when it has its own subresource)."""
+
+    def record_requester(self, obj: Obj, user: UserInfo) -> None:
+        """On create, record who asks, where the kind keeps it (a CSR's spec.username, ...)."""
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         """Keep what this endpoint may not change (the stored status, for the main resource)."""
@@ -75,6 +79,9 @@ class _Common:
         return False
 
     def mark_deleting(self, obj: Obj) -> None:
+        return None
+
+    def record_requester(self, obj: Obj, user: UserInfo) -> None:
         return None
 
     def field_values(self, obj: Obj) -> dict[str, str]:

@@ -12,6 +12,7 @@ message (``message == ""``): their objects are unstructured JSON.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -57,6 +58,14 @@ class Subresource:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredKind:
+    """The kind a resource's objects are stored as, when another version's (see Resource)."""
+
+    gvk: GroupVersionKind
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Resource:
     gvk: GroupVersionKind
     plural: str
@@ -73,6 +82,8 @@ class Resource:
     name_rule: int
     allow_create_on_update: bool
     return_deleted_object: bool
+    # The kind stored for it when another version's is (objects converted on reads and writes).
+    storage_kind: StoredKind | None
     # Protobuf full names of the kind and its list ("" for a kind without a compiled message, and
     # the list of a resource that cannot be listed).
     message: str
@@ -159,9 +170,10 @@ class Registry:
         return next((r for r in self.resources.values() if r.gvk == gvk), None)
 
     def group_versions(self) -> dict[str, list[str]]:
-        """Group → versions served, core ("") first, then groups in name order."""
+        """Group → versions served, preferred first (Kubernetes' version order); core ("") first,
+        then groups in name order."""
         result: dict[str, list[str]] = {}
-        for group, version, _ in sorted(self.resources, key=lambda k: (k[0] != "", k[0], k[1])):
+        for group, version, _ in sorted(self.resources, key=lambda k: (k[0] != "", k[0], version_order(k[1]))):
             versions = result.setdefault(group, [])
             if version not in versions:
                 versions.append(version)
@@ -172,6 +184,20 @@ class Registry:
             (r for (g, v, _), r in self.resources.items() if (g, v) == (group, version)),
             key=lambda r: r.plural,
         )
+
+
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_STABILITY = {None: 0, "beta": 1, "alpha": 2}
+
+
+def version_order(version: str) -> tuple[int, int, int, str]:
+    """A sort key putting versions in Kubernetes' order (upstream's CompareKubeAwareVersionStrings):
+    GA before beta before alpha, higher numbers first, then anything else by name."""
+    match = _KUBE_VERSION.match(version)
+    if match is None:
+        return (3, 0, 0, version)
+    major, stability, minor = match.groups()
+    return (_STABILITY[stability], -int(major), -int(minor or 0), "")
 
 
 def _parse_gvk(text: str, where: str) -> GroupVersionKind:
@@ -198,6 +224,12 @@ def _build_resource(desc: Descriptor, gvk: GroupVersionKind, option: opts.Resour
         if sub_gvk not in reg.kinds:
             raise RegistryError(f"{where}: subresource {sub.name} serves unknown kind {sub.kind}")
         subresources[sub.name] = Subresource(sub.name, sub_gvk, reg.kinds[sub_gvk], tuple(sub.verbs))
+    storage_kind = None
+    if option.storage_kind:
+        storage_gvk = _parse_gvk(option.storage_kind, f"{where} storage_kind")
+        if storage_gvk not in reg.kinds:
+            raise RegistryError(f"{where}: storage_kind {option.storage_kind} is not a known kind")
+        storage_kind = StoredKind(storage_gvk, reg.kinds[storage_gvk])
     columns = tuple(
         PrinterColumn(c.name, c.type, c.format, c.description, c.priority, c.json_path, c.cell)
         for c in option.printer_columns
@@ -220,6 +252,7 @@ def _build_resource(desc: Descriptor, gvk: GroupVersionKind, option: opts.Resour
         name_rule=option.name_rule,
         allow_create_on_update=option.allow_create_on_update,
         return_deleted_object=option.return_deleted_object,
+        storage_kind=storage_kind,
         message=desc.full_name,
         list_message=list_message,
     )

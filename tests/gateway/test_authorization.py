@@ -436,3 +436,78 @@ def test_always_allow_mode(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert "authorization-mode 'Webhook' is not supported" in bad.stderr
+
+
+def test_escalation_prevention_for_roles_and_bindings(
+    server: GatewayProcess, tls: ssl.SSLContext, admin: httpx.Client
+) -> None:
+    create(admin, "/api/v1/namespaces", {"metadata": {"name": "esc"}})
+    manage = [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["roles", "rolebindings"],
+            "verbs": ["create", "update", "get"],
+        },
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]},
+    ]
+    create(admin, f"{RBAC}/namespaces/esc/roles", role("manager", manage, "esc"))
+    create(
+        admin, f"{RBAC}/namespaces/esc/rolebindings", binding("bob-manager", "Role", "manager", [user("bob")], "esc")
+    )
+    roles = f"{RBAC}/namespaces/esc/roles"
+    bindings = f"{RBAC}/namespaces/esc/rolebindings"
+    with as_user(server, tls, "bob-token") as bob:
+        held = role("reader", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}], "esc")
+        assert eventually_status(bob, "POST", roles, 201, json=held).status_code == 201
+        more = role(
+            "deleter",
+            [
+                {"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "delete"]},
+                {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": ["web"], "verbs": ["get"]},
+            ],
+            "esc",
+        )
+        refused = bob.post(roles, json=more)
+        assert refused.status_code == 403
+        assert refused.json()["details"] == {"name": "deleter", "group": "rbac.authorization.k8s.io", "kind": "roles"}
+        assert refused.json()["message"] == (
+            'roles.rbac.authorization.k8s.io "deleter" is forbidden: '
+            'user "bob" (groups=["devs" "system:authenticated"]) '
+            "is attempting to grant RBAC permissions not currently held:\n"
+            '{APIGroups:[""], Resources:["configmaps"], Verbs:["delete"]}\n'
+            '{APIGroups:[""], Resources:["secrets"], Verbs:["get" "delete"]}\n'
+            '{APIGroups:["apps"], Resources:["deployments"], ResourceNames:["web"], Verbs:["get"]}'
+        )
+        # binding a role whose rules bob holds is fine; binding cluster-admin is not
+        ok = bob.post(bindings, json=binding("eve-reader", "Role", "reader", [user("eve")], "esc"))
+        assert ok.status_code == 201, ok.text
+        admin_rules = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+        create(admin, f"{RBAC}/clusterroles", role("everything", admin_rules))
+        time.sleep(0.5)
+        grab = bob.post(bindings, json=binding("bob-all", "ClusterRole", "everything", [user("bob")], "esc"))
+        assert grab.status_code == 403
+        assert grab.json()["message"].endswith(
+            "is attempting to grant RBAC permissions not currently held:\n"
+            '{APIGroups:["*"], Resources:["*"], Verbs:["*"]}'
+        )
+        missing = bob.post(bindings, json=binding("ghost", "Role", "no-such-role", [user("eve")], "esc"))
+        assert missing.status_code == 404
+        assert missing.json()["message"] == 'roles.rbac.authorization.k8s.io "no-such-role" not found'
+    # with the bind verb on that role bob may bind it; with escalate he may write any role
+    grants = [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["clusterroles"],
+            "resourceNames": ["everything"],
+            "verbs": ["bind"],
+        },
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["escalate"]},
+    ]
+    create(admin, f"{RBAC}/namespaces/esc/roles", role("delegate", grants, "esc"))
+    create(admin, bindings, binding("bob-delegate", "Role", "delegate", [user("bob")], "esc"))
+    with as_user(server, tls, "bob-token") as bob:
+        bound = eventually_status(
+            bob, "POST", bindings, 201, json=binding("eve-all", "ClusterRole", "everything", [user("eve")], "esc")
+        )
+        assert bound.status_code == 201, bound.text
+        assert bob.post(roles, json=more).status_code == 201

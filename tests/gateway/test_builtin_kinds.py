@@ -290,7 +290,7 @@ CASES = [
             "expirationSeconds": 86400,
         }},
         ["Name", "Age", "SignerName", "Requestor", "RequestedDuration", "Condition"],
-        ["bk-csr-1", AGE, "example.com/signer", "", "24h", "Pending"],
+        ["bk-csr-1", AGE, "example.com/signer", "system:unsecured", "24h", "Pending"],
         [(("spec", "request"), CSR_PEM), (("spec", "usages"), ["client auth", "digital signature"])],
         "certificatesigningrequests/bk-csr-1", short_names=["csr"],
         subresources={"approval": ["get", "patch", "update"], **STATUS},
@@ -769,26 +769,59 @@ def test_component_statuses_are_read_only(client: httpx.Client) -> None:
     assert refused.status_code == 405, refused.text
 
 
+def test_component_statuses_probe_the_storage_and_the_local_components(client: httpx.Client) -> None:
+    """As upstream: etcd-0 is the storage (Healthy, "ok"); the scheduler and controller manager are
+    probed on their local health ports, where nothing runs here."""
+    items = client.get("/api/v1/componentstatuses").json()["items"]
+    by_name = {i["metadata"]["name"]: i["conditions"] for i in items}
+    assert list(by_name) == ["controller-manager", "etcd-0", "scheduler"]
+    assert by_name["etcd-0"] == [{"type": "Healthy", "status": "True", "message": "ok"}]
+    assert by_name["scheduler"] == [
+        {
+            "type": "Healthy",
+            "status": "False",
+            "error": 'Get "https://127.0.0.1:10259/healthz": dial tcp 127.0.0.1:10259: connect: connection refused',
+        }
+    ]
+    one = client.get("/api/v1/componentstatuses/etcd-0")
+    assert one.status_code == 200 and one.json()["kind"] == "ComponentStatus"
+    missing = client.get("/api/v1/componentstatuses/kubelet")
+    assert missing.status_code == 404
+    assert missing.json()["message"] == 'componentstatuses "kubelet" not found'
+    table = client.get("/api/v1/componentstatuses", headers={"Accept": TABLE}).json()["rows"]
+    assert [r["cells"] for r in table][1] == ["etcd-0", "Healthy", "ok", ""]
+
+
 def test_kinds_without_a_resource() -> None:
     """Kinds served through another version's storage, or virtually: known kinds, no resource here."""
     reg = registry()
     for group, version, kind in [
-        ("autoscaling", "v1", "HorizontalPodAutoscaler"),
-        ("autoscaling", "v1", "HorizontalPodAutoscalerList"),
-        ("events.k8s.io", "v1", "Event"),
-        ("events.k8s.io", "v1", "EventList"),
-        ("authentication.k8s.io", "v1", "TokenReview"),
-        ("authentication.k8s.io", "v1", "SelfSubjectReview"),
         ("authentication.k8s.io", "v1", "TokenRequest"),
-        ("authorization.k8s.io", "v1", "SubjectAccessReview"),
-        ("authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
-        ("authorization.k8s.io", "v1", "LocalSubjectAccessReview"),
-        ("authorization.k8s.io", "v1", "SelfSubjectRulesReview"),
         ("", "v1", "Binding"),
     ]:
         gvk = GroupVersionKind(group, version, kind)
         assert gvk in reg.kinds, gvk
         assert reg.resource_for_kind(gvk) is None, gvk
+    for group, plural in [
+        ("authentication.k8s.io", "tokenreviews"),
+        ("authentication.k8s.io", "selfsubjectreviews"),
+        ("authorization.k8s.io", "subjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectaccessreviews"),
+        ("authorization.k8s.io", "localsubjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectrulesreviews"),
+    ]:
+        review = reg.resources[(group, "v1", plural)]  # virtual: create only, nothing stored, no list kind
+        assert review.verbs == ("create",) and review.virtual and review.list_message == ""
+    # served from another version's storage, converted (tests/gateway/test_conversion.py)
+    for key, stored in [
+        (
+            ("autoscaling", "v1", "horizontalpodautoscalers"),
+            GroupVersionKind("autoscaling", "v2", "HorizontalPodAutoscaler"),
+        ),
+        (("events.k8s.io", "v1", "events"), GroupVersionKind("", "v1", "Event")),
+    ]:
+        storage_kind = reg.resources[key].storage_kind
+        assert storage_kind is not None and storage_kind.gvk == stored
     for group, version, kind in [
         ("networking.k8s.io", "v1", "IPAddress"),
         ("networking.k8s.io", "v1", "ServiceCIDR"),

@@ -130,6 +130,21 @@ def test_field_selectors(client: httpx.Client, namespace: str) -> None:
     assert secrets.status_code == 200
 
 
+def test_job_field_label_status_successful_selects_status_succeeded(client: httpx.Client, namespace: str) -> None:
+    jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
+    template = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+    for name in ("done", "running"):
+        made = client.post(jobs, json={"metadata": {"name": name}, "spec": {"template": template}})
+        assert made.status_code == 201, made.text
+    job = client.get(f"{jobs}/done").json()
+    job["status"] = {"succeeded": 1}
+    assert client.put(f"{jobs}/done/status", json=job).status_code == 200
+    listed = client.get(jobs, params={"fieldSelector": "status.successful=1"}).json()["items"]
+    assert [j["metadata"]["name"] for j in listed] == ["done"]
+    listed = client.get(jobs, params={"fieldSelector": "status.successful=0"}).json()["items"]
+    assert [j["metadata"]["name"] for j in listed] == ["running"]
+
+
 def test_watch_delivers_objects_entering_and_leaving_the_selection(client: httpx.Client, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/configmaps"
     rv = client.get(path).json()["metadata"]["resourceVersion"]

@@ -39,6 +39,7 @@ WIDGETS = Resource(
     name_rule=0,
     allow_create_on_update=False,
     return_deleted_object=False,
+    storage_kind=None,
     message="",
     list_message="",
 )

@@ -25,21 +25,21 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"protokube/options/v1/options.proto\x12\x14protokube.options.v1\x1a google/protobuf/descriptor.proto\"&\n\x04Kind\x12\r\n\x05group\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\"8\n\x0bSubresource\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\r\n\x05verbs\x18\x03 \x03(\t\"\x83\x01\n\rPrinterColumn\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x10\n\x08priority\x18\x05 \x01(\x05\x12\x11\n\tjson_path\x18\x06 \x01(\t\x12\x0c\n\x04\x63\x65ll\x18\x07 \x01(\t\"\xac\x03\n\x08Resource\x12\x0e\n\x06plural\x18\x01 \x01(\t\x12\x10\n\x08singular\x18\x02 \x01(\t\x12\x13\n\x0bshort_names\x18\x03 \x03(\t\x12\x12\n\ncategories\x18\x04 \x03(\t\x12*\n\x05scope\x18\x05 \x01(\x0e\x32\x1b.protokube.options.v1.Scope\x12\r\n\x05verbs\x18\x06 \x03(\t\x12\x37\n\x0csubresources\x18\x07 \x03(\x0b\x32!.protokube.options.v1.Subresource\x12<\n\x0fprinter_columns\x18\x08 \x03(\x0b\x32#.protokube.options.v1.PrinterColumn\x12\x19\n\x11selectable_fields\x18\t \x03(\t\x12\x16\n\x0estorage_prefix\x18\n \x01(\t\x12\x31\n\tname_rule\x18\x0b \x01(\x0e\x32\x1e.protokube.options.v1.NameRule\x12\x1e\n\x16\x61llow_create_on_update\x18\x0c \x01(\x08\x12\x1d\n\x15return_deleted_object\x18\r \x01(\x08\"\xa6\x02\n\x05\x46ield\x12\x10\n\x08nullable\x18\x01 \x01(\x08\x12\x12\n\nemit_empty\x18\x02 \x01(\x08\x12\x16\n\x0epatch_strategy\x18\x03 \x01(\t\x12\x17\n\x0fpatch_merge_key\x18\x04 \x01(\t\x12\x31\n\tlist_type\x18\x05 \x01(\x0e\x32\x1e.protokube.options.v1.ListType\x12\x15\n\rlist_map_keys\x18\x06 \x03(\t\x12\x36\n\x0bgranularity\x18\x07 \x01(\x0e\x32!.protokube.options.v1.Granularity\x12\x0e\n\x06inline\x18\x08 \x01(\x08\x12\x10\n\x08required\x18\t \x01(\x08\x12\x14\n\x0c\x64\x65\x66\x61ult_json\x18\n \x01(\t\x12\x0c\n\x04\x65num\x18\x0b \x03(\t*G\n\x05Scope\x12\x15\n\x11SCOPE_UNSPECIFIED\x10\x00\x12\x14\n\x10SCOPE_NAMESPACED\x10\x01\x12\x11\n\rSCOPE_CLUSTER\x10\x02*{\n\x08NameRule\x12\x19\n\x15NAME_RULE_UNSPECIFIED\x10\x00\x12\x1b\n\x17NAME_RULE_DNS1123_LABEL\x10\x01\x12\x1b\n\x17NAME_RULE_DNS1035_LABEL\x10\x02\x12\x1a\n\x16NAME_RULE_PATH_SEGMENT\x10\x03*a\n\x08ListType\x12\x19\n\x15LIST_TYPE_UNSPECIFIED\x10\x00\x12\x14\n\x10LIST_TYPE_ATOMIC\x10\x01\x12\x11\n\rLIST_TYPE_SET\x10\x02\x12\x11\n\rLIST_TYPE_MAP\x10\x03*\\\n\x0bGranularity\x12\x1b\n\x17GRANULARITY_UNSPECIFIED\x10\x00\x12\x16\n\x12GRANULARITY_ATOMIC\x10\x01\x12\x18\n\x14GRANULARITY_GRANULAR\x10\x02:K\n\x04kind\x12\x1f.google.protobuf.MessageOptions\x18\xb9\x8e\x03 \x01(\x0b\x32\x1a.protokube.options.v1.Kind:S\n\x08resource\x12\x1f.google.protobuf.MessageOptions\x18\xba\x8e\x03 \x01(\x0b\x32\x1e.protokube.options.v1.Resource:1\n\x06\x61tomic\x12\x1f.google.protobuf.MessageOptions\x18\xbb\x8e\x03 \x01(\x08:K\n\x05\x66ield\x12\x1d.google.protobuf.FieldOptions\x18\xb9\x8e\x03 \x01(\x0b\x32\x1b.protokube.options.v1.Fieldb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"protokube/options/v1/options.proto\x12\x14protokube.options.v1\x1a google/protobuf/descriptor.proto\"&\n\x04Kind\x12\r\n\x05group\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\"8\n\x0bSubresource\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\r\n\x05verbs\x18\x03 \x03(\t\"\x83\x01\n\rPrinterColumn\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x10\n\x08priority\x18\x05 \x01(\x05\x12\x11\n\tjson_path\x18\x06 \x01(\t\x12\x0c\n\x04\x63\x65ll\x18\x07 \x01(\t\"\xc2\x03\n\x08Resource\x12\x0e\n\x06plural\x18\x01 \x01(\t\x12\x10\n\x08singular\x18\x02 \x01(\t\x12\x13\n\x0bshort_names\x18\x03 \x03(\t\x12\x12\n\ncategories\x18\x04 \x03(\t\x12*\n\x05scope\x18\x05 \x01(\x0e\x32\x1b.protokube.options.v1.Scope\x12\r\n\x05verbs\x18\x06 \x03(\t\x12\x37\n\x0csubresources\x18\x07 \x03(\x0b\x32!.protokube.options.v1.Subresource\x12<\n\x0fprinter_columns\x18\x08 \x03(\x0b\x32#.protokube.options.v1.PrinterColumn\x12\x19\n\x11selectable_fields\x18\t \x03(\t\x12\x16\n\x0estorage_prefix\x18\n \x01(\t\x12\x31\n\tname_rule\x18\x0b \x01(\x0e\x32\x1e.protokube.options.v1.NameRule\x12\x1e\n\x16\x61llow_create_on_update\x18\x0c \x01(\x08\x12\x1d\n\x15return_deleted_object\x18\r \x01(\x08\x12\x14\n\x0cstorage_kind\x18\x0e \x01(\t\"\xa6\x02\n\x05\x46ield\x12\x10\n\x08nullable\x18\x01 \x01(\x08\x12\x12\n\nemit_empty\x18\x02 \x01(\x08\x12\x16\n\x0epatch_strategy\x18\x03 \x01(\t\x12\x17\n\x0fpatch_merge_key\x18\x04 \x01(\t\x12\x31\n\tlist_type\x18\x05 \x01(\x0e\x32\x1e.protokube.options.v1.ListType\x12\x15\n\rlist_map_keys\x18\x06 \x03(\t\x12\x36\n\x0bgranularity\x18\x07 \x01(\x0e\x32!.protokube.options.v1.Granularity\x12\x0e\n\x06inline\x18\x08 \x01(\x08\x12\x10\n\x08required\x18\t \x01(\x08\x12\x14\n\x0c\x64\x65\x66\x61ult_json\x18\n \x01(\t\x12\x0c\n\x04\x65num\x18\x0b \x03(\t*G\n\x05Scope\x12\x15\n\x11SCOPE_UNSPECIFIED\x10\x00\x12\x14\n\x10SCOPE_NAMESPACED\x10\x01\x12\x11\n\rSCOPE_CLUSTER\x10\x02*{\n\x08NameRule\x12\x19\n\x15NAME_RULE_UNSPECIFIED\x10\x00\x12\x1b\n\x17NAME_RULE_DNS1123_LABEL\x10\x01\x12\x1b\n\x17NAME_RULE_DNS1035_LABEL\x10\x02\x12\x1a\n\x16NAME_RULE_PATH_SEGMENT\x10\x03*a\n\x08ListType\x12\x19\n\x15LIST_TYPE_UNSPECIFIED\x10\x00\x12\x14\n\x10LIST_TYPE_ATOMIC\x10\x01\x12\x11\n\rLIST_TYPE_SET\x10\x02\x12\x11\n\rLIST_TYPE_MAP\x10\x03*\\\n\x0bGranularity\x12\x1b\n\x17GRANULARITY_UNSPECIFIED\x10\x00\x12\x16\n\x12GRANULARITY_ATOMIC\x10\x01\x12\x18\n\x14GRANULARITY_GRANULAR\x10\x02:K\n\x04kind\x12\x1f.google.protobuf.MessageOptions\x18\xb9\x8e\x03 \x01(\x0b\x32\x1a.protokube.options.v1.Kind:S\n\x08resource\x12\x1f.google.protobuf.MessageOptions\x18\xba\x8e\x03 \x01(\x0b\x32\x1e.protokube.options.v1.Resource:1\n\x06\x61tomic\x12\x1f.google.protobuf.MessageOptions\x18\xbb\x8e\x03 \x01(\x08:K\n\x05\x66ield\x12\x1d.google.protobuf.FieldOptions\x18\xb9\x8e\x03 \x01(\x0b\x32\x1b.protokube.options.v1.Fieldb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'protokube.options.v1.options_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SCOPE']._serialized_start=1054
-  _globals['_SCOPE']._serialized_end=1125
-  _globals['_NAMERULE']._serialized_start=1127
-  _globals['_NAMERULE']._serialized_end=1250
-  _globals['_LISTTYPE']._serialized_start=1252
-  _globals['_LISTTYPE']._serialized_end=1349
-  _globals['_GRANULARITY']._serialized_start=1351
-  _globals['_GRANULARITY']._serialized_end=1443
+  _globals['_SCOPE']._serialized_start=1076
+  _globals['_SCOPE']._serialized_end=1147
+  _globals['_NAMERULE']._serialized_start=1149
+  _globals['_NAMERULE']._serialized_end=1272
+  _globals['_LISTTYPE']._serialized_start=1274
+  _globals['_LISTTYPE']._serialized_end=1371
+  _globals['_GRANULARITY']._serialized_start=1373
+  _globals['_GRANULARITY']._serialized_end=1465
   _globals['_KIND']._serialized_start=94
   _globals['_KIND']._serialized_end=132
   _globals['_SUBRESOURCE']._serialized_start=134
@@ -47,7 +47,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PRINTERCOLUMN']._serialized_start=193
   _globals['_PRINTERCOLUMN']._serialized_end=324
   _globals['_RESOURCE']._serialized_start=327
-  _globals['_RESOURCE']._serialized_end=755
-  _globals['_FIELD']._serialized_start=758
-  _globals['_FIELD']._serialized_end=1052
+  _globals['_RESOURCE']._serialized_end=777
+  _globals['_FIELD']._serialized_start=780
+  _globals['_FIELD']._serialized_end=1074
 # @@protoc_insertion_point(module_scope)

@@ -93,7 +93,7 @@ class PrinterColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., format: _Optional[str] = ..., description: _Optional[str] = ..., priority: _Optional[int] = ..., json_path: _Optional[str] = ..., cell: _Optional[str] = ...) -> None: ...
 
 class Resource(_message.Message):
-    __slots__ = ("plural", "singular", "short_names", "categories", "scope", "verbs", "subresources", "printer_columns", "selectable_fields", "storage_prefix", "name_rule", "allow_create_on_update", "return_deleted_object")
+    __slots__ = ("plural", "singular", "short_names", "categories", "scope", "verbs", "subresources", "printer_columns", "selectable_fields", "storage_prefix", "name_rule", "allow_create_on_update", "return_deleted_object", "storage_kind")
     PLURAL_FIELD_NUMBER: _ClassVar[int]
     SINGULAR_FIELD_NUMBER: _ClassVar[int]
     SHORT_NAMES_FIELD_NUMBER: _ClassVar[int]
@@ -107,6 +107,7 @@ class Resource(_message.Message):
     NAME_RULE_FIELD_NUMBER: _ClassVar[int]
     ALLOW_CREATE_ON_UPDATE_FIELD_NUMBER: _ClassVar[int]
     RETURN_DELETED_OBJECT_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_KIND_FIELD_NUMBER: _ClassVar[int]
     plural: str
     singular: str
     short_names: _containers.RepeatedScalarFieldContainer[str]
@@ -120,7 +121,8 @@ class Resource(_message.Message):
     name_rule: NameRule
     allow_create_on_update: bool
     return_deleted_object: bool
-    def __init__(self, plural: _Optional[str] = ..., singular: _Optional[str] = ..., short_names: _Optional[_Iterable[str]] = ..., categories: _Optional[_Iterable[str]] = ..., scope: _Optional[_Union[Scope, str]] = ..., verbs: _Optional[_Iterable[str]] = ..., subresources: _Optional[_Iterable[_Union[Subresource, _Mapping]]] = ..., printer_columns: _Optional[_Iterable[_Union[PrinterColumn, _Mapping]]] = ..., selectable_fields: _Optional[_Iterable[str]] = ..., storage_prefix: _Optional[str] = ..., name_rule: _Optional[_Union[NameRule, str]] = ..., allow_create_on_update: _Optional[bool] = ..., return_deleted_object: _Optional[bool] = ...) -> None: ...
+    storage_kind: str
+    def __init__(self, plural: _Optional[str] = ..., singular: _Optional[str] = ..., short_names: _Optional[_Iterable[str]] = ..., categories: _Optional[_Iterable[str]] = ..., scope: _Optional[_Union[Scope, str]] = ..., verbs: _Optional[_Iterable[str]] = ..., subresources: _Optional[_Iterable[_Union[Subresource, _Mapping]]] = ..., printer_columns: _Optional[_Iterable[_Union[PrinterColumn, _Mapping]]] = ..., selectable_fields: _Optional[_Iterable[str]] = ..., storage_prefix: _Optional[str] = ..., name_rule: _Optional[_Union[NameRule, str]] = ..., allow_create_on_update: _Optional[bool] = ..., return_deleted_object: _Optional[bool] = ..., storage_kind: _Optional[str] = ...) -> None: ...
 
 class Field(_message.Message):
     __slots__ = ("nullable", "emit_empty", "patch_strategy", "patch_merge_key", "list_type", "list_map_keys", "granularity", "inline", "required", "default_json", "enum")
