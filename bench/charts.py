@@ -163,6 +163,21 @@ def encodings(results: dict, out: Path) -> list[Path]:
     return [_save(fig, out / "encodings.png")]
 
 
+def startup(results: dict, out: Path) -> list[Path]:
+    labels = ["first groups", "all kinds"]
+    points = [results["small"], results["all"]]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    left.bar(labels, [p["ready_seconds"] for p in points])
+    left.set_ylabel("seconds until /readyz answers 200")
+    left.set_title("start-up time")
+    right.bar(labels, [p["rss"] / 2**20 for p in points])
+    right.set_ylabel("gateway RSS (MiB)")
+    right.set_title("idle memory")
+    for ax in (left, right):
+        ax.grid(True, axis="y", alpha=0.3)
+    return [_save(fig, out / "startup.png")]
+
+
 CHARTS = {
     "http": http_ceiling,
     "storage": storage,
@@ -171,6 +186,7 @@ CHARTS = {
     "watch": watch_fanout,
     "memory": memory,
     "encodings": encodings,
+    "startup": startup,
 }
 
 

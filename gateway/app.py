@@ -107,10 +107,8 @@ class APIServer:
         self._started = self._shutting_down = False
         registry.subscribe(self._registry_changed)
 
-        self.informers = [
-            Informer(self.stores[(RBAC_GROUP, "v1", plural)], KindFeed(self.rbac, kind))
-            for kind, plural in RBAC_KINDS.items()
-        ]
+        rbac_stores = {kind: self.stores.get((RBAC_GROUP, "v1", plural)) for kind, plural in RBAC_KINDS.items()}
+        self.informers = [Informer(store, KindFeed(self.rbac, kind)) for kind, store in rbac_stores.items() if store]
 
         health = health_endpoints(self._health_checks())
         non_resource = NonResourceRoutes(registry, server_address, self.metrics, settings.formats, health)

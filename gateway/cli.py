@@ -21,10 +21,12 @@ from pathlib import Path
 
 import uvloop
 
+from gateway import runtimeconfig
 from gateway.app import APIServer, Settings, create_app
 from gateway.auth.authentication import TokenFile
 from gateway.embedded import EmbeddedStorage
 from gateway.negotiation.negotiate import Formats
+from gateway.runtimeconfig import RuntimeConfig, RuntimeConfigError
 from gateway.security import certs, kubeconfig
 from gateway.server import TLSSettings, listen_socket, serve_app
 from gateway.storage.etcd import EtcdBackend
@@ -95,6 +97,13 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         metavar="GATE=BOOL,...",
         help="CBORServingAndStorage=true serves and accepts CBOR (off by default, as in 1.32)",
     )
+    p.add_argument(
+        "--runtime-config",
+        type=runtime_config,
+        default=RuntimeConfig(),
+        metavar="GROUP/VERSION=BOOL,...",
+        help="turn group versions off or on: api/all=false,api/v1=true,apps/v1=true (all on by default)",
+    )
     p.add_argument("--access-log", action="store_true")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     args = p.parse_args(argv)
@@ -152,6 +161,13 @@ def authorization_modes(text: str) -> tuple[str, ...]:
     return modes
 
 
+def runtime_config(text: str) -> RuntimeConfig:
+    try:
+        return runtimeconfig.parse(text)
+    except RuntimeConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def token_file(text: str) -> TokenFile:
     try:
         return TokenFile.load(Path(text))
@@ -197,7 +213,9 @@ async def run(args: argparse.Namespace) -> None:
             token_file=args.token_auth_file,
             authorization_modes=args.authorization_mode,
         )
-        server = APIServer(backend, args.listen, build(descriptors.all_messages()), settings)
+        registry = build(descriptors.all_messages())
+        args.runtime_config.apply(registry)
+        server = APIServer(backend, args.listen, registry, settings)
         await server.start()
         shutdown = asyncio.Event()
 

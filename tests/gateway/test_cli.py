@@ -134,3 +134,34 @@ def test_sigterm_closes_watches_and_exits(tmp_path: Path) -> None:
             assert response.read() == b""  # the stream ends instead of hanging
             assert time.monotonic() - began < 10
     assert server.proc.wait(20) == 0
+
+
+def test_runtime_config_turns_group_versions_off(tmp_path: Path) -> None:
+    """--runtime-config as upstream's: api/all=false then single group versions back on."""
+    server = GatewayProcess(tmp_path, "--runtime-config", "api/all=false,api/v1=true,apps/v1").start()
+    try:
+        with server.client() as client:
+            groups = [g["name"] for g in client.get("/apis").json()["groups"]]
+            assert groups == ["apps"]
+            assert client.get("/apis/rbac.authorization.k8s.io/v1").status_code == 404
+            assert client.get("/apis/apps/v1/namespaces/default/deployments").status_code == 200
+            assert client.get("/readyz").status_code == 200  # no RBAC informers to wait for
+    finally:
+        server.kill()
+
+
+def test_runtime_config_refuses_bad_entries(tmp_path: Path) -> None:
+    for flag, message in [
+        ("apps/v1=maybe", "invalid value of apps/v1: maybe"),
+        ("api/v1=false", "api/v1 cannot be turned off"),
+        ("nonsense", "unknown runtime-config key 'nonsense'"),
+    ]:
+        result = subprocess.run(
+            [sys.executable, "-m", "protokube", "serve", "--data-dir", str(tmp_path), "--runtime-config", flag],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode != 0
+        assert message in result.stderr

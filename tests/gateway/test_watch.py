@@ -98,8 +98,10 @@ def test_timeout_seconds_ends_the_stream(client: httpx.Client, namespace: str) -
 
 
 def _registered_watchers(client: httpx.Client) -> float:
+    """Registered ConfigMap watchers (the server's own informers watch other kinds)."""
     text = client.get("/metrics").text
-    return sum(float(v) for v in re.findall(r"^apiserver_registered_watchers\{[^}]*\} (\S+)$", text, re.M))
+    pattern = r'^apiserver_registered_watchers\{[^}]*kind="ConfigMap"[^}]*\} (\S+)$'
+    return sum(float(v) for v in re.findall(pattern, text, re.M))
 
 
 def test_dropped_watches_are_released(server: GatewayProcess, client: httpx.Client, namespace: str) -> None:
