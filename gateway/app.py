@@ -45,6 +45,8 @@ from gateway.routing import Router, ScopeKey
 from gateway.scope import RequestScope
 from gateway.storage.backend import Backend
 from gateway.storage.cacher import Cacher
+from gateway.storage.encryption.backend import EncryptedBackend
+from gateway.storage.encryption.config import Encryption
 from gateway.storage.objectstore import ObjectStore
 from gateway.watchcache.cache import WatchCache
 from gateway.watchcache.entries import Selectable
@@ -70,6 +72,7 @@ class Settings:
     anonymous_auth: bool = True  # requests without credentials act as system:anonymous
     token_file: TokenFile | None = None  # --token-auth-file
     authorization_modes: tuple[str, ...] = ("RBAC",)  # --authorization-mode, in order
+    encryption: Encryption | None = None  # --encryption-provider-config
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -129,7 +132,7 @@ class APIServer:
     # ---- building --------------------------------------------------------------------------------
     def _cacher(self, resource: Resource) -> Cacher:
         codec = codec_for(resource)
-        objects = ObjectStore(self.backend, resource, codec, self.metrics.storage(resource))
+        objects = ObjectStore(self._storage_for(resource), resource, codec, self.metrics.storage(resource))
         strategy = strategy_for(resource, codec)
         selectable = Selectable(resource.selectable_fields[2:], strategy.field_values)
         cache = WatchCache(objects, selectable, window=self.settings.watch_cache_window)
@@ -139,6 +142,13 @@ class APIServer:
             bookmark_interval=self.settings.bookmark_interval,
             watchers=self.metrics.watches(resource),
         )
+
+    def _storage_for(self, resource: Resource) -> Backend:
+        """The backend as the resource's stored objects see it: encrypted if configured so."""
+        encryption = self.settings.encryption
+        stored_group = resource.storage_kind.gvk.group if resource.storage_kind else resource.group
+        transformers = encryption and encryption.for_resource(stored_group, resource.plural)
+        return EncryptedBackend(self.backend, transformers) if transformers else self.backend
 
     def _serve(self, resource: Resource) -> None:
         """The registry store of a resource, its subresource storages, and their request scopes."""

@@ -29,6 +29,8 @@ from gateway.negotiation.negotiate import Formats
 from gateway.runtimeconfig import RuntimeConfig, RuntimeConfigError
 from gateway.security import certs, kubeconfig
 from gateway.server import TLSSettings, listen_socket, serve_app
+from gateway.storage.encryption import config as encryption
+from gateway.storage.encryption.config import Encryption, EncryptionConfigError
 from gateway.storage.etcd import EtcdBackend
 from protokube.cliargs import Parser, directory, host_port, lock_data_dir
 from protokube.schema import descriptors
@@ -96,6 +98,12 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         default=dict(KNOWN_GATES),
         metavar="GATE=BOOL,...",
         help="CBORServingAndStorage=true serves and accepts CBOR (off by default, as in 1.32)",
+    )
+    p.add_argument(
+        "--encryption-provider-config",
+        type=encryption_config,
+        metavar="FILE",
+        help="an EncryptionConfiguration: which resources are encrypted at rest, with which providers and keys",
     )
     p.add_argument(
         "--runtime-config",
@@ -168,6 +176,13 @@ def runtime_config(text: str) -> RuntimeConfig:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def encryption_config(text: str) -> Encryption:
+    try:
+        return encryption.load(Path(text))
+    except EncryptionConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def token_file(text: str) -> TokenFile:
     try:
         return TokenFile.load(Path(text))
@@ -212,6 +227,7 @@ async def run(args: argparse.Namespace) -> None:
             anonymous_auth=args.anonymous_auth,
             token_file=args.token_auth_file,
             authorization_modes=args.authorization_mode,
+            encryption=args.encryption_provider_config,
         )
         registry = build(descriptors.all_messages())
         args.runtime_config.apply(registry)

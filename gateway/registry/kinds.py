@@ -103,6 +103,25 @@ class CertificateSigningRequestStrategy(ProtoStrategy):
         new.status.CopyFrom(old.status)
 
 
+class SecretStrategy(ProtoStrategy):
+    """stringData is write-only: merged into data (winning over it) on every write, as upstream's
+    conversion of v1 Secrets does, and never stored."""
+
+    def prepare_for_create(self, obj: Message) -> None:
+        super().prepare_for_create(obj)
+        _fold_string_data(obj)
+
+    def prepare_for_update(self, new: Message, old: Message) -> None:
+        super().prepare_for_update(new, old)
+        _fold_string_data(new)
+
+
+def _fold_string_data(secret: Message) -> None:
+    for key, text in secret.stringData.items():
+        secret.data[key] = text.encode()
+    secret.ClearField("stringData")
+
+
 class NodeStrategy(ProtoStrategy):
     def prepare_for_create(self, obj: Message) -> None:
         """Nodes may set every field, status included, on create."""
@@ -113,6 +132,7 @@ STRATEGIES: dict[str, type[ProtoStrategy]] = {
     "k8s.io.api.core.v1.Pod": PodStrategy,
     "k8s.io.api.core.v1.Namespace": NamespaceStrategy,
     "k8s.io.api.core.v1.Node": NodeStrategy,
+    "k8s.io.api.core.v1.Secret": SecretStrategy,
     "k8s.io.api.core.v1.Event": EventStrategy,
     "k8s.io.api.batch.v1.Job": JobStrategy,
     "k8s.io.api.certificates.v1.CertificateSigningRequest": CertificateSigningRequestStrategy,

@@ -116,6 +116,10 @@ class Backend(Protocol):
     def watch(self, start: bytes, end: bytes, start_revision: int) -> Watch:
         """Changes in [start, end) from ``start_revision`` on, with previous values."""
 
+    def stale(self, key: bytes, mod_revision: int) -> bool:
+        """Whether the value read at ``mod_revision`` must be rewritten even if unchanged (it is
+        encrypted with a key that is no longer the first: upstream's stale read)."""
+
     async def close(self) -> None: ...
 
 

@@ -55,6 +55,9 @@ class EtcdBackend:
         self.watch_stub = rpc_grpc.WatchStub(self.channel)
         self.maintenance = rpc_grpc.MaintenanceStub(self.channel)
 
+    def stale(self, key: bytes, mod_revision: int) -> bool:
+        return False
+
     async def close(self) -> None:
         await self.channel.close()
 

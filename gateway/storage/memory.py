@@ -138,6 +138,9 @@ class MemoryBackend:
     def watch(self, start: bytes, end: bytes, start_revision: int) -> MemoryWatch:
         return MemoryWatch(self, start, end, start_revision)
 
+    def stale(self, key: bytes, mod_revision: int) -> bool:
+        return False
+
     async def close(self) -> None:
         for watch in list(self._watches):
             watch.offer_end()

@@ -182,7 +182,8 @@ class ObjectStore:
     ) -> Updated | None:
         """Write ``obj`` over ``current``; None when it would change nothing but ``current`` is a guess."""
         value = self.codec.encode(obj)
-        if value == current.stored_value():  # a no-op update is not written (as upstream)
+        unchanged = value == current.stored_value() and not self.backend.stale(key, current.resource_version)
+        if unchanged:  # a no-op update is not written (as upstream)
             return Updated(current) if confirmed else None
         if dry_run:
             return Updated(ObjectView.of(self.codec, obj, current.resource_version))
