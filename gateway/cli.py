@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
 import os
 import signal
@@ -31,8 +30,8 @@ from gateway.security import certs, kubeconfig
 from gateway.server import TLSSettings, listen_socket, serve_app
 from gateway.storage.encryption import config as encryption
 from gateway.storage.encryption.config import Encryption, EncryptionConfigError
-from gateway.storage.etcd import EtcdBackend
-from protokube.cliargs import Parser, directory, host_port, lock_data_dir
+from gateway.storage.etcd import ClientTLS, EtcdBackend
+from protokube.cliargs import Parser, directory, host_port, is_loopback, lock_data_dir
 from protokube.schema import descriptors
 from protokube.schema.registry import build
 
@@ -52,6 +51,9 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
     )
     p.add_argument("--data-dir", type=directory, default=DEFAULT_DATA_DIR, help="certificates, kubeconfig, storage")
     p.add_argument("--storage", help="HOST:PORT or unix://PATH of an etcd-v3 API endpoint instead of embedded storage")
+    p.add_argument("--etcd-cafile", type=Path, help="CA of the storage's serving certificate (TLS to --storage)")
+    p.add_argument("--etcd-certfile", type=Path, help="client certificate for mutual TLS with --storage")
+    p.add_argument("--etcd-keyfile", type=Path, help="key of --etcd-certfile")
     p.add_argument("--tls-cert-file", type=Path, help="serving certificate (default: made in --data-dir)")
     p.add_argument("--tls-private-key-file", type=Path, help="key of --tls-cert-file")
     p.add_argument("--client-ca-file", type=Path, help="also accept client certificates signed by this CA")
@@ -117,6 +119,10 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
     args = p.parse_args(argv)
     if (args.tls_cert_file is None) != (args.tls_private_key_file is None):
         p.error("--tls-cert-file and --tls-private-key-file go together")
+    if (args.etcd_certfile is None) != (args.etcd_keyfile is None):
+        p.error("--etcd-certfile and --etcd-keyfile go together")
+    if args.storage is None and (args.etcd_cafile or args.etcd_certfile):
+        p.error("--etcd-cafile, --etcd-certfile and --etcd-keyfile are for a --storage address")
     return args
 
 
@@ -141,13 +147,6 @@ def feature_gates(text: str) -> dict[str, bool]:
             raise argparse.ArgumentTypeError(f"invalid feature gate {item!r}; known gates: {', '.join(KNOWN_GATES)}")
         gates[name] = value.lower() == "true"
     return gates
-
-
-def is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 def loopback_host_port(text: str) -> str:
@@ -190,6 +189,12 @@ def token_file(text: str) -> TokenFile:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def storage_tls(args: argparse.Namespace) -> ClientTLS | None:
+    if args.etcd_cafile is None and args.etcd_certfile is None:
+        return None
+    return ClientTLS(args.etcd_cafile, args.etcd_certfile, args.etcd_keyfile)
+
+
 def transport(args: argparse.Namespace) -> tuple[TLSSettings, str]:
     """The TLS settings of the secure port, and the admin kubeconfig for it."""
     files = certs.ensure(args.data_dir / "pki", tuple(args.tls_san))
@@ -217,7 +222,7 @@ async def run(args: argparse.Namespace) -> None:
         embedded.start()
         storage = embedded.address
         supervisor = asyncio.create_task(embedded.supervise())
-    backend = EtcdBackend(storage)
+    backend = EtcdBackend(storage, storage_tls(args))
     try:
         await backend.wait_ready(10)
         settings = Settings(

@@ -10,6 +10,7 @@ COMMANDS = {
     "serve": ("gateway.cli:main", "run the API server: HTTP gateway plus embedded storage"),
     "gateway": ("gateway.cli:gateway_main", "run the HTTP gateway alone against --storage HOST:PORT"),
     "storage": ("server.cli:main", "run the etcd-v3-compatible storage service alone"),
+    "certs": ("gateway.security.certscli:main", "issue client and serving certificates signed by the server's CA"),
     "wire": ("protokube.schema.wire:main", "annotate protobuf bytes field by field"),
 }
 

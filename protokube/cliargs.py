@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -22,6 +23,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message} (see --help)", file=sys.stderr)
         sys.exit(USAGE_ERROR)
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def host_port(text: str) -> str:

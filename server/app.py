@@ -35,6 +35,23 @@ class StorageOptions:
     lease_check_interval: float = 0.5  # how often expired leases are looked for
     min_lease_ttl: int = 2  # etcd's minimum TTL with default election settings
     metrics_listen: str = ""  # HOST:PORT of the /metrics endpoint (etcd's --listen-metrics-urls); "" = none
+    tls: ServerTLS | None = None  # TLS on a TCP listener (etcd's --cert-file, --key-file, --trusted-ca-file)
+
+
+@dataclass(frozen=True)
+class ServerTLS:
+    cert_file: Path
+    key_file: Path
+    trusted_ca_file: Path | None = None  # with it, clients must present a certificate it signed
+    client_cert_auth: bool = False
+
+    def credentials(self) -> grpc.ServerCredentials:
+        ca = self.trusted_ca_file.read_bytes() if self.trusted_ca_file else None
+        return grpc.ssl_server_credentials(
+            [(self.key_file.read_bytes(), self.cert_file.read_bytes())],
+            root_certificates=ca,
+            require_client_auth=self.client_cert_auth and ca is not None,
+        )
 
 
 class StorageServer:
@@ -113,7 +130,7 @@ def _split_listen(listen: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def _bind(server: grpc.aio.Server, listen: str) -> str:
+def _bind(server: grpc.aio.Server, listen: str, tls: ServerTLS | None = None) -> str:
     """Listen on HOST:PORT (port 0: any) or on a Unix socket (unix://PATH, owner-only); returns
     the address clients use."""
     if listen.startswith(UNIX):
@@ -128,8 +145,9 @@ def _bind(server: grpc.aio.Server, listen: str) -> str:
             raise OSError(f"cannot listen on {listen}")
         return f"{UNIX}{path}"
     host, port = _split_listen(listen)
+    address = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
     try:
-        bound = server.add_insecure_port(f"{host}:{port}" if ":" not in host else f"[{host}]:{port}")
+        bound = server.add_secure_port(address, tls.credentials()) if tls else server.add_insecure_port(address)
     except RuntimeError:
         bound = 0
     if bound == 0:
@@ -186,7 +204,7 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
         )
     )
     try:
-        address = _bind(server, listen)
+        address = _bind(server, listen, opts.tls)
     except OSError:
         backend.close()
         raise

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import uvloop
 
-from protokube.cliargs import Parser, directory, host_port, lock_data_dir
-from server.app import StorageOptions, start_storage
+from protokube.cliargs import Parser, directory, host_port, is_loopback, lock_data_dir
+from server.app import ServerTLS, StorageOptions, start_storage
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "storage"
 
@@ -49,8 +49,32 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         metavar="HOST:PORT",
         help="serve Prometheus metrics on /metrics here (etcd's --listen-metrics-urls; port 0: any)",
     )
+    p.add_argument("--cert-file", type=Path, help="serve TLS with this certificate (TCP listeners)")
+    p.add_argument("--key-file", type=Path, help="key of --cert-file")
+    p.add_argument("--trusted-ca-file", type=Path, help="CA that signs the client certificates")
+    p.add_argument("--client-cert-auth", action="store_true", help="require client certificates (mutual TLS)")
     p.add_argument("--log-level", default="WARNING")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if (args.cert_file is None) != (args.key_file is None):
+        p.error("--cert-file and --key-file go together")
+    if args.client_cert_auth and args.trusted_ca_file is None:
+        p.error("--client-cert-auth needs --trusted-ca-file")
+    tcp = not args.listen.startswith("unix://")
+    if args.cert_file is not None and not tcp:
+        p.error("TLS is for TCP listeners; a unix socket is owner-only instead")
+    mutual = args.cert_file is not None and args.client_cert_auth
+    if tcp and not is_loopback(args.listen.rpartition(":")[0]) and not mutual:
+        p.error(
+            f"--listen {args.listen} is not a loopback address: other hosts may only reach storage over "
+            "mutual TLS (--cert-file, --key-file, --trusted-ca-file and --client-cert-auth)"
+        )
+    return args
+
+
+def server_tls(args: argparse.Namespace) -> ServerTLS | None:
+    if args.cert_file is None:
+        return None
+    return ServerTLS(args.cert_file, args.key_file, args.trusted_ca_file, args.client_cert_auth)
 
 
 async def serve(args: argparse.Namespace) -> None:
@@ -63,6 +87,7 @@ async def serve(args: argparse.Namespace) -> None:
         progress_notify_interval=args.progress_notify_interval,
         watch_ring_size=args.watch_ring_size,
         metrics_listen=args.listen_metrics or "",
+        tls=server_tls(args),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -132,9 +132,12 @@ def serving_names(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 
 def issue_serving(
-    ca: tuple[x509.Certificate, PrivateKey], names: tuple[str, ...], days: int = LEAF_DAYS
+    ca: tuple[x509.Certificate, PrivateKey],
+    names: tuple[str, ...],
+    days: int = LEAF_DAYS,
+    common_name: str = "protokube-apiserver",
 ) -> tuple[x509.Certificate, PrivateKey]:
-    builder, key = _leaf(ca, _name("protokube-apiserver"), ExtendedKeyUsageOID.SERVER_AUTH, days)
+    builder, key = _leaf(ca, _name(common_name), ExtendedKeyUsageOID.SERVER_AUTH, days)
     builder = builder.add_extension(x509.SubjectAlternativeName([_san(n) for n in names]), critical=False)
     return builder.sign(ca[1], hashes.SHA256()), key
 

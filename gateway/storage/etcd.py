@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from etcdserverpb import rpc_pb2 as rpc
@@ -45,12 +47,30 @@ def _translate(err: grpc.aio.AioRpcError) -> StorageError:
     return StorageError(f"storage error: {err.code().name}: {details}")
 
 
-class EtcdBackend:
-    """A connection to an etcd-v3 API endpoint (``host:port``)."""
+@dataclass(frozen=True)
+class ClientTLS:
+    """TLS to storage (kube-apiserver's --etcd-cafile, --etcd-certfile, --etcd-keyfile)."""
 
-    def __init__(self, target: str) -> None:
+    ca_file: Path | None = None  # None: the system's trust store
+    cert_file: Path | None = None  # with key_file: our client certificate (mutual TLS)
+    key_file: Path | None = None
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        def read(path: Path | None) -> bytes | None:
+            return path.read_bytes() if path else None
+
+        return grpc.ssl_channel_credentials(read(self.ca_file), read(self.key_file), read(self.cert_file))
+
+
+class EtcdBackend:
+    """A connection to an etcd-v3 API endpoint (``host:port``, ``unix://path``; TLS with ``tls``)."""
+
+    def __init__(self, target: str, tls: ClientTLS | None = None) -> None:
         self.target = target
-        self.channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        if tls is None:
+            self.channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        else:
+            self.channel = grpc.aio.secure_channel(target, tls.credentials(), options=CHANNEL_OPTIONS)
         self.kv = rpc_grpc.KVStub(self.channel)
         self.watch_stub = rpc_grpc.WatchStub(self.channel)
         self.maintenance = rpc_grpc.MaintenanceStub(self.channel)

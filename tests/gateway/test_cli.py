@@ -165,3 +165,32 @@ def test_runtime_config_refuses_bad_entries(tmp_path: Path) -> None:
         )
         assert result.returncode != 0
         assert message in result.stderr
+
+
+def test_certs_issue_writes_a_kubeconfig_for_a_user(tmp_path: Path) -> None:
+    """`protokube certs issue USER --group G --kubeconfig F`: kubectl acts as that user."""
+    if kubectl_path() is None:
+        pytest.skip("kubectl is not installed")
+    server = GatewayProcess(tmp_path / "data").start()
+    try:
+        config = tmp_path / "alice.kubeconfig"
+        issued = subprocess.run(
+            [sys.executable, "-m", "protokube", "certs", "issue", "alice", "--group", "devs", "--days", "2",
+             "--data-dir", str(tmp_path / "data"), "--kubeconfig", str(config), "--server", server.secure_url],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert issued.returncode == 0, issued.stderr
+        assert config.stat().st_mode & 0o777 == 0o600
+        env = {**os.environ, "HOME": str(tmp_path)}
+        pods = subprocess.run(
+            [kubectl_path(), "--kubeconfig", str(config), "get", "--raw", "/api/v1/namespaces/default/pods"],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert 'User "alice" cannot list resource "pods"' in pods.stderr  # authenticated, not authorized
+        missing_ca = subprocess.run(
+            [sys.executable, "-m", "protokube", "certs", "issue", "bob", "--data-dir", str(tmp_path / "nowhere")],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert missing_ca.returncode == 1 and "no CA in" in missing_ca.stderr
+    finally:
+        server.kill()
