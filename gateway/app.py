@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from dataclasses import dataclass
 
 from quart import Quart, Response, request
@@ -23,6 +24,7 @@ from gateway.auth.escalation import RBACEscalation
 from gateway.auth.rbac import RBAC_GROUP, RBACIndex
 from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
 from gateway.auth.reviews import Review, review_answers
+from gateway.controllers import bootstrap
 from gateway.controllers.informer import Informer
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
@@ -56,9 +58,12 @@ from protokube.schema.registry import ADDED, Registry, Resource
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAMESPACES = ("", "v1", "namespaces")
 COMPONENT_STATUSES = ("", "v1", "componentstatuses")
+PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
+APISERVICES = ("apiregistration.k8s.io", "v1", "apiservices")
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 STORAGE_CHECK_TIMEOUT = 1.0
 # The checks /readyz has that /healthz and /livez have not.
+log = logging.getLogger("protokube.gateway")
 READINESS_ONLY = ("etcd-readiness", "informer-sync", "shutdown")
 # Storages of subresources that write part of their parent, by subresource name.
 SUBRESOURCE_STORAGES = {"status": StatusStore, "finalize": FinalizeStore, "approval": ApprovalStore}
@@ -107,7 +112,7 @@ class APIServer:
             self._serve(resource)
         self._cache_tasks: dict[tuple[str, str, str], asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        self._started = self._shutting_down = False
+        self._started = self._shutting_down = self._bootstrapped = False
         registry.subscribe(self._registry_changed)
 
         rbac_stores = {kind: self.stores.get((RBAC_GROUP, "v1", plural)) for kind, plural in RBAC_KINDS.items()}
@@ -224,6 +229,10 @@ class APIServer:
             if not self._started:
                 raise CheckFailed("not finished")
 
+        async def bootstrapped() -> None:
+            if not self._bootstrapped:
+                raise CheckFailed("not finished")
+
         async def running() -> None:
             if self._shutting_down:
                 raise CheckFailed("process is shutting down")
@@ -236,6 +245,8 @@ class APIServer:
             Check("informer-sync", informers_synced),
             Check("poststarthook/generic-apiserver-start-informers", started),
             Check("poststarthook/start-system-namespaces-controller", started),
+            Check("poststarthook/scheduling/bootstrap-system-priority-classes", bootstrapped),
+            Check("autoregister-completion", bootstrapped),
             Check("shutdown", running),
         ]
         return {check.name: check for check in checks}
@@ -270,7 +281,25 @@ class APIServer:
         for key, cacher in self.cachers.items():
             self._cache_tasks[key] = asyncio.create_task(cacher.run())
         self._tasks.append(asyncio.create_task(self.namespace_controller.run()))
+        self._tasks.append(asyncio.create_task(self._bootstrap()))
         self._tasks += [asyncio.create_task(informer.run()) for informer in self.informers]
+
+    async def _bootstrap(self) -> None:
+        """The post-start hooks' objects, once the watch caches serve (retried while storage is away)."""
+        priority_classes = self.stores.get(PRIORITY_CLASSES)
+        apiservices = self.stores.get(APISERVICES)
+        while True:
+            try:
+                if priority_classes is not None:
+                    await bootstrap.ensure_system_priority_classes(priority_classes)
+                if apiservices is not None:
+                    await bootstrap.ensure_local_apiservices(apiservices, self.registry)
+            except StatusError as err:
+                log.warning("bootstrap objects not made yet: %s", err.status.message)
+                await asyncio.sleep(1)
+                continue
+            self._bootstrapped = True
+            return
 
     def close_watches(self) -> None:
         """On shutdown: /readyz fails from now on, and every watch stream ends (their clients

@@ -91,6 +91,12 @@ class GatewayProcess:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.kill()
                 raise RuntimeError("gateway did not start:\n" + "".join(self.log))
+        with self.client() as client:  # ready: watch caches synced, post-start hooks' objects made
+            while client.get("/readyz").status_code != 200:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.kill()
+                    raise RuntimeError("gateway did not become ready:\n" + "".join(self.log))
+                time.sleep(0.02)
         return self
 
     def kill(self) -> None:

@@ -22,6 +22,8 @@ READYZ_CHECKS = [
     "informer-sync",
     "poststarthook/generic-apiserver-start-informers",
     "poststarthook/start-system-namespaces-controller",
+    "poststarthook/scheduling/bootstrap-system-priority-classes",
+    "autoregister-completion",
     "shutdown",
 ]
 LIVEZ_CHECKS = [c for c in READYZ_CHECKS if c not in ("etcd-readiness", "informer-sync", "shutdown")]
