@@ -283,11 +283,9 @@ class _Decoder:
             return value
         elif kind == BYTES and isinstance(value, str):
             try:
-                return base64.b64decode(value, validate=True)
-            except (binascii.Error, ValueError):
-                raise DecodeError(
-                    f"json: illegal base64 data at input byte 0 in Go struct field {parent.name}.{path}", path
-                ) from None
+                return go_base64(value)
+            except ValueError as err:
+                raise DecodeError(f"json: {err} in Go struct field {parent.name}.{path}", path) from None
         raise DecodeError(self._type_error(value, parent, path, _go_scalar_type(f)), path)
 
     @staticmethod
@@ -425,3 +423,17 @@ SPECIAL_DECODERS = {
     "fieldsv1": _set_fields_v1,
     "strings": _set_strings,
 }
+
+
+BASE64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def go_base64(text: str) -> bytes:
+    """Standard base64 as Go's decoder reads it: line breaks are skipped (``base64`` wraps its
+    output at 76 columns), anything else outside the alphabet or bad padding is an error naming the
+    offending input byte."""
+    try:
+        return base64.b64decode(text.replace("\r", "").replace("\n", ""), validate=True)
+    except (binascii.Error, ValueError):
+        offset = next((i for i, c in enumerate(text) if c not in BASE64_ALPHABET and c not in "\r\n"), 0)
+        raise ValueError(f"illegal base64 data at input byte {offset}") from None

@@ -138,3 +138,17 @@ def test_json_strings_are_decoded_as_go_decodes_them(client: httpx.Client, names
     body = json.dumps({"metadata": {"name": "pair"}, "data": {"emoji": "\U0001f600"}}).encode()
     assert b"\\ud83d\\ude00" in body  # a valid surrogate pair stays one character
     assert client.post(path, content=body, headers=JSON).json()["data"] == {"emoji": "\U0001f600"}
+
+
+def test_bytes_decode_as_gos_base64_decoder(client: httpx.Client, namespace: str) -> None:
+    """Line breaks inside base64 (`base64` wraps at 76 columns) are skipped, as Go's decoder skips
+    them; any other stray character is refused naming its offset."""
+    path = f"/api/v1/namespaces/{namespace}/secrets"
+    wrapped = {"metadata": {"name": "wrapped"}, "data": {"a": "aGVsbG8g\nd29y\r\nbGQ="}}
+    response = client.post(path, json=wrapped)
+    assert response.status_code == 201, response.text
+    assert response.json()["data"] == {"a": "aGVsbG8gd29ybGQ="}
+    broken = {"metadata": {"name": "broken"}, "data": {"a": "aGV*bG8="}}
+    response = client.post(path, json=broken)
+    assert response.status_code == 400
+    assert "json: illegal base64 data at input byte 3" in response.json()["message"]
