@@ -26,6 +26,7 @@ from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
 from gateway.auth.reviews import Review, review_answers
 from gateway.controllers import bootstrap
 from gateway.controllers.informer import Informer
+from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
@@ -60,6 +61,8 @@ NAMESPACES = ("", "v1", "namespaces")
 COMPONENT_STATUSES = ("", "v1", "componentstatuses")
 PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
 APISERVICES = ("apiregistration.k8s.io", "v1", "apiservices")
+LEASES = ("coordination.k8s.io", "v1", "leases")
+CONTROLLERS_LEASE = "protokube-controller-manager"
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 STORAGE_CHECK_TIMEOUT = 1.0
 # The checks /readyz has that /healthz and /livez have not.
@@ -78,6 +81,8 @@ class Settings:
     token_file: TokenFile | None = None  # --token-auth-file
     authorization_modes: tuple[str, ...] = ("RBAC",)  # --authorization-mode, in order
     encryption: Encryption | None = None  # --encryption-provider-config
+    identity: str = "protokube"  # this gateway's name in leader election (unique among gateways)
+    leader_election: LeaderElection = DEFAULT_TIMING
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -112,7 +117,8 @@ class APIServer:
             self._serve(resource)
         self._cache_tasks: dict[tuple[str, str, str], asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        self._started = self._shutting_down = self._bootstrapped = False
+        self._started = self._shutting_down = False
+        self.bootstrapped = asyncio.Event()  # the post-start hooks' objects are made
         registry.subscribe(self._registry_changed)
 
         rbac_stores = {kind: self.stores.get((RBAC_GROUP, "v1", plural)) for kind, plural in RBAC_KINDS.items()}
@@ -133,6 +139,14 @@ class APIServer:
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage
         assert isinstance(finalize, FinalizeStore)
         self.namespace_controller = NamespaceController(namespaces, finalize, self.stores.values)
+        # The controllers kube-controller-manager would run: once per cluster, in the elected gateway.
+        self.elector = LeaderElector(
+            self.stores.get(LEASES),
+            CONTROLLERS_LEASE,
+            settings.identity,
+            [self.namespace_controller.run],
+            settings.leader_election,
+        )
 
     # ---- building --------------------------------------------------------------------------------
     def _cacher(self, resource: Resource) -> Cacher:
@@ -230,7 +244,7 @@ class APIServer:
                 raise CheckFailed("not finished")
 
         async def bootstrapped() -> None:
-            if not self._bootstrapped:
+            if not self.bootstrapped.is_set():
                 raise CheckFailed("not finished")
 
         async def running() -> None:
@@ -280,7 +294,7 @@ class APIServer:
         self._started = True
         for key, cacher in self.cachers.items():
             self._cache_tasks[key] = asyncio.create_task(cacher.run())
-        self._tasks.append(asyncio.create_task(self.namespace_controller.run()))
+        self._tasks.append(asyncio.create_task(self.elector.run()))
         self._tasks.append(asyncio.create_task(self._bootstrap()))
         self._tasks += [asyncio.create_task(informer.run()) for informer in self.informers]
 
@@ -298,7 +312,7 @@ class APIServer:
                 log.warning("bootstrap objects not made yet: %s", err.status.message)
                 await asyncio.sleep(1)
                 continue
-            self._bootstrapped = True
+            self.bootstrapped.set()
             return
 
     def close_watches(self) -> None:
@@ -309,6 +323,7 @@ class APIServer:
             cacher.close_watchers()
 
     async def stop(self) -> None:
+        await self.elector.release()
         tasks = [*self._tasks, *self._cache_tasks.values()]
         for task in tasks:
             task.cancel()

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import uvloop
 from gateway import runtimeconfig
 from gateway.app import APIServer, Settings, create_app
 from gateway.auth.authentication import TokenFile
+from gateway.controllers.leaderelection import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElection
 from gateway.embedded import EmbeddedStorage
 from gateway.negotiation.negotiate import Formats
 from gateway.runtimeconfig import RuntimeConfig, RuntimeConfigError
@@ -108,6 +110,27 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="an EncryptionConfiguration: which resources are encrypted at rest, with which providers and keys",
     )
     p.add_argument(
+        "--leader-elect-lease-duration",
+        type=float,
+        default=LEASE_DURATION,
+        metavar="SECONDS",
+        help="how long other gateways wait before taking over the controllers' Lease",
+    )
+    p.add_argument(
+        "--leader-elect-renew-deadline",
+        type=float,
+        default=RENEW_DEADLINE,
+        metavar="SECONDS",
+        help="how long the leader keeps its controllers running while it cannot renew",
+    )
+    p.add_argument(
+        "--leader-elect-retry-period",
+        type=float,
+        default=RETRY_PERIOD,
+        metavar="SECONDS",
+        help="how often the Lease is renewed or tried",
+    )
+    p.add_argument(
         "--runtime-config",
         type=runtime_config,
         default=RuntimeConfig(),
@@ -119,6 +142,8 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
     args = p.parse_args(argv)
     if (args.tls_cert_file is None) != (args.tls_private_key_file is None):
         p.error("--tls-cert-file and --tls-private-key-file go together")
+    if not 0 < args.leader_elect_retry_period < args.leader_elect_renew_deadline < args.leader_elect_lease_duration:
+        p.error("leader election needs 0 < --leader-elect-retry-period < renew deadline < lease duration")
     if (args.etcd_certfile is None) != (args.etcd_keyfile is None):
         p.error("--etcd-certfile and --etcd-keyfile go together")
     if args.storage is None and (args.etcd_cafile or args.etcd_certfile):
@@ -233,6 +258,10 @@ async def run(args: argparse.Namespace) -> None:
             token_file=args.token_auth_file,
             authorization_modes=args.authorization_mode,
             encryption=args.encryption_provider_config,
+            identity=f"{socket.gethostname()}_{args.listen}",
+            leader_election=LeaderElection(
+                args.leader_elect_lease_duration, args.leader_elect_renew_deadline, args.leader_elect_retry_period
+            ),
         )
         registry = build(descriptors.all_messages())
         args.runtime_config.apply(registry)

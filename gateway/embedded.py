@@ -3,7 +3,8 @@
 It listens on an owner-only Unix socket in the data dir, so that other local users cannot bypass
 the gateway with an etcd client. If it dies, it is started again with a growing delay (logged);
 the gateway's storage connection reconnects by itself and its watch caches resume from their
-last revision. The child gets SIGTERM when the gateway process dies, even by SIGKILL.
+last revision. The child gets SIGTERM when the gateway process dies, even by SIGKILL, and
+otherwise only from the gateway.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ class EmbeddedStorage:
     def start(self) -> None:
         """Start the child and wait until it listens (RuntimeError when it cannot)."""
         # stderr is the gateway's own: the child's messages show where the gateway's do.
-        child = subprocess.Popen(self.command, stdout=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
+        # Its own process group: a signal to ours (Ctrl-C, `kill -- -PGID`) reaches the gateway, which
+        # finishes its last writes (leader election's release) before it stops the child itself.
+        child = subprocess.Popen(
+            self.command, stdout=subprocess.PIPE, text=True, preexec_fn=_die_with_parent, process_group=0
+        )
         assert child.stdout is not None
         line = child.stdout.readline()
         if "listening" not in line:

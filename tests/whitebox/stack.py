@@ -24,6 +24,7 @@ TIMEOUT = 30.0
 async def running_server(backend: MemoryBackend | None = None) -> AsyncIterator[APIServer]:
     server = APIServer(backend or MemoryBackend(), "test:0", build(descriptors.all_messages()), Settings())
     await server.start()
+    await server.bootstrapped.wait()
     try:
         yield server
     finally:

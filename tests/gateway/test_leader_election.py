@@ -1,0 +1,95 @@
+"""Several gateways on one storage: the controllers run in the one holding the controllers' Lease;
+when it dies another takes over, and work it started (a namespace deletion) finishes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.storage.helpers import StorageProcess
+
+from .helpers import GatewayProcess
+
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/protokube-controller-manager"
+FAST = (
+    "--leader-elect-lease-duration",
+    "3",
+    "--leader-elect-renew-deadline",
+    "2",
+    "--leader-elect-retry-period",
+    "0.5",
+)
+
+
+def holder(client: httpx.Client) -> str:
+    return client.get(LEASE).json()["spec"].get("holderIdentity", "")
+
+
+def wait_for(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def test_one_gateway_runs_the_controllers_and_another_takes_over(tmp_path: Path) -> None:
+    storage = StorageProcess(tmp_path / "storage").start()
+    a = GatewayProcess(tmp_path / "a", "--storage", storage.address, *FAST).start()
+    b = GatewayProcess(tmp_path / "b", "--storage", storage.address, *FAST).start()
+    try:
+        with a.client() as client_a, b.client() as client_b:
+            wait_for(lambda: holder(client_a) != "", 10, "nobody took the Lease")
+            leader, other = (a, b) if holder(client_a).endswith(f":{a.secure_port}") else (b, a)
+            assert holder(client_b).endswith(f":{leader.secure_port}")
+            spec = client_a.get(LEASE).json()["spec"]
+            assert spec["leaseDurationSeconds"] == 3 and spec["leaseTransitions"] == 0
+            time.sleep(1.5)  # several retry periods: the holder renews, the other does not take over
+            assert holder(client_a).endswith(f":{leader.secure_port}")
+
+            # A namespace whose deletion waits on a finalizer; the leader dies meanwhile.
+            survivor = other.client()
+            assert survivor.post("/api/v1/namespaces", json={"metadata": {"name": "handover"}}).status_code == 201
+            cm = {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+            assert survivor.post("/api/v1/namespaces/handover/configmaps", json=cm).status_code == 201
+            assert survivor.delete("/api/v1/namespaces/handover").status_code == 200
+            os.killpg(leader.proc.pid, signal.SIGKILL)  # no release: the Lease must expire
+            leader.proc.wait(10)
+
+            wait_for(lambda: holder(survivor).endswith(f":{other.secure_port}"), 15, "no takeover")
+            lease = survivor.get(LEASE).json()["spec"]
+            assert lease["leaseTransitions"] == 1
+            patch = {"metadata": {"finalizers": None}}
+            headers = {"Content-Type": "application/merge-patch+json"}
+            survivor.patch("/api/v1/namespaces/handover/configmaps/held", json=patch, headers=headers)
+            wait_for(
+                lambda: survivor.get("/api/v1/namespaces/handover").status_code == 404,
+                15,
+                "the new leader's namespace controller did not finish the deletion",
+            )
+            survivor.close()
+    finally:
+        a.kill()
+        b.kill()
+        storage.kill()
+
+
+def test_a_stopping_leader_releases_the_lease(tmp_path: Path) -> None:
+    storage = StorageProcess(tmp_path / "storage").start()
+    a = GatewayProcess(tmp_path / "a", "--storage", storage.address).start()  # default 15 s lease
+    try:
+        with a.client() as client:
+            wait_for(lambda: holder(client).endswith(f":{a.secure_port}"), 10, "no leader")
+        a.kill()  # SIGTERM: a graceful stop gives the Lease up
+        b = GatewayProcess(tmp_path / "b", "--storage", storage.address).start()
+        try:
+            with b.client() as client:
+                wait_for(lambda: holder(client).endswith(f":{b.secure_port}"), 5, "the Lease was not released")
+        finally:
+            b.kill()
+    finally:
+        a.kill()
+        storage.kill()
