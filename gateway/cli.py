@@ -32,6 +32,7 @@ from gateway.security import certs, kubeconfig
 from gateway.server import TLSSettings, listen_socket, serve_app
 from gateway.storage.encryption import config as encryption
 from gateway.storage.encryption.config import Encryption, EncryptionConfigError
+from gateway.storage.endpoints import EndpointError
 from gateway.storage.etcd import ClientTLS, EtcdBackend
 from protokube.cliargs import Parser, directory, host_port, is_loopback, lock_data_dir
 from protokube.schema import descriptors
@@ -52,7 +53,11 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="also serve plain HTTP here (loopback only); every request on it acts as system:masters",
     )
     p.add_argument("--data-dir", type=directory, default=DEFAULT_DATA_DIR, help="certificates, kubeconfig, storage")
-    p.add_argument("--storage", help="HOST:PORT or unix://PATH of an etcd-v3 API endpoint instead of embedded storage")
+    p.add_argument(
+        "--storage",
+        help="HOST:PORT or unix://PATH of an etcd-v3 API endpoint, or the members of an etcd cluster as "
+        "HOST:PORT,HOST:PORT,... (instead of the embedded storage)",
+    )
     p.add_argument("--etcd-cafile", type=Path, help="CA of the storage's serving certificate (TLS to --storage)")
     p.add_argument("--etcd-certfile", type=Path, help="client certificate for mutual TLS with --storage")
     p.add_argument("--etcd-keyfile", type=Path, help="key of --etcd-certfile")
@@ -247,7 +252,10 @@ async def run(args: argparse.Namespace) -> None:
         embedded.start()
         storage = embedded.address
         supervisor = asyncio.create_task(embedded.supervise())
-    backend = EtcdBackend(storage, storage_tls(args))
+    try:
+        backend = EtcdBackend(storage, storage_tls(args))
+    except EndpointError as err:
+        raise SystemExit(f"protokube: --storage: {err}") from None
     try:
         await backend.wait_ready(10)
         settings = Settings(

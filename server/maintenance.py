@@ -11,7 +11,7 @@ from etcdserverpb import rpc_pb2
 
 from server.mvcc import RAFT_TERM, Store
 
-API_VERSION = "3.5.0"
+API_VERSION = "3.5.17"  # the etcd API and guarantees served (progress notifications ordered)
 STORAGE_VERSION = "3.5.0"
 DB_SIZE_QUOTA = 2 * 1024**3  # etcd's default backend quota
 

@@ -96,6 +96,10 @@ class Watch(Protocol):
 
 
 class Backend(Protocol):
+    # Whether progress notifications come after every event they cover (then a progress request
+    # confirms the watch cache is current, and consistent reads are served from it).
+    progress_notify: bool
+
     async def get(self, key: bytes, revision: int = 0) -> tuple[KeyValue | None, int]:
         """The key's value (None when absent) and the revision it was read at."""
 

@@ -140,6 +140,8 @@ class Cacher:
         does not reach a requested revision soon."""
         try:
             if plan.freshness == CONSISTENT:
+                if not self.store.backend.progress_notify:  # an older etcd: a quorum read instead
+                    return False
                 await self.cache.sync()
             elif plan.freshness == NOT_OLDER_THAN:
                 await self.cache.wait_for(plan.revision)

@@ -8,6 +8,7 @@ gRPC errors become the typed exceptions of storage/backend.py.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ import grpc
 from etcdserverpb import rpc_pb2 as rpc
 from etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
+from gateway.storage import endpoints
 from gateway.storage.backend import (
     Compacted,
     FutureRevision,
@@ -30,6 +32,8 @@ from gateway.storage.backend import (
 
 # Lists of many large objects exceed gRPC's 4 MiB default.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+READ_WAIT = 10.0  # seconds a read waits for a storage member to take it
+log = logging.getLogger("protokube.etcd")
 
 
 def _translate(err: grpc.aio.AioRpcError) -> StorageError:
@@ -63,17 +67,27 @@ class ClientTLS:
 
 
 class EtcdBackend:
-    """A connection to an etcd-v3 API endpoint (``host:port``, ``unix://path``; TLS with ``tls``)."""
+    """A connection to an etcd-v3 API: one endpoint (``host:port``, ``unix://path``) or the members
+    of a cluster (``h1:2379,h2:2379,h3:2379``, each tried in turn when the one in use fails); TLS
+    with ``tls``. Reads wait for a member to answer for a while; writes are never sent twice."""
 
     def __init__(self, target: str, tls: ClientTLS | None = None) -> None:
         self.target = target
-        if tls is None:
-            self.channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
-        else:
-            self.channel = grpc.aio.secure_channel(target, tls.credentials(), options=CHANNEL_OPTIONS)
+        self.endpoints = endpoints.parse(target)
+        self.tls = tls
+        self.channel = self._channel(endpoints.grpc_target(self.endpoints))
         self.kv = rpc_grpc.KVStub(self.channel)
         self.watch_stub = rpc_grpc.WatchStub(self.channel)
         self.maintenance = rpc_grpc.MaintenanceStub(self.channel)
+        # Whether every member sends progress notifications in order (the watch cache may then
+        # serve consistent reads); checked against their versions in wait_ready.
+        self.progress_notify = True
+
+    def _channel(self, target: str) -> grpc.aio.Channel:
+        options = [*CHANNEL_OPTIONS, *endpoints.tls_name_options(self.endpoints, self.tls is not None)]
+        if self.tls is None:
+            return grpc.aio.insecure_channel(target, options=options)
+        return grpc.aio.secure_channel(target, self.tls.credentials(), options=options)
 
     def stale(self, key: bytes, mod_revision: int) -> bool:
         return False
@@ -82,7 +96,34 @@ class EtcdBackend:
         await self.channel.close()
 
     async def wait_ready(self, timeout: float) -> None:
+        """Wait for the storage, then check what every member's version guarantees (upstream's
+        feature-support checker): progress notifications are trusted only from etcd >= 3.4.31 or
+        >= 3.5.13, where they are ordered after every event they cover."""
         await asyncio.wait_for(self.channel.channel_ready(), timeout)
+        versions = await asyncio.wait_for(self._member_versions(), timeout)
+        self.progress_notify = all(endpoints.orders_progress_notifications(v) for v in versions)
+        if not self.progress_notify:
+            log.warning(
+                "storage %s runs etcd %s: consistent reads go to storage, not to the watch cache",
+                self.target,
+                ", ".join(versions),
+            )
+
+    async def _member_versions(self) -> list[str]:
+        if len(self.endpoints) == 1:
+            status = await self._call(self.maintenance.Status, rpc.StatusRequest())
+            return [status.version]
+        versions = []
+        for endpoint in self.endpoints:
+            channel = self._channel(endpoints.grpc_target([endpoint]))
+            try:
+                status = await rpc_grpc.MaintenanceStub(channel).Status(rpc.StatusRequest(), timeout=READ_WAIT)
+                versions.append(status.version)
+            except grpc.aio.AioRpcError:
+                log.warning("storage member %s did not answer its version", endpoint.address)
+            finally:
+                await channel.close()
+        return versions
 
     async def _call(self, method, request):
         try:
@@ -90,18 +131,25 @@ class EtcdBackend:
         except grpc.aio.AioRpcError as err:
             raise _translate(err) from None
 
+    async def _read(self, method, request):
+        """An idempotent read: waits up to READ_WAIT for a member to take it (failover)."""
+        try:
+            return await method(request, wait_for_ready=True, timeout=READ_WAIT)
+        except grpc.aio.AioRpcError as err:
+            raise _translate(err) from None
+
     async def current_revision(self) -> int:
-        response = await self._call(self.kv.Range, rpc.RangeRequest(key=b"\x00", count_only=True, limit=1))
+        response = await self._read(self.kv.Range, rpc.RangeRequest(key=b"\x00", count_only=True, limit=1))
         return response.header.revision
 
     async def get(self, key: bytes, revision: int = 0) -> tuple[KeyValue | None, int]:
         """The key's value (None when absent) and the revision it was read at."""
-        response = await self._call(self.kv.Range, rpc.RangeRequest(key=key, revision=revision))
+        response = await self._read(self.kv.Range, rpc.RangeRequest(key=key, revision=revision))
         return (response.kvs[0] if response.kvs else None), response.header.revision
 
     async def list(self, start: bytes, end: bytes, revision: int = 0, limit: int = 0) -> ListResult:
         request = rpc.RangeRequest(key=start, range_end=end, revision=revision, limit=limit)
-        response = await self._call(self.kv.Range, request)
+        response = await self._read(self.kv.Range, request)
         return ListResult(list(response.kvs), response.header.revision, response.more, response.count)
 
     async def create(self, key: bytes, value: bytes) -> int:

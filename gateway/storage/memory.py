@@ -138,6 +138,8 @@ class MemoryBackend:
     def watch(self, start: bytes, end: bytes, start_revision: int) -> MemoryWatch:
         return MemoryWatch(self, start, end, start_revision)
 
+    progress_notify = True
+
     def stale(self, key: bytes, mod_revision: int) -> bool:
         return False
 

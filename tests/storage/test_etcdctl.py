@@ -148,7 +148,7 @@ def test_lease_commands(ctl, p):
 
 def test_endpoint_status(ctl):
     status = ctl.json("endpoint", "status")[0]["Status"]
-    assert status["version"] == "3.5.0"
+    assert status["version"] == "3.5.17"
     assert status["dbSize"] > 0
     assert status["leader"] == status["header"]["member_id"]
     assert status["raftIndex"] == status["header"]["revision"]

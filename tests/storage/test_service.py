@@ -17,7 +17,7 @@ def test_status(storage):
     async def test(s):
         put = await s.kv.Put(pb.PutRequest(key=b"/status/k", value=b"v"))
         status = await s.maintenance.Status(pb.StatusRequest())
-        assert status.version == "3.5.0"
+        assert status.version == "3.5.17"
         assert status.dbSize > 0 and 0 < status.dbSizeInUse <= status.dbSize
         assert status.leader == status.header.member_id == put.header.member_id
         assert status.header.cluster_id == put.header.cluster_id

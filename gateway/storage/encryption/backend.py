@@ -44,6 +44,10 @@ class EncryptedBackend:
     def stale(self, key: bytes, mod_revision: int) -> bool:
         return self._stale.get(key) == mod_revision
 
+    @property
+    def progress_notify(self) -> bool:
+        return self.backend.progress_notify
+
     async def get(self, key: bytes, revision: int = 0) -> tuple[KeyValue | None, int]:
         kv, at = await self.backend.get(key, revision)
         return (None if kv is None else self.plain(kv)), at
