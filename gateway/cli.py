@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import logging
 import os
+import re
 import signal
 import socket
 import sys
@@ -30,6 +31,7 @@ from gateway.negotiation.negotiate import Formats
 from gateway.runtimeconfig import RuntimeConfig, RuntimeConfigError
 from gateway.security import certs, kubeconfig
 from gateway.server import TLSSettings, listen_socket, serve_app
+from gateway.storage.compactor import run_compactor
 from gateway.storage.encryption import config as encryption
 from gateway.storage.encryption.config import Encryption, EncryptionConfigError
 from gateway.storage.endpoints import EndpointError
@@ -86,6 +88,13 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         default=300.0,
         metavar="SECONDS",
         help="history the embedded storage keeps (etcd's 5 minutes by default)",
+    )
+    p.add_argument(
+        "--etcd-compaction-interval",
+        type=go_duration,
+        default=300.0,
+        metavar="DURATION",
+        help="how often the gateways compact an external --storage (5m, 30s, 0 to never), keeping one interval",
     )
     p.add_argument(
         "--watch-cache-window",
@@ -198,6 +207,17 @@ def authorization_modes(text: str) -> tuple[str, ...]:
     return modes
 
 
+def go_duration(text: str) -> float:
+    """Seconds from a Go duration ("5m0s", "30s", "1h", "1.5s", "0") or a plain number of seconds."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text)
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 5m, 30s, 1h)")
+    return sum(float(n) * units[u] for n, u in parts)
+
+
 def runtime_config(text: str) -> RuntimeConfig:
     try:
         return runtimeconfig.parse(text)
@@ -275,6 +295,9 @@ async def run(args: argparse.Namespace) -> None:
         args.runtime_config.apply(registry)
         server = APIServer(backend, args.listen, registry, settings)
         await server.start()
+        compactor = None
+        if embedded is None and args.etcd_compaction_interval > 0:
+            compactor = asyncio.create_task(run_compactor(backend, args.etcd_compaction_interval))
         shutdown = asyncio.Event()
 
         def stop() -> None:
@@ -297,6 +320,8 @@ async def run(args: argparse.Namespace) -> None:
         print(f"protokube serving on https://{args.listen} (storage {storage})", flush=True)
         print(f"export KUBECONFIG={config_path}", flush=True)
         await serve_app(create_app(server), sock, shutdown, tls=tls, insecure=insecure, access_log=args.access_log)
+        if compactor is not None:
+            compactor.cancel()
         await server.stop()
     finally:
         if embedded is not None:

@@ -32,6 +32,7 @@ from gateway.storage.backend import (
 
 # Lists of many large objects exceed gRPC's 4 MiB default.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+COMPACT_REV_KEY = b"compact_rev_key"  # upstream's key: its version counts compaction turns
 READ_WAIT = 10.0  # seconds a read waits for a storage member to take it
 log = logging.getLogger("protokube.etcd")
 
@@ -189,6 +190,22 @@ class EtcdBackend:
 
     async def compact(self, revision: int) -> None:
         await self._call(self.kv.Compact, rpc.CompactionRequest(revision=revision, physical=True))
+
+    async def claim_compaction(self, turn: int, revision: int) -> tuple[bool, int, int]:
+        """One turn of upstream's compaction protocol on ``compact_rev_key``: if the key's version
+        is still ``turn``, store ``revision`` in it (so this gateway compacts up to ``revision``);
+        else someone else did this turn. Returns (claimed, the key's version now, current revision)."""
+        request = rpc.TxnRequest(
+            compare=[
+                rpc.Compare(result=rpc.Compare.EQUAL, target=rpc.Compare.VERSION, key=COMPACT_REV_KEY, version=turn)
+            ],
+            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=COMPACT_REV_KEY, value=str(revision).encode()))],
+            failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=COMPACT_REV_KEY))],
+        )
+        response = await self._call(self.kv.Txn, request)
+        if response.succeeded:
+            return True, turn + 1, response.header.revision
+        return False, response.responses[0].response_range.kvs[0].version, response.header.revision
 
     def watch(self, start: bytes, end: bytes, start_revision: int) -> EtcdWatch:
         """A watch on [start, end) from ``start_revision`` with previous values and progress."""

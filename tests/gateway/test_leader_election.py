@@ -1,5 +1,6 @@
 """Several gateways on one storage: the controllers run in the one holding the controllers' Lease;
-when it dies another takes over, and work it started (a namespace deletion) finishes."""
+when it dies another takes over, and work it started (a namespace deletion) finishes; compaction
+of an external storage happens once per interval between them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import signal
 import time
 from pathlib import Path
 
+import grpc
 import httpx
+from etcdserverpb import rpc_pb2 as pb
+from etcdserverpb import rpc_pb2_grpc as pb_grpc
 
 from tests.storage.helpers import StorageProcess
 
@@ -92,4 +96,41 @@ def test_a_stopping_leader_releases_the_lease(tmp_path: Path) -> None:
             b.kill()
     finally:
         a.kill()
+        storage.kill()
+
+
+def test_gateways_compact_external_storage_once_per_interval(tmp_path: Path) -> None:
+    """upstream's compact_rev_key protocol: each interval one gateway takes the turn and compacts
+    to the revision seen one interval earlier; two gateways never compact twice for one interval."""
+    storage = StorageProcess(tmp_path / "storage", "--compaction-retention", "0").start()
+    flags = ("--storage", storage.address, "--etcd-compaction-interval", "1s")
+    a = GatewayProcess(tmp_path / "a", *flags).start()
+    b = GatewayProcess(tmp_path / "b", *flags).start()
+    try:
+        started = time.monotonic()
+        with a.client() as client:
+            for i in range(5):
+                body = {"metadata": {"name": f"c{i}"}}
+                assert client.post("/api/v1/namespaces/default/configmaps", json=body).status_code == 201
+            first = int(client.get("/api/v1/namespaces/default/configmaps").json()["metadata"]["resourceVersion"])
+            with grpc.insecure_channel(storage.address) as channel:
+                kv = pb_grpc.KVStub(channel)
+
+                def compacted_past(revision: int) -> bool:
+                    try:
+                        kv.Range(pb.RangeRequest(key=b"a", revision=revision), timeout=2)
+                    except grpc.RpcError as err:
+                        return "compacted" in (err.details() or "")
+                    return False
+
+                wait_for(lambda: compacted_past(first), 10, "storage was never compacted")
+                turns = kv.Range(pb.RangeRequest(key=b"compact_rev_key"), timeout=2).kvs[0].version
+                elapsed = time.monotonic() - started
+                assert turns <= elapsed / 1.0 + 2  # one turn per interval, not one per gateway
+            # An old watch start is gone (410), the current one works.
+            old = client.get("/api/v1/namespaces/default/configmaps", params={"watch": "1", "resourceVersion": "1"})
+            assert '"code":410' in old.text or old.status_code == 410
+    finally:
+        a.kill()
+        b.kill()
         storage.kill()
