@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from gateway.storage.encryption import config as encryption
 from gateway.storage.encryption.config import Encryption, EncryptionConfigError
 from gateway.storage.endpoints import EndpointError
 from gateway.storage.etcd import ClientTLS, EtcdBackend
+from gateway.workers import start_workers, stop_workers
 from protokube.cliargs import Parser, directory, host_port, is_loopback, lock_data_dir
 from protokube.schema import descriptors
 from protokube.schema.registry import build
@@ -151,11 +153,23 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         metavar="GROUP/VERSION=BOOL,...",
         help="turn group versions off or on: api/all=false,api/v1=true,apps/v1=true (all on by default)",
     )
+    p.add_argument(
+        "--gateways",
+        type=int,
+        default=1,
+        metavar="N",
+        help="gateway processes sharing the listening addresses (SO_REUSEPORT), to use N cores",
+    )
+    p.add_argument("--gateway-index", type=int, default=0, help=argparse.SUPPRESS)  # a worker of --gateways
     p.add_argument("--access-log", action="store_true")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     args = p.parse_args(argv)
     if (args.tls_cert_file is None) != (args.tls_private_key_file is None):
         p.error("--tls-cert-file and --tls-private-key-file go together")
+    if args.gateways < 1:
+        p.error("--gateways must be at least 1")
+    if args.gateways > 1 and (args.listen.endswith(":0") or (args.insecure_listen or "").endswith(":0")):
+        p.error("--gateways needs fixed ports (all gateways bind the same ones)")
     if not 0 < args.leader_elect_retry_period < args.leader_elect_renew_deadline < args.leader_elect_lease_duration:
         p.error("leader election needs 0 < --leader-elect-retry-period < renew deadline < lease duration")
     if (args.etcd_certfile is None) != (args.etcd_keyfile is None):
@@ -276,6 +290,8 @@ async def run(args: argparse.Namespace) -> None:
         backend = EtcdBackend(storage, storage_tls(args))
     except EndpointError as err:
         raise SystemExit(f"protokube: --storage: {err}") from None
+    shared = args.gateways > 1 or args.gateway_index > 0  # one of several gateways on these addresses
+    workers: list[subprocess.Popen[bytes]] = []
     try:
         await backend.wait_ready(10)
         settings = Settings(
@@ -286,7 +302,7 @@ async def run(args: argparse.Namespace) -> None:
             token_file=args.token_auth_file,
             authorization_modes=args.authorization_mode,
             encryption=args.encryption_provider_config,
-            identity=f"{socket.gethostname()}_{args.listen}",
+            identity=f"{socket.gethostname()}_{args.listen}" + (f"#{args.gateway_index}" if shared else ""),
             leader_election=LeaderElection(
                 args.leader_elect_lease_duration, args.leader_elect_renew_deadline, args.leader_elect_retry_period
             ),
@@ -308,9 +324,14 @@ async def run(args: argparse.Namespace) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
         tls, admin_config = transport(args)
+        sock = listen_socket(args.listen, reuse_port=shared)
+        insecure = listen_socket(args.insecure_listen, reuse_port=shared) if args.insecure_listen else None
+        if args.gateway_index > 0:  # a worker: the first process speaks for all
+            await serve_app(create_app(server), sock, shutdown, tls=tls, insecure=insecure, access_log=args.access_log)
+            await server.stop()
+            return
         config_path = kubeconfig.write(args.data_dir / "kubeconfig", admin_config)
-        sock = listen_socket(args.listen)
-        insecure = listen_socket(args.insecure_listen) if args.insecure_listen else None
+        workers = start_workers(args.argv, storage, args.gateways, compaction=embedded is None)
         if insecure is not None:
             print(
                 f"WARNING: serving plain HTTP without authentication on http://{args.insecure_listen}: "
@@ -324,6 +345,7 @@ async def run(args: argparse.Namespace) -> None:
             compactor.cancel()
         await server.stop()
     finally:
+        stop_workers(workers)
         if embedded is not None:
             embedded.stop()
             supervisor.cancel()
@@ -339,9 +361,11 @@ def gateway_main(argv: list[str]) -> int:
 
 def main(argv: list[str], prog: str = "protokube serve") -> int:
     args = parse_args(argv, prog)
+    args.argv = argv
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     os.chmod(args.data_dir, 0o700)
-    lock_data_dir(args.data_dir, prog)
+    if args.gateway_index == 0:  # workers of --gateways share the first process's data dir
+        lock_data_dir(args.data_dir, prog)
     try:
         uvloop.run(run(args))  # uvloop: a faster event loop for HTTP and gRPC alike
     except (OSError, RuntimeError) as err:

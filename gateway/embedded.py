@@ -23,7 +23,7 @@ RESTART_MIN, RESTART_MAX = 0.5, 10.0  # seconds before a restart, doubling after
 STABLE_AFTER = 60.0  # a child that ran this long resets the delay
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child: receive SIGTERM when the gateway process dies (Linux's PR_SET_PDEATHSIG)."""
     pr_set_pdeathsig = 1
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
@@ -45,7 +45,7 @@ class EmbeddedStorage:
         # Its own process group: a signal to ours (Ctrl-C, `kill -- -PGID`) reaches the gateway, which
         # finishes its last writes (leader election's release) before it stops the child itself.
         child = subprocess.Popen(
-            self.command, stdout=subprocess.PIPE, text=True, preexec_fn=_die_with_parent, process_group=0
+            self.command, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent, process_group=0
         )
         assert child.stdout is not None
         line = child.stdout.readline()

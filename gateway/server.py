@@ -70,10 +70,11 @@ class _TLSAwareServer(TCPServer):
         await super().run()
 
 
-def listen_socket(listen: str) -> socket.socket:
-    """Bind and listen before serving, so the address accepts connections once we say it does."""
+def listen_socket(listen: str, reuse_port: bool = False) -> socket.socket:
+    """Bind and listen before serving, so the address accepts connections once we say it does
+    (``reuse_port``: several gateway processes bind it, the kernel spreads connections)."""
     host, _, port = listen.rpartition(":")
-    sock = socket.create_server((host.strip("[]"), int(port)), reuse_port=False, backlog=1024)
+    sock = socket.create_server((host.strip("[]"), int(port)), reuse_port=reuse_port, backlog=1024)
     sock.set_inheritable(True)
     return sock
 

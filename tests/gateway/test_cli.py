@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import ssl
 import subprocess
@@ -194,3 +195,35 @@ def test_certs_issue_writes_a_kubeconfig_for_a_user(tmp_path: Path) -> None:
         assert missing_ca.returncode == 1 and "no CA in" in missing_ca.stderr
     finally:
         server.kill()
+
+
+def test_several_gateway_processes_share_the_addresses(tmp_path: Path) -> None:
+    """`serve --gateways 2`: a worker process binds the same ports (SO_REUSEPORT); connections reach
+    both (each has its own /metrics counters); the worker goes when the server stops."""
+    server = GatewayProcess(tmp_path, "--gateways", "2").start()
+    try:
+        children = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children").read_text().split()
+        workers = [p for p in children if b"--gateway-index" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        assert len(workers) == 1
+        posts = 20
+        for _ in range(posts):
+            with httpx.Client(base_url=server.url, timeout=10) as fresh:  # a new connection each time
+                body = {"metadata": {"generateName": "spread-"}}
+                assert fresh.post("/api/v1/namespaces/default/configmaps", json=body).status_code == 201
+        counts = []
+        for _ in range(10):
+            with httpx.Client(base_url=server.url, timeout=10) as fresh:
+                text = fresh.get("/metrics").text
+            counts.append(
+                sum(
+                    float(v)
+                    for v in re.findall(r'^apiserver_request_total\{[^}]*verb="POST"[^}]*\} (\S+)$', text, re.M)
+                )
+            )
+        assert min(counts) < posts, f"one process answered every connection: {counts}"
+    finally:
+        server.kill()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{workers[0]}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{workers[0]}").exists()
