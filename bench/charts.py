@@ -178,6 +178,24 @@ def startup(results: dict, out: Path) -> list[Path]:
     return [_save(fig, out / "startup.png")]
 
 
+def scaleout(results: dict, out: Path) -> list[Path]:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for target, label in (("ours", "our storage"), ("etcd", "etcd")):
+        runs = results.get(target) or {}
+        if not runs:
+            continue
+        counts = [int(n) for n in runs]
+        left.plot(counts, [runs[n]["gets_per_s"] for n in runs], marker="o", label=label)
+        right.plot(counts, [runs[n]["creates_per_s"] for n in runs], marker="o", label=label)
+    for ax, title in ((left, "GET from the watch cache"), (right, "creates, 32 clients")):
+        ax.set_xlabel("gateway processes")
+        ax.set_ylabel("requests/s")
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    return [_save(fig, out / "scaleout.png")]
+
+
 CHARTS = {
     "http": http_ceiling,
     "storage": storage,
@@ -187,6 +205,7 @@ CHARTS = {
     "memory": memory,
     "encodings": encodings,
     "startup": startup,
+    "scaleout": scaleout,
 }
 
 

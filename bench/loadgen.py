@@ -173,7 +173,7 @@ async def writes(cfg: dict) -> dict:
         return status == 200
 
     await phase("create", create)
-    if all(created):
+    if all(created) and not cfg.get("creates_only"):
         await phase("update", update)
         await phase("patch", patch)
         await phase("apply", apply)
