@@ -1,20 +1,40 @@
-"""Fixtures: a gateway with embedded storage (real processes on free loopback ports)."""
+"""Fixtures: a gateway with embedded storage (real processes on free loopback ports).
+
+A module that sets ``ON_ETCD_TOO = True`` runs its tests that use the shared server twice: against
+the embedded storage and against Debian's etcd (started once per session).
+"""
 
 from __future__ import annotations
 
 import itertools
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from .helpers import GatewayProcess, Kubectl, kubectl_path
+from .helpers import GatewayProcess, Kubectl, etcd_process, kubectl_path
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if getattr(metafunc.module, "ON_ETCD_TOO", False) and "server" in metafunc.fixturenames:
+        metafunc.parametrize("server", ["embedded", "etcd"], indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
-    process = GatewayProcess(tmp_path_factory.mktemp("gateway")).start()
+def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if shutil.which("etcd") is None:
+        pytest.skip("etcd is not installed (Debian package etcd-server)")
+    with etcd_process(tmp_path_factory.mktemp("etcd")) as address:
+        yield address
+
+
+@pytest.fixture(scope="session")
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    storage = getattr(request, "param", "embedded")
+    args = ("--storage", request.getfixturevalue("etcd")) if storage == "etcd" else ()
+    process = GatewayProcess(tmp_path_factory.mktemp(f"gateway-{storage}"), *args).start()
     yield process
     process.kill()
 

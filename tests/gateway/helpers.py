@@ -13,10 +13,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
+from etcdserverpb import rpc_pb2 as rpc
+from etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 30.0
@@ -185,3 +189,31 @@ def watch_lines(client: httpx.Client, path: str, stop_after: int, timeout: float
             count += 1
             if count >= stop_after:
                 return
+
+
+@contextmanager
+def etcd_process(data_dir: Path, timeout: float = 30) -> Iterator[str]:
+    """A single-member etcd on free loopback ports until it answers; its client address."""
+    client, peer = free_port(), free_port()
+    address = f"127.0.0.1:{client}"
+    argv = [
+        "etcd", "--name=test", f"--data-dir={data_dir}",
+        f"--listen-client-urls=http://{address}", f"--advertise-client-urls=http://{address}",
+        f"--listen-peer-urls=http://127.0.0.1:{peer}", f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+        f"--initial-cluster=test=http://127.0.0.1:{peer}",
+    ]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with grpc.insecure_channel(address) as channel:
+                    rpc_grpc.MaintenanceStub(channel).Status(rpc.StatusRequest(), timeout=1)
+                break
+            except grpc.RpcError:
+                assert proc.poll() is None and time.monotonic() < deadline, "etcd did not start"
+                time.sleep(0.2)
+        yield address
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)

@@ -12,6 +12,8 @@ import pytest
 
 from .helpers import GatewayProcess, Kubectl, watch_lines
 
+ON_ETCD_TOO = True  # the tests using the shared server run against a real etcd as well
+
 
 def test_1253_objects_in_pages_of_500_are_one_snapshot(
     server: GatewayProcess, client: httpx.Client, namespace: str

@@ -15,6 +15,8 @@ import httpx
 
 from .helpers import GatewayProcess
 
+ON_ETCD_TOO = True  # the tests using the shared server run against a real etcd as well
+
 WRITES = 10_000
 WINDOW = 300  # the server's watch cache window, small so that a dropped watch falls out of it
 NAMES = [f"obj-{i:03d}" for i in range(300)]

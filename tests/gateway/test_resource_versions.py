@@ -13,6 +13,8 @@ from etcdserverpb import rpc_pb2, rpc_pb2_grpc
 
 from .helpers import GatewayProcess, watch_lines
 
+ON_ETCD_TOO = True  # the tests using the shared server run against a real etcd as well
+
 INVALID = 'ListOptions.meta.k8s.io "" is invalid: '
 
 

@@ -11,6 +11,8 @@ import httpx
 
 from .helpers import GatewayProcess, watch_lines
 
+ON_ETCD_TOO = True  # the tests using the shared server run against a real etcd as well
+
 
 def _rv(event: dict) -> int:
     return int(event["object"]["metadata"]["resourceVersion"])
@@ -74,8 +76,8 @@ def test_burst_from_8_writers_arrives_in_order_without_gaps(server: GatewayProce
     events, written = asyncio.run(scenario())
     received = [_rv(e) for e in events]
     assert received == sorted(received)
-    assert received == written  # each acknowledged write exactly once
-    assert received == list(range(received[0], received[0] + 1000))  # no gap
+    assert received == written  # each acknowledged write exactly once: no gap, no duplicate
+    # (the revisions need not be consecutive: the server's own writes, Lease renewals, take some)
 
 
 def test_resume_from_resource_version(client: httpx.Client, namespace: str) -> None:
