@@ -13,7 +13,7 @@ from typing import Any
 from gateway.handlers import discovery
 from gateway.openapi import operations
 from gateway.openapi.operations import Operation, Param, discovery_operation
-from gateway.openapi.schemas import IN_EVERY_GROUP_VERSION, V2, V3, SchemaBuilder
+from gateway.openapi.schemas import IN_EVERY_GROUP_VERSION, V2, V3, SchemaBuilder, unstructured_name
 from protokube.schema.registry import GroupVersionKind, Registry
 from protokube.schema.shape import META
 
@@ -34,6 +34,17 @@ def served_gvks(registry: Registry) -> dict[str, list[GroupVersionKind]]:
         if gvk.group == IN_EVERY_GROUP_VERSION:
             kinds.update(GroupVersionKind(g, v, gvk.kind) for g, v in group_versions)
     return {m: sorted(k, key=lambda g: (g.group, g.version, g.kind)) for m, k in result.items()}
+
+
+def unstructured_kinds(registry: Registry) -> dict[str, GroupVersionKind]:
+    """Definition name → kind, for the kinds (and list kinds) served without a compiled message."""
+    kinds = {}
+    for resource in registry.resources.values():
+        if not resource.message:
+            for kind in (resource.kind, resource.list_kind):
+                gvk = GroupVersionKind(resource.group, resource.version, kind)
+                kinds[unstructured_name(gvk)] = gvk
+    return kinds
 
 
 def _sort_params(params: list[Param]) -> list[Param]:
@@ -150,8 +161,7 @@ def _info() -> dict[str, str]:
     return {"title": "Kubernetes", "version": discovery.version_info()["gitVersion"]}
 
 
-def _v3(ops: list[Operation], gvks: dict[str, list[GroupVersionKind]]) -> Document:
-    builder = SchemaBuilder(V3, gvks)
+def _v3(ops: list[Operation], builder: SchemaBuilder) -> Document:
     paths = _paths(ops, _V3Writer(builder))
     return {
         "openapi": "3.0.0",
@@ -167,6 +177,7 @@ class DocumentSet:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self.gvks = served_gvks(registry)
+        self.unstructured = unstructured_kinds(registry)
 
     def v3_paths(self) -> list[str]:
         """The v3 document names, as /openapi/v3 lists them: "api", "api/v1", "apis", "apis/apps" ..."""
@@ -181,10 +192,10 @@ class DocumentSet:
         """The v3 document of a name from ``v3_paths``; None for any other name."""
         if name not in self.v3_paths():
             return None
-        return _v3(self._operations(name), self.gvks)
+        return _v3(self._operations(name), SchemaBuilder(V3, self.gvks, self.unstructured))
 
     def v2(self) -> Document:
-        builder = SchemaBuilder(V2, self.gvks)
+        builder = SchemaBuilder(V2, self.gvks, self.unstructured)
         ops = [op for name in self.v3_paths() for op in self._operations(name)]
         return {
             "swagger": "2.0",
@@ -222,8 +233,7 @@ class DocumentSet:
             )
         ]
         for resource in self.registry.resources_in(group, version):
-            if resource.message:
-                ops += operations.resource_operations(resource)
+            ops += operations.resource_operations(resource)
         return ops
 
 

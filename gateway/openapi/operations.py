@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from gateway.negotiation.mediatypes import JSON, PROTOBUF, YAML
 from gateway.openapi import descriptions
+from gateway.openapi.schemas import unstructured_name
 from protokube.schema.registry import GroupVersionKind, Resource
 from protokube.schema.shape import BOOL, INT, MESSAGE, META, shape
 
@@ -133,11 +134,15 @@ class _Routes:
         self.subresource = subresource
         sub = resource.subresources.get(subresource)
         self.gvk = sub.gvk if sub else resource.gvk
-        self.message = sub.message if sub else resource.message
+        message = sub.message if sub else resource.message
+        # What the operations read and write: a message, or the definition of a kind without one.
+        self.message = message or unstructured_name(self.gvk)
+        list_gvk = GroupVersionKind(resource.group, resource.version, resource.list_kind)
+        self.list_message = resource.list_message or unstructured_name(list_gvk)
         self.verbs = sub.verbs if sub else resource.verbs
         self.base = group_version_path(resource.group, resource.version)
         self.ops: list[Operation] = []
-        protobuf = bool(self.message)
+        protobuf = bool(message)
         self.media = (JSON, YAML, PROTOBUF) if protobuf else (JSON, YAML)
         streams = (f"{JSON};stream=watch", f"{PROTOBUF};stream=watch") if protobuf else (f"{JSON};stream=watch",)
         self.all_media = self.media + streams
@@ -203,7 +208,7 @@ class _Routes:
                 collection,
                 doc,
                 (*scope_params, *list_params),
-                ((200, "OK", r.list_message),),
+                ((200, "OK", self.list_message),),
                 produces=self.all_media,
             )
         if "create" in self.verbs:
@@ -305,7 +310,7 @@ class _Routes:
                     r.plural,
                     f"{'list or watch' if watchable else 'list'} objects of kind {kind}",
                     list_params,
-                    ((200, "OK", r.list_message),),
+                    ((200, "OK", self.list_message),),
                     produces=self.all_media,
                 )
             if listable and watchable:

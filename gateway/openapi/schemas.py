@@ -102,9 +102,9 @@ class Flavor:
     def ref_prefix(self) -> str:
         return "#/components/schemas/" if self.v3 else "#/definitions/"
 
-    def ref(self, full_name: str, **siblings: Any) -> Schema:
-        """A reference to a message's definition, with sibling keys (description, default ...)."""
-        target = {"$ref": self.ref_prefix + definition_name(full_name)}
+    def ref(self, name: str, **siblings: Any) -> Schema:
+        """A reference to a definition, with sibling keys (description, default ...)."""
+        target = {"$ref": self.ref_prefix + name}
         if not self.v3:
             siblings.pop("default", None)
             return {**target, **siblings}
@@ -114,29 +114,73 @@ class Flavor:
 V2, V3 = Flavor(v3=False), Flavor(v3=True)
 
 
+def unstructured_name(gvk: GroupVersionKind) -> str:
+    """The definition of a kind without a compiled message, named as upstream names a custom
+    resource's: the group's domain reversed, the version, the kind (com.example.v1.Widget)."""
+    return ".".join([*reversed(gvk.group.split(".")), gvk.version, gvk.kind])
+
+
 class SchemaBuilder:
     """Definitions of messages and everything they reference, for one document.
 
-    ``gvks`` says which group-version-kinds each message is served as (its definition's
-    ``x-kubernetes-group-version-kind``).
+    Definitions are asked for by message full name, or, for a kind without a compiled message, by
+    its ``unstructured_name`` (a kind of ``unstructured``). ``gvks`` says which group-version-kinds
+    each message is served as (its definition's ``x-kubernetes-group-version-kind``).
     """
 
-    def __init__(self, flavor: Flavor, gvks: dict[str, list[GroupVersionKind]]) -> None:
+    def __init__(
+        self,
+        flavor: Flavor,
+        gvks: dict[str, list[GroupVersionKind]],
+        unstructured: dict[str, GroupVersionKind] | None = None,
+    ) -> None:
         self.flavor = flavor
         self.gvks = gvks
+        self.unstructured = unstructured or {}
         self.definitions: dict[str, Schema] = {}
 
-    def ref(self, full_name: str, **siblings: Any) -> Schema:
-        """A reference to a message's definition, adding the definition (and its dependencies)."""
-        self.add(full_name)
-        return self.flavor.ref(full_name, **siblings)
+    def ref(self, target: str, **siblings: Any) -> Schema:
+        """A reference to a definition, adding it (and its dependencies) to the document."""
+        self.add(target)
+        name = target if target in self.unstructured else definition_name(target)
+        return self.flavor.ref(name, **siblings)
 
-    def add(self, full_name: str) -> None:
-        name = definition_name(full_name)
+    def add(self, target: str) -> None:
+        gvk = self.unstructured.get(target)
+        name = target if gvk else definition_name(target)
         if name in self.definitions:
             return
         self.definitions[name] = {}  # placed first: recursive types refer to themselves
-        self.definitions[name] = self._definition(full_name)
+        self.definitions[name] = self._unstructured(gvk) if gvk else self._definition(target)
+
+    def _type_meta(self) -> dict[str, Schema]:
+        return {
+            fd.json_name: {"description": descriptions.of_field(TYPE_META, fd.name), "type": "string"}
+            for fd in descriptors.descriptor(TYPE_META).fields
+        }
+
+    def _unstructured(self, gvk: GroupVersionKind) -> Schema:
+        """A kind whose objects are any JSON with standard metadata (a list kind: its items)."""
+        properties = self._type_meta()
+        gvk_extension = [{"group": gvk.group, "kind": gvk.kind, "version": gvk.version}]
+        if gvk.kind.endswith("List"):
+            item = unstructured_name(GroupVersionKind(gvk.group, gvk.version, gvk.kind.removesuffix("List")))
+            properties["items"] = {"type": "array", "items": self.ref(item)}
+            properties["metadata"] = self.ref(META + "ListMeta")
+            return {
+                "description": f"{gvk.kind} is a list of {gvk.kind.removesuffix('List')}",
+                "properties": properties,
+                "required": ["items"],
+                "type": "object",
+                "x-kubernetes-group-version-kind": gvk_extension,
+            }
+        properties["metadata"] = self.ref(META + "ObjectMeta")
+        return {
+            "properties": properties,
+            "type": "object",
+            "x-kubernetes-group-version-kind": gvk_extension,
+            "x-kubernetes-preserve-unknown-fields": True,
+        }
 
     def _definition(self, full_name: str) -> Schema:
         message = shape(full_name)
@@ -152,8 +196,7 @@ class SchemaBuilder:
         properties: dict[str, Schema] = {}
         required: list[str] = []
         if message.has_type_meta and full_name not in NO_TYPE_META:
-            for fd in descriptors.descriptor(TYPE_META).fields:
-                properties[fd.json_name] = {"description": descriptions.of_field(TYPE_META, fd.name), "type": "string"}
+            properties.update(self._type_meta())
         self._members(full_name, properties, required)
         schema["type"] = "object"
         if properties:

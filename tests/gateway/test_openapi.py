@@ -8,17 +8,19 @@ the v2 document in gnostic protobuf.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 import gnostic.openapiv2.OpenAPIv2_pb2 as openapi_v2
 import httpx
+import orjson
 import pytest
 import yaml
 
 from gateway.openapi.service import OpenAPIService
 from protokube.schema import descriptors
-from protokube.schema.registry import build
+from protokube.schema.registry import GroupVersionKind, build
 
 from .helpers import Kubectl, deployment
 
@@ -253,6 +255,36 @@ def test_documents_follow_the_registry() -> None:
     assert after is not None and after.etag != deployments.etag
     assert b"/apis/apps/v1/namespaces/{namespace}/deployments" not in after.body
     assert service.v3_index().etag != before.etag
+
+
+def test_a_kind_without_a_compiled_message_is_described_as_a_custom_resource() -> None:
+    registry = build(descriptors.all_messages())
+    service = OpenAPIService(registry)
+    assert service.v3("apis/example.com/v1") is None
+    configmaps = registry.resource("", "v1", "configmaps")
+    assert configmaps is not None
+    widgets = dataclasses.replace(
+        configmaps,
+        gvk=GroupVersionKind("example.com", "v1", "Widget"),
+        plural="widgets",
+        singular="widget",
+        message="",
+        list_message="",
+    )
+    registry.add(widgets)
+    served = service.v3("apis/example.com/v1")
+    assert served is not None
+    document = orjson.loads(served.body)
+    widget = _schema(document, "com.example.v1.Widget")
+    assert widget["x-kubernetes-preserve-unknown-fields"] is True
+    assert widget["x-kubernetes-group-version-kind"] == [{"group": "example.com", "kind": "Widget", "version": "v1"}]
+    assert _schema(document, "com.example.v1.WidgetList")["properties"]["items"]["items"] == {
+        "$ref": SCHEMAS + "com.example.v1.Widget"
+    }
+    patch = document["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"]["patch"]
+    assert patch["operationId"] == "patchExampleComV1NamespacedWidget"
+    assert "fieldValidation" in _params(patch)
+    assert list(patch["responses"]["200"]["content"]) == ["application/json", "application/yaml"]
 
 
 def test_kubectl_apply_with_default_validation(kubectl: Kubectl, namespace: str) -> None:
