@@ -8,6 +8,7 @@ the document's operations reach.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from gateway.handlers import discovery
@@ -179,6 +180,7 @@ class DocumentSet:
         self.gvks = served_gvks(registry)
         self.unstructured = unstructured_kinds(registry)
 
+    @functools.cached_property
     def v3_paths(self) -> list[str]:
         """The v3 document names, as /openapi/v3 lists them: "api", "api/v1", "apis", "apis/apps" ..."""
         names = ["api", "apis"]
@@ -190,13 +192,13 @@ class DocumentSet:
 
     def v3(self, name: str) -> Document | None:
         """The v3 document of a name from ``v3_paths``; None for any other name."""
-        if name not in self.v3_paths():
+        if name not in self.v3_paths:
             return None
         return _v3(self._operations(name), SchemaBuilder(V3, self.gvks, self.unstructured))
 
     def v2(self) -> Document:
         builder = SchemaBuilder(V2, self.gvks, self.unstructured)
-        ops = [op for name in self.v3_paths() for op in self._operations(name)]
+        ops = [op for name in self.v3_paths for op in self._operations(name)]
         return {
             "swagger": "2.0",
             "info": _info(),

@@ -237,7 +237,7 @@ class SchemaBuilder:
         elif field.repeated:
             body = {"type": "array", "items": self._element(field, map_value=False)}
         elif field.special == "strings":
-            body = _STRINGS
+            body = self._strings()
         else:
             body = _scalar(field.descriptor, field.kind)
         if options.enum:
@@ -257,13 +257,15 @@ class SchemaBuilder:
             return {**scalar, "default": zero} if self.flavor.v3 and zero is not None else scalar
         assert field.message is not None
         if field.special == "strings":
-            return _STRINGS
+            return self._strings()
         if field.special is not None or field.message in _OBJECT_MESSAGES:
             return self.ref(field.message)
         return self.ref(field.message, default={})
 
-
-_STRINGS: Schema = {"type": "array", "items": {"type": "string", "default": ""}}
+    def _strings(self) -> Schema:
+        """A Go []string given a type of its own (metav1.Verbs, ExtraValue): inlined, as upstream."""
+        item: Schema = {"type": "string", "default": ""} if self.flavor.v3 else {"type": "string"}
+        return {"type": "array", "items": item}
 
 
 def _special_kind(full_name: str) -> str | None:

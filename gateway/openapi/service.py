@@ -79,14 +79,14 @@ class OpenAPIService:
 
     def v3(self, name: str) -> Served | None:
         """The v3 document of a group version (or discovery path); None for an unknown name."""
-        if name not in self.documents.v3_paths():
+        if name not in self.documents.v3_paths:
             return None
         return self._cached("v3:" + name, lambda: _json(self.documents.v3(name)))
 
     def v3_index(self) -> Served:
         def build() -> bytes:
             paths = {}
-            for name in self.documents.v3_paths():
+            for name in self.documents.v3_paths:
                 served = self.v3(name)
                 assert served is not None
                 paths[name] = {"serverRelativeURL": server_relative_url(name, served.etag)}
