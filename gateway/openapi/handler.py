@@ -84,14 +84,15 @@ class OpenAPIRoutes:
             return Response(b"", 200, headers={"Vary": "Accept"})
         wanted = request.args.get("hash")
         if wanted and wanted != served.etag:
-            response = Response(b"", 301, headers={"Location": server_relative_url(name, served.etag)})
-            response.headers["Vary"] = "Accept"
-            response.headers["Etag"] = f'"{served.etag}"'
-            return response
+            location = server_relative_url(name, served.etag)
+            body = f'<a href="{location}">Moved Permanently</a>.\n\n'  # Go's http.Redirect
+            headers = {"Location": location, "Vary": "Accept", "Etag": f'"{served.etag}"'}
+            return Response(body, 301, content_type="text/html; charset=utf-8", headers=headers)
         immutable = {}
         if wanted:
-            expires = datetime.now(UTC) + timedelta(days=365)
-            immutable = {"Cache-Control": "public, immutable", "Expires": _http_date(expires)}
+            # A year ahead, in Go's time.RFC1123 layout (the server's zone, UTC).
+            expires = (datetime.now(UTC) + timedelta(days=365)).strftime("%a, %d %b %Y %H:%M:%S UTC")
+            immutable = {"Cache-Control": "public, immutable", "Expires": expires}
         return self.serve(request, served, JSON, immutable)
 
     def serve(
