@@ -36,14 +36,18 @@ debs:
 	fi
 
 ## Generated code: gen/ is committed and must always equal what `make gen` writes.
+# DESCRIPTORS: every file's descriptor with its comments (source info), for the OpenAPI descriptions.
+DESCRIPTORS := protokube_descriptors.binpb
 gen: $(STAMP)
 	rm -rf gen && mkdir -p gen
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=gen --pyi_out=gen $(PROTOS)
+	$(BIN)/python -m grpc_tools.protoc -Iproto --include_source_info --descriptor_set_out=gen/$(DESCRIPTORS) $(PROTOS)
 	$(if $(SERVICE_PROTOS),$(BIN)/python -m grpc_tools.protoc -Iproto --grpc_python_out=gen $(SERVICE_PROTOS))
 
 gen-check: $(STAMP)
 	rm -rf .gen-check && mkdir -p .gen-check
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=.gen-check --pyi_out=.gen-check $(PROTOS)
+	$(BIN)/python -m grpc_tools.protoc -Iproto --include_source_info --descriptor_set_out=.gen-check/$(DESCRIPTORS) $(PROTOS)
 	$(if $(SERVICE_PROTOS),$(BIN)/python -m grpc_tools.protoc -Iproto --grpc_python_out=.gen-check $(SERVICE_PROTOS))
 	@diff -r gen .gen-check >/dev/null || { diff -r gen .gen-check | head -20; rm -rf .gen-check; \
 	  echo "gen/ is stale: run 'make gen' and commit it"; exit 1; }

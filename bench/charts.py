@@ -196,6 +196,18 @@ def scaleout(results: dict, out: Path) -> list[Path]:
     return [_save(fig, out / "scaleout.png")]
 
 
+def openapi(results: dict, out: Path) -> list[Path]:
+    labels = ["first GET\n(builds)", "repeated GET\n(cached)", "If-None-Match\n(304)"]
+    values = [results["first_ms"], results["full_ms_p50"], results["not_modified_ms_p50"]]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.bar(labels, values)
+    ax.set_yscale("log")
+    ax.set_ylabel("latency (ms, log scale; p50 for repeated)")
+    ax.set_title("OpenAPI v3 document of apps/v1")
+    ax.grid(True, axis="y", alpha=0.3)
+    return [_save(fig, out / "openapi.png")]
+
+
 CHARTS = {
     "http": http_ceiling,
     "storage": storage,
@@ -206,6 +218,7 @@ CHARTS = {
     "encodings": encodings,
     "startup": startup,
     "scaleout": scaleout,
+    "openapi": openapi,
 }
 
 

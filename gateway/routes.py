@@ -1,7 +1,8 @@
-"""The endpoints that are not resources: /version, health, /metrics and discovery, in one table.
+"""The endpoints that are not resources: /version, health, /metrics, discovery and OpenAPI.
 
-Exact paths map to their handler; below /api and /apis, a path that names no resource is a
-discovery document (/api/v1, /apis/GROUP, /apis/GROUP/VERSION). Everything else is a 404.
+Exact paths map to their handler; below /openapi, the OpenAPI documents; below /api and /apis, a
+path that names no resource is a discovery document (/api/v1, /apis/GROUP, /apis/GROUP/VERSION).
+Everything else is a 404.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from gateway.metrics import Metrics
 from gateway.negotiation import negotiate
 from gateway.negotiation.encoders import JSONEncoder
 from gateway.negotiation.negotiate import Encoder, Formats
+from gateway.openapi.handler import OpenAPIRoutes
+from gateway.openapi.service import OpenAPIService
 from gateway.request import ApiRequest
 from gateway.responses import respond
 from protokube.schema import jsonencode
@@ -44,6 +47,7 @@ class NonResourceRoutes:
         self.server_address = server_address
         self.metrics = metrics
         self.formats = formats
+        self.openapi = OpenAPIRoutes(OpenAPIService(registry))
         self.exact: dict[tuple[str, ...], Route] = {
             ("version",): version,
             ("metrics",): self.metrics_text,
@@ -62,6 +66,8 @@ class NonResourceRoutes:
         route = self.exact.get(request.info.parts)
         if route is not None:
             return await route(request)
+        if request.info.parts[:1] == ("openapi",):
+            return await self.openapi(request)
         return await self.discovery(request)
 
     def _encoder(self, request: ApiRequest) -> Encoder:

@@ -98,7 +98,7 @@ def workdir(tmp_path: Path) -> Path:
 
 def test_kubectl_update_commands(kubectl: Kubectl, namespace: str, workdir: Path) -> None:
     ns = ["-n", namespace]
-    kubectl.run("create", "configmap", "cfg", "--from-literal=a=1", *ns, "--validate=false")
+    kubectl.run("create", "configmap", "cfg", "--from-literal=a=1", *ns)
     kubectl.run("label", "configmap", "cfg", "tier=web", *ns)
     kubectl.run("label", "configmap", "cfg", "tier=db", "--overwrite", *ns)
     kubectl.run("annotate", "configmap", "cfg", "note=hi", *ns)
@@ -110,7 +110,7 @@ def test_kubectl_update_commands(kubectl: Kubectl, namespace: str, workdir: Path
     assert got["data"] == {"a": "1", "b": "2", "c": "3", "d": "4"}
     assert got["metadata"]["annotations"] == {"note": "hi"} and "labels" not in got["metadata"]
 
-    kubectl.run("create", "deployment", "web", "--image=nginx:1.26", *ns, "--validate=false")
+    kubectl.run("create", "deployment", "web", "--image=nginx:1.26", *ns)
     kubectl.run("set", "image", "deployment/web", "nginx=nginx:1.27", *ns)
     image = kubectl.run("get", "deployment", "web", *ns, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
     assert image.stdout == "nginx:1.27"
@@ -120,7 +120,7 @@ def test_kubectl_update_commands(kubectl: Kubectl, namespace: str, workdir: Path
     editor.chmod(editor.stat().st_mode | stat.S_IEXEC)
     kubectl.env["KUBE_EDITOR"] = str(editor)
     try:
-        kubectl.run("edit", "configmap", "cfg", *ns, "--validate=false")
+        kubectl.run("edit", "configmap", "cfg", *ns)
     finally:
         del kubectl.env["KUBE_EDITOR"]
     assert json.loads(kubectl.run("get", "configmap", "cfg", "-o", "json", *ns).stdout)["data"]["a"] == "edited"
@@ -158,7 +158,7 @@ spec:
 def test_kubectl_client_side_apply_twice_and_diff(kubectl: Kubectl, namespace: str, workdir: Path) -> None:
     manifest = workdir / "app.yaml"
     manifest.write_text(MULTI)
-    first = kubectl.run("apply", "-f", str(manifest), "-n", namespace, "--validate=false").stdout
+    first = kubectl.run("apply", "-f", str(manifest), "-n", namespace).stdout
     assert first.split("\n")[:3] == [
         "configmap/app-config created",
         "deployment.apps/app created",
@@ -169,7 +169,7 @@ def test_kubectl_client_side_apply_twice_and_diff(kubectl: Kubectl, namespace: s
     manifest.write_text(changed)
     diff = kubectl.run("diff", "-f", str(manifest), "-n", namespace, check=False)
     assert diff.returncode == 1 and "+  color: green" in diff.stdout and "-  color: blue" in diff.stdout
-    second = kubectl.run("apply", "-f", str(manifest), "-n", namespace, "--validate=false").stdout
+    second = kubectl.run("apply", "-f", str(manifest), "-n", namespace).stdout
     assert "configmap/app-config configured" in second and "service/app unchanged" in second
     deploy = json.loads(kubectl.run("get", "deployment", "app", "-n", namespace, "-o", "json").stdout)
     container = deploy["spec"]["template"]["spec"]["containers"][0]
@@ -181,7 +181,7 @@ def test_kubectl_client_side_apply_twice_and_diff(kubectl: Kubectl, namespace: s
 def test_kubectl_server_side_apply_conflicts_and_force(kubectl: Kubectl, namespace: str, workdir: Path) -> None:
     manifest = workdir / "cm.yaml"
     manifest.write_text(config("ssa", shared="one", mine="a"))
-    ns = ["-n", namespace, "--validate=false", "--server-side"]
+    ns = ["-n", namespace, "--server-side"]
     kubectl.run("apply", "-f", str(manifest), "--field-manager=alpha", *ns)
     manifest.write_text(config("ssa", shared="two"))
     refused = kubectl.run("apply", "-f", str(manifest), "--field-manager=beta", *ns, check=False)

@@ -890,7 +890,7 @@ def test_kubectl_create_generators(
     kubectl: Kubectl, generated_namespace: str, args: list[str], resource: str, kind: str, namespaced: bool
 ) -> None:
     scope = ["-n", generated_namespace] if namespaced else []
-    out = kubectl.run("create", *args, *scope, "--validate=false").stdout
+    out = kubectl.run("create", *args, *scope).stdout
     assert f"/{args[1]} created" in out, out
     got = json.loads(kubectl.run("get", resource, args[1], *scope, "-o", "json").stdout)
     assert got["kind"] == kind and got["metadata"]["name"] == args[1]

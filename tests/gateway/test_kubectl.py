@@ -1,16 +1,10 @@
-"""Real kubectl (1.32) against a running server.
-
-kubectl's default --validate=strict needs OpenAPI v3, which is not served yet: these commands
-pass --validate=false until it is.
-"""
+"""Real kubectl (1.32) against a running server, with its defaults (--validate=strict included)."""
 
 from __future__ import annotations
 
 import json
 
 from .helpers import Kubectl
-
-NO_VALIDATE = "--validate=false"
 
 
 def test_version_reports_a_1_32_server(kubectl: Kubectl) -> None:
@@ -19,15 +13,15 @@ def test_version_reports_a_1_32_server(kubectl: Kubectl) -> None:
 
 
 def test_namespace_configmap_lifecycle(kubectl: Kubectl, tmp_path) -> None:
-    kubectl.run("create", "namespace", "kc-demo", NO_VALIDATE)
-    kubectl.run("create", "configmap", "settings", "--from-literal=color=blue", "-n", "kc-demo", NO_VALIDATE)
+    kubectl.run("create", "namespace", "kc-demo")
+    kubectl.run("create", "configmap", "settings", "--from-literal=color=blue", "-n", "kc-demo")
     got = json.loads(kubectl.run("get", "configmap", "settings", "-n", "kc-demo", "-o", "json").stdout)
     assert got["data"] == {"color": "blue"} and got["metadata"]["namespace"] == "kc-demo"
 
     got["data"]["color"] = "green"
     manifest = tmp_path / "cm.json"
     manifest.write_text(json.dumps(got))
-    kubectl.run("replace", "-f", str(manifest), NO_VALIDATE)
+    kubectl.run("replace", "-f", str(manifest))
     replaced = json.loads(kubectl.run("get", "configmap", "settings", "-n", "kc-demo", "-o", "json").stdout)
     assert replaced["data"] == {"color": "green"}
     assert int(replaced["metadata"]["resourceVersion"]) > int(got["metadata"]["resourceVersion"])
@@ -50,14 +44,14 @@ def test_namespace_configmap_lifecycle(kubectl: Kubectl, tmp_path) -> None:
 
 
 def test_replace_with_stale_resource_version_conflicts(kubectl: Kubectl, tmp_path) -> None:
-    kubectl.run("create", "configmap", "stale", "--from-literal=a=1", NO_VALIDATE)
+    kubectl.run("create", "configmap", "stale", "--from-literal=a=1")
     first = json.loads(kubectl.run("get", "configmap", "stale", "-o", "json").stdout)
     first["data"]["a"] = "2"
     manifest = tmp_path / "first.json"
     manifest.write_text(json.dumps(first))
-    kubectl.run("replace", "-f", str(manifest), NO_VALIDATE)
+    kubectl.run("replace", "-f", str(manifest))
     first["data"]["a"] = "3"
     manifest.write_text(json.dumps(first))
-    result = kubectl.run("replace", "-f", str(manifest), NO_VALIDATE, check=False)
+    result = kubectl.run("replace", "-f", str(manifest), check=False)
     assert result.returncode != 0
     assert "the object has been modified; please apply your changes to the latest version" in result.stderr
