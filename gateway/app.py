@@ -29,6 +29,8 @@ from gateway.auth.authentication import (
     Tokens,
 )
 from gateway.auth.authorization import AlwaysAllow, AlwaysDeny, Authorizer, Privileged, Union
+from gateway.auth.bootstrap import policy as bootstrap_policy
+from gateway.auth.bootstrap.reconcile import reconcile_policy
 from gateway.auth.escalation import RBACEscalation
 from gateway.auth.rbac import RBAC_GROUP, RBACIndex
 from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
@@ -38,6 +40,7 @@ from gateway.auth.tokens.objects import Objects
 from gateway.auth.tokens.request import Issuer, TokenRequestStore
 from gateway.auth.tokens.review import TokenReviewStore
 from gateway.controllers import bootstrap
+from gateway.controllers.clusterroleaggregation import ClusterRoleAggregation
 from gateway.controllers.informer import Informer
 from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
 from gateway.controllers.namespace import NamespaceController
@@ -159,6 +162,9 @@ class APIServer:
         assert isinstance(finalize, FinalizeStore)
         self.namespace_controller = NamespaceController(namespaces, finalize, self.stores.values)
         controllers = [self.namespace_controller.run]
+        cluster_roles = self.stores.get((RBAC_GROUP, "v1", "clusterroles"))
+        if cluster_roles is not None:
+            controllers.append(ClusterRoleAggregation(cluster_roles).run)
         if settings.service_account_tokens is not None:
             controllers.append(TokensController(self.objects, settings.service_account_tokens, settings.root_ca).run)
         # The controllers kube-controller-manager would run: once per cluster, in the elected gateway.
@@ -294,6 +300,7 @@ class APIServer:
             Check("poststarthook/generic-apiserver-start-informers", started),
             Check("poststarthook/start-system-namespaces-controller", started),
             Check("poststarthook/scheduling/bootstrap-system-priority-classes", bootstrapped),
+            Check("poststarthook/rbac/bootstrap-roles", bootstrapped),
             Check("autoregister-completion", bootstrapped),
             Check("shutdown", running),
         ]
@@ -342,6 +349,8 @@ class APIServer:
                     await bootstrap.ensure_system_priority_classes(priority_classes)
                 if apiservices is not None:
                     await bootstrap.ensure_local_apiservices(apiservices, self.registry)
+                rbac = {plural: self.stores.get((RBAC_GROUP, "v1", plural)) for plural in RBAC_KINDS.values()}
+                await reconcile_policy(bootstrap_policy(), rbac)
             except StatusError as err:
                 log.warning("bootstrap objects not made yet: %s", err.status.message)
                 await asyncio.sleep(1)
