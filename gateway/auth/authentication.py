@@ -11,6 +11,7 @@ are turned off. Every authenticated user is in system:authenticated.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import logging
 import time
@@ -73,13 +74,23 @@ class ClientCertificate:
     async def authenticate(self, request: ApiRequest) -> UserInfo | None:
         if not request.client_cert:
             return None
-        cert = x509.load_pem_x509_certificate(request.client_cert.encode())
-        names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
-        if not names or not names[0].value:
+        user = certificate_user(request.client_cert)
+        if user is None:
             raise Unrecognized("the client certificate has no common name")
-        groups = tuple(str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME))
-        fingerprint = hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).hexdigest()
-        return UserInfo(str(names[0].value), groups=groups, extra={CREDENTIAL_ID: (f"X509SHA256={fingerprint}",)})
+        return user
+
+
+@functools.lru_cache(maxsize=1024)
+def certificate_user(pem: str) -> UserInfo | None:
+    """The user a (verified) certificate names; remembered, as every request of a connection and
+    every connection of a client presents the same one."""
+    cert = x509.load_pem_x509_certificate(pem.encode())
+    names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    if not names or not names[0].value:
+        return None
+    groups = tuple(str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME))
+    fingerprint = hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).hexdigest()
+    return UserInfo(str(names[0].value), groups=groups, extra={CREDENTIAL_ID: (f"X509SHA256={fingerprint}",)})
 
 
 def bearer_token(request: ApiRequest) -> str | None:
