@@ -307,3 +307,25 @@ def test_legacy_token_secrets(server: GatewayProcess, client: httpx.Client, name
     assert client.delete(f"/api/v1/namespaces/{namespace}/serviceaccounts/robot").status_code == 200
     assert eventually(lambda: client.get(f"{secrets}/robot-token").status_code == 404)
     assert eventually(lambda: whoami(server, token).status_code == 401)
+
+
+def test_a_secret_bound_token_lives_with_its_secret(
+    server: GatewayProcess, client: httpx.Client, namespace: str
+) -> None:
+    service_account(client, namespace, "robot")
+    secrets = f"/api/v1/namespaces/{namespace}/secrets"
+    made = client.post(secrets, json={"metadata": {"name": "s"}, "stringData": {"a": "b"}})
+    assert made.status_code == 201, made.text
+    uid = made.json()["metadata"]["uid"]
+    token = token_of(client, namespace, "robot", boundObjectRef={"kind": "Secret", "apiVersion": "v1", "name": "s"})
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert claims["kubernetes.io"]["secret"] == {"name": "s", "uid": uid}
+    assert "pod" not in claims["kubernetes.io"]
+    assert whoami(server, token).status_code == 201
+    assert client.delete(f"{secrets}/s").status_code == 200
+    assert eventually(lambda: whoami(server, token).status_code == 401)
+    # a secret of the same name is another object: the token stays refused
+    assert client.post(secrets, json={"metadata": {"name": "s"}}).status_code == 201
+    assert eventually(lambda: "does not match" in review(client, token).get("error", ""))
+    assert review(client, token)["error"].startswith("secret UID (")
+    assert whoami(server, token).status_code == 401
