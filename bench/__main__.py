@@ -21,13 +21,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
-from bench import encodings, http_ceiling, lists, memory, openapi, scaleout, startup, storage, watch_fanout, writes
+from bench import encodings, http_ceiling, lists, memory, openapi, scaleout, startup, storage, tls, watch_fanout, writes
 from bench.common import RESULTS_DIR, Row, machine, markdown_table, table
 
 SECTIONS: dict[str, ModuleType] = {
     "encodings": encodings,
     "storage": storage,
     "http": http_ceiling,
+    "tls": tls,
     "writes": writes,
     "lists": lists,
     "watch": watch_fanout,

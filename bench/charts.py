@@ -64,6 +64,24 @@ def http_ceiling(results: dict, out: Path) -> list[Path]:
     return [_save(fig, out / "http_ceiling.png")]
 
 
+def tls(results: dict, out: Path) -> list[Path]:
+    clients = [int(c) for c in results["runs"]]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    labels = {"insecure": "insecure listener", "tls": "TLS + client certificate"}
+    for target, label in labels.items():
+        left.plot(clients, [results["runs"][str(c)][target]["per_s"] for c in clients], marker="o", label=label)
+        biggest = results["runs"][str(max(clients))][target]
+        _cdf(right, biggest.get("cdf_ms", []), f"{label}, {clients_text(max(clients))}")
+    _plain_log_x(left)
+    left.set_xlabel("concurrent connections")
+    left.set_ylabel("requests/s")
+    left.set_title("GET of one pod (?resourceVersion=0)")
+    left.grid(True, alpha=0.3)
+    left.legend()
+    _latency_axes(right, "GET latency distribution")
+    return [_save(fig, out / "tls.png")]
+
+
 def storage(results: dict, out: Path) -> list[Path]:
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     names = {"ours": "protokube storage", "ours_no_group_commit": "protokube, no group commit", "etcd": "etcd"}
@@ -210,6 +228,7 @@ def openapi(results: dict, out: Path) -> list[Path]:
 
 CHARTS = {
     "http": http_ceiling,
+    "tls": tls,
     "storage": storage,
     "writes": writes,
     "lists": lists,

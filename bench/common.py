@@ -162,6 +162,7 @@ class Gateway:
     storage: str
     pid: int
     started: float  # time.perf_counter() when the process was started
+    secure_port: int = 0  # the HTTPS port (certificates in the data dir's pki/)
 
 
 @contextmanager
@@ -198,7 +199,7 @@ def gateway(data_dir: Path, *args: str, timeout: float = 120.0) -> Iterator[Gate
         while not ready.wait(0.05):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("gateway did not start:\n" + "".join(log))
-        gw = Gateway(f"http://127.0.0.1:{port}", "127.0.0.1", port, found["storage"], proc.pid, started)
+        gw = Gateway(f"http://127.0.0.1:{port}", "127.0.0.1", port, found["storage"], proc.pid, started, secure_port)
         # The line comes just before hypercorn binds: wait until it answers.
         wait_for(lambda: _healthy(gw), max(deadline - time.monotonic(), 5), "the gateway to answer")
         yield gw

@@ -12,6 +12,8 @@ being measured. Modes:
   a line ``stop`` on stdin (or ``max_seconds``).
 - ``lists``: sequential GETs of lists, each repeated: the time to the last byte and the body size. With
   ``follow``, continue tokens are followed page by page (``next``: the path the token is appended to).
+- ``gets``: ``clients`` concurrent keep-alive connections GET ``path`` for ``seconds``: rate and latency.
+  With ``tls`` ({"ca", "cert", "key"} file paths) over HTTPS with that client certificate.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import ssl
 import sys
 import time
 from typing import Any
@@ -38,13 +41,14 @@ class HTTPError(Exception):
 class Connection:
     """One keep-alive HTTP/1.1 connection; requests one at a time."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
         self.host, self.port = host, port
+        self.tls = tls
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
     async def connect(self) -> None:
-        self.reader, self.writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20)
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20, ssl=self.tls)
 
     async def request(
         self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
@@ -360,7 +364,38 @@ async def lists(cfg: dict) -> dict:
     return out
 
 
-MODES = {"writes": writes, "watch": watch, "lists": lists}
+# --- gets ----------------------------------------------------------------------------------
+def client_tls(files: dict[str, str]) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=files["ca"])
+    context.load_cert_chain(files["cert"], files["key"])
+    return context
+
+
+async def gets(cfg: dict) -> dict:
+    tls = client_tls(cfg["tls"]) if cfg.get("tls") else None
+    conns = [Connection(cfg["host"], cfg["port"], tls) for _ in range(cfg["clients"])]
+    await asyncio.gather(*(c.connect() for c in conns))
+    latencies: list[float] = []
+    errors = 0
+    deadline = time.perf_counter() + cfg["seconds"]
+
+    async def client(conn: Connection) -> None:
+        nonlocal errors
+        while time.perf_counter() < deadline:
+            start = time.perf_counter()
+            status, _ = await conn.request("GET", cfg["path"])
+            latencies.append(time.perf_counter() - start)
+            errors += status != 200
+
+    began = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in conns))
+    elapsed = time.perf_counter() - began
+    for c in conns:
+        c.close()
+    return summary(latencies, elapsed, errors)
+
+
+MODES = {"writes": writes, "watch": watch, "lists": lists, "gets": gets}
 
 
 def main(argv: list[str]) -> int:

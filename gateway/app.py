@@ -18,16 +18,33 @@ from quart import Quart, Response, request
 
 from gateway.admission import Admission
 from gateway.admission.namespace import NamespaceLifecycle
-from gateway.auth.authentication import Authenticator, ClientCertificate, InsecurePort, TokenFile
+from gateway.auth.authentication import (
+    AudienceAgnostic,
+    Authenticator,
+    BearerToken,
+    ClientCertificate,
+    InsecurePort,
+    TokenAuthenticator,
+    TokenFile,
+    Tokens,
+)
 from gateway.auth.authorization import AlwaysAllow, AlwaysDeny, Authorizer, Privileged, Union
+from gateway.auth.bootstrap import policy as bootstrap_policy
+from gateway.auth.bootstrap.reconcile import reconcile_policy
 from gateway.auth.escalation import RBACEscalation
 from gateway.auth.rbac import RBAC_GROUP, RBACIndex
 from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
 from gateway.auth.reviews import Review, review_answers
+from gateway.auth.tokens.authenticator import ServiceAccountTokens
+from gateway.auth.tokens.objects import Objects
+from gateway.auth.tokens.request import Issuer, TokenRequestStore
+from gateway.auth.tokens.review import TokenReviewStore
 from gateway.controllers import bootstrap
+from gateway.controllers.clusterroleaggregation import ClusterRoleAggregation
 from gateway.controllers.informer import Informer
 from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
 from gateway.controllers.namespace import NamespaceController
+from gateway.controllers.tokens import TokensController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
 from gateway.health import Check, CheckFailed, HealthEndpoint, ping
@@ -62,6 +79,7 @@ COMPONENT_STATUSES = ("", "v1", "componentstatuses")
 PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
 APISERVICES = ("apiregistration.k8s.io", "v1", "apiservices")
 LEASES = ("coordination.k8s.io", "v1", "leases")
+TOKEN_REVIEWS = ("authentication.k8s.io", "v1", "tokenreviews")
 CONTROLLERS_LEASE = "protokube-controller-manager"
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 STORAGE_CHECK_TIMEOUT = 1.0
@@ -79,6 +97,8 @@ class Settings:
     formats: Formats = DEFAULT_FORMATS  # the wire formats served (CBOR behind its feature gate)
     anonymous_auth: bool = True  # requests without credentials act as system:anonymous
     token_file: TokenFile | None = None  # --token-auth-file
+    service_account_tokens: Issuer | None = None  # signs and checks service account tokens (off: None)
+    root_ca: bytes = b""  # the CA legacy token Secrets carry (ca.crt)
     authorization_modes: tuple[str, ...] = ("RBAC",)  # --authorization-mode, in order
     encryption: Encryption | None = None  # --encryption-provider-config
     identity: str = "protokube"  # this gateway's name in leader election (unique among gateways)
@@ -103,6 +123,9 @@ class APIServer:
         self.metrics = Metrics(object_counts=self._object_counts)
         self.rbac = RBACIndex()
         self.authorizer = self._authorizer()
+        self.stores: dict[tuple[str, str, str], Store] = {}
+        self.objects = Objects(self.stores)
+        self.tokens = self._tokens()
         # Resources answered without storage of their own (reviews, component statuses), by key.
         self.computed = self._computed_storages(registry)
         self.cachers = {
@@ -111,7 +134,6 @@ class APIServer:
         self.admission = Admission(
             [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)]
         )
-        self.stores: dict[tuple[str, str, str], Store] = {}
         self.scopes: dict[ScopeKey, RequestScope] = {}
         for resource in registry.resources.values():
             self._serve(resource)
@@ -139,13 +161,15 @@ class APIServer:
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage
         assert isinstance(finalize, FinalizeStore)
         self.namespace_controller = NamespaceController(namespaces, finalize, self.stores.values)
+        controllers = [self.namespace_controller.run]
+        cluster_roles = self.stores.get((RBAC_GROUP, "v1", "clusterroles"))
+        if cluster_roles is not None:
+            controllers.append(ClusterRoleAggregation(cluster_roles).run)
+        if settings.service_account_tokens is not None:
+            controllers.append(TokensController(self.objects, settings.service_account_tokens, settings.root_ca).run)
         # The controllers kube-controller-manager would run: once per cluster, in the elected gateway.
         self.elector = LeaderElector(
-            self.stores.get(LEASES),
-            CONTROLLERS_LEASE,
-            settings.identity,
-            [self.namespace_controller.run],
-            settings.leader_election,
+            self.stores.get(LEASES), CONTROLLERS_LEASE, settings.identity, controllers, settings.leader_election
         )
 
     # ---- building --------------------------------------------------------------------------------
@@ -188,6 +212,10 @@ class APIServer:
                 storage = SUBRESOURCE_STORAGES[name](store)
             elif name == "scale":
                 storage = ScaleStore(store, kind_codec(sub.gvk, sub.message))
+            elif name == "token" and self.settings.service_account_tokens is not None:
+                storage = TokenRequestStore(
+                    kind_codec(sub.gvk, sub.message), self.settings.service_account_tokens, self.objects
+                )
             if storage is not None:
                 self.scopes[(*resource.key, name)] = self._scope(resource, name, storage, sub.verbs)
 
@@ -202,17 +230,29 @@ class APIServer:
             registry=self.registry,
         )
 
+    def _tokens(self) -> Tokens:
+        """The bearer token authenticators: the token file, then service account tokens."""
+        issuer = self.settings.service_account_tokens
+        audiences = issuer.api_audiences if issuer is not None else ()
+        found: list[TokenAuthenticator] = []
+        token_file = self.settings.token_file
+        if token_file is not None:
+            found.append(AudienceAgnostic(token_file, audiences) if audiences else token_file)
+        if issuer is not None:
+            found.append(ServiceAccountTokens(issuer.keys, issuer.issuers, audiences, self.objects))
+        return Tokens(found, audiences)
+
     def _authenticators(self) -> list[Authenticator]:
-        found: list[Authenticator] = [InsecurePort(), ClientCertificate()]
-        if self.settings.token_file is not None:
-            found.append(self.settings.token_file)
-        return found
+        return [InsecurePort(), ClientCertificate(), BearerToken(self.tokens)]
 
     def _computed_storages(self, registry: Registry) -> dict[tuple[str, str, str], object]:
         found: dict[tuple[str, str, str], object] = {}
         for key, answer in review_answers(self.authorizer).items():
             if key in registry.resources:
                 found[key] = Review(codec_for(registry.resources[key]), answer)
+        reviews = registry.resources.get(TOKEN_REVIEWS)
+        if reviews is not None:
+            found[TOKEN_REVIEWS] = TokenReviewStore(codec_for(reviews), self.tokens)
         statuses = registry.resources.get(COMPONENT_STATUSES)
         if statuses is not None:
             found[COMPONENT_STATUSES] = ComponentStatuses(statuses, codec_for(statuses), self.backend.current_revision)
@@ -260,6 +300,7 @@ class APIServer:
             Check("poststarthook/generic-apiserver-start-informers", started),
             Check("poststarthook/start-system-namespaces-controller", started),
             Check("poststarthook/scheduling/bootstrap-system-priority-classes", bootstrapped),
+            Check("poststarthook/rbac/bootstrap-roles", bootstrapped),
             Check("autoregister-completion", bootstrapped),
             Check("shutdown", running),
         ]
@@ -308,6 +349,8 @@ class APIServer:
                     await bootstrap.ensure_system_priority_classes(priority_classes)
                 if apiservices is not None:
                     await bootstrap.ensure_local_apiservices(apiservices, self.registry)
+                rbac = {plural: self.stores.get((RBAC_GROUP, "v1", plural)) for plural in RBAC_KINDS.values()}
+                await reconcile_policy(bootstrap_policy(), rbac)
             except StatusError as err:
                 log.warning("bootstrap objects not made yet: %s", err.status.message)
                 await asyncio.sleep(1)

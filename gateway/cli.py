@@ -26,6 +26,8 @@ import uvloop
 from gateway import runtimeconfig
 from gateway.app import APIServer, Settings, create_app
 from gateway.auth.authentication import TokenFile
+from gateway.auth.tokens import keys as token_keys
+from gateway.auth.tokens.request import Issuer
 from gateway.controllers.leaderelection import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElection
 from gateway.embedded import EmbeddedStorage
 from gateway.negotiation.negotiate import Formats
@@ -43,6 +45,7 @@ from protokube.schema import descriptors
 from protokube.schema.registry import build
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 WATCH_DRAIN_SECONDS = 0.5
 log = logging.getLogger("protokube.serve")
 
@@ -70,6 +73,19 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
     p.add_argument("--client-ca-file", type=Path, help="also accept client certificates signed by this CA")
     p.add_argument("--tls-san", action="append", default=[], help="another name for the serving certificate")
     p.add_argument("--token-auth-file", type=token_file, help='static bearer tokens: token,user,uid[,"group1,group2"]')
+    p.add_argument(
+        "--service-account-issuer",
+        action="append",
+        metavar="URL",
+        help=f"issuer of service account tokens (repeatable: tokens name the first, any is accepted; "
+        f"default {DEFAULT_ISSUER})",
+    )
+    p.add_argument(
+        "--api-audiences",
+        type=lambda text: tuple(a.strip() for a in text.split(",") if a.strip()),
+        metavar="AUDIENCE,...",
+        help="audiences of tokens meant for this server (default: the service account issuers)",
+    )
     p.add_argument(
         "--anonymous-auth",
         type=_bool_flag,
@@ -253,6 +269,12 @@ def token_file(text: str) -> TokenFile:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def token_issuer(args: argparse.Namespace) -> Issuer:
+    """Service account tokens: the signing key in the data dir, the issuers and audiences."""
+    issuers = tuple(args.service_account_issuer or (DEFAULT_ISSUER,))
+    return Issuer(token_keys.ensure(args.data_dir / "pki"), issuers, args.api_audiences or issuers)
+
+
 def storage_tls(args: argparse.Namespace) -> ClientTLS | None:
     if args.etcd_cafile is None and args.etcd_certfile is None:
         return None
@@ -294,12 +316,15 @@ async def run(args: argparse.Namespace) -> None:
     workers: list[subprocess.Popen[bytes]] = []
     try:
         await backend.wait_ready(10)
+        tls, admin_config = transport(args)
         settings = Settings(
             watch_cache_window=args.watch_cache_window,
             bookmark_interval=args.bookmark_interval,
             formats=Formats(cbor=args.feature_gates["CBORServingAndStorage"]),
             anonymous_auth=args.anonymous_auth,
             token_file=args.token_auth_file,
+            service_account_tokens=token_issuer(args),
+            root_ca=(args.data_dir / "pki" / "ca.crt").read_bytes(),
             authorization_modes=args.authorization_mode,
             encryption=args.encryption_provider_config,
             identity=f"{socket.gethostname()}_{args.listen}" + (f"#{args.gateway_index}" if shared else ""),
@@ -323,7 +348,6 @@ async def run(args: argparse.Namespace) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
-        tls, admin_config = transport(args)
         sock = listen_socket(args.listen, reuse_port=shared)
         insecure = listen_socket(args.insecure_listen, reuse_port=shared) if args.insecure_listen else None
         if args.gateway_index > 0:  # a worker: the first process speaks for all

@@ -10,7 +10,7 @@ naming the rules the user lacks, in upstream's words and format.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from gateway import errors
@@ -82,8 +82,7 @@ class RBACEscalation:
         """The descriptions of what ``rules`` grant beyond ``user``'s own rules, and why the user's
         rules may be incomplete (upstream's Covers, CompactRules and CompactString)."""
         held = self.authorizer.rules(user, namespace)
-        owned = held.resource + held.non_resource
-        missing = [atom for rule in rules for atom in _breakdown(rule) if not any(_covers(o, atom) for o in owned)]
+        missing = uncovered(held.resource + held.non_resource, rules)
         return sorted({_compact_string(rule) for rule in _compact(missing)}), held.errors
 
     def _confirm_no_escalation(self, attributes: Attributes, rules: Iterable[Obj]) -> None:
@@ -99,6 +98,12 @@ class RBACEscalation:
         if resolution_errors:
             message += f"; resolution errors: [{', '.join(resolution_errors)}]"
         raise errors.forbidden(RBAC_GROUP, attributes.resource.plural, attributes.name, message)
+
+
+def uncovered(owned: Sequence[Obj], rules: Iterable[Obj]) -> list[dict[str, list[str]]]:
+    """What ``rules`` grant that ``owned`` rules do not, broken down into single-verb rules
+    (upstream's Covers)."""
+    return [atom for rule in rules for atom in _breakdown(rule) if not any(_covers(o, atom) for o in owned)]
 
 
 def _only_gc_fields_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:

@@ -56,6 +56,13 @@ class Creater(Protocol):
 
 
 @runtime_checkable
+class NamedCreater(Protocol):
+    """Creates through a named object's subresource (POST serviceaccounts/NAME/token): the name is the URL's."""
+
+    async def create_named(self, namespace: str, name: str, obj: Obj, options: WriteOptions) -> ObjectView: ...
+
+
+@runtime_checkable
 class Updater(Protocol):
     async def update(
         self, namespace: str, name: str, updated: UpdatedObject, options: WriteOptions
@@ -81,12 +88,12 @@ class CollectionDeleter(Protocol):
     async def delete_collection(self, namespace: str, options: DeleteOptions, list_options: ListOptions) -> Listed: ...
 
 
-# The role each verb needs.
-ROLES: dict[str, type] = {
+# The role each verb needs (one of them).
+ROLES: dict[str, type | tuple[type, ...]] = {
     "get": Getter,
     "list": Lister,
     "watch": Watcher,
-    "create": Creater,
+    "create": (Creater, NamedCreater),
     "update": Updater,
     "patch": Updater,  # upstream's Patcher: Getter and Updater (apply needs Applier too)
     "delete": GracefulDeleter,

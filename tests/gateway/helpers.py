@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -114,6 +116,34 @@ class GatewayProcess:
 
     def client(self, **kwargs: Any) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=30, **kwargs)
+
+    def secure_client(self, *, token: str | None = None, cert: tuple[Path, Path] | None = None) -> httpx.Client:
+        """A client of the HTTPS port: anonymous, with a bearer token, or with a client certificate."""
+        context = ssl.create_default_context(cafile=self.data_dir / "pki" / "ca.crt")
+        if cert is not None:
+            context.load_cert_chain(*cert)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.secure_url, verify=context, timeout=30, headers=headers)
+
+    def token_kubeconfig(self, path: Path, token: str | None) -> Path:
+        """A kubeconfig for the HTTPS port with a bearer token (None: anonymous)."""
+        ca = base64.b64encode((self.data_dir / "pki" / "ca.crt").read_bytes()).decode()
+        user = {"token": token} if token else {}
+        path.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": "test",
+                    "clusters": [
+                        {"name": "test", "cluster": {"server": self.secure_url, "certificate-authority-data": ca}}
+                    ],
+                    "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
+                    "users": [{"name": "test", "user": user}],
+                }
+            )
+        )
+        return path
 
 
 def kubectl_path() -> str | None:
