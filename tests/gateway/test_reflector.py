@@ -12,6 +12,7 @@ import json
 import random
 
 import httpx
+import pytest
 
 from .helpers import GatewayProcess
 
@@ -106,6 +107,7 @@ async def wait_until(condition, timeout: float) -> None:
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.timeout(300)  # 10,000 writes: slow on a loaded 2-core machine
 def test_reflector_mirror_survives_10000_writes_a_drop_and_a_410(tmp_path) -> None:
     server = GatewayProcess(tmp_path, "--watch-cache-window", str(WINDOW)).start()
     path = "/api/v1/namespaces/default/configmaps"
