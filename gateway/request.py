@@ -16,10 +16,14 @@ from gateway.auth.user import ANONYMOUS_USER, UserInfo
 from gateway.requestinfo import RequestInfo, parse_bool
 
 PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
+# Go's net/http reads up to this much of a body a handler left unread, so that the connection can
+# carry the next request; a bigger one ends the connection instead.
+DRAIN_LIMIT = 256 * 1024
 
 
 class ApiRequest:
     __slots__ = (
+        "_body_read",
         "_source",
         "args",
         "client_cert",
@@ -35,6 +39,7 @@ class ApiRequest:
 
     def __init__(self, source: Request) -> None:
         self._source = source
+        self._body_read = False
         self.method: str = source.method
         self.path: str = source.path
         self.args: MultiDict[str, str] = source.args
@@ -50,7 +55,21 @@ class ApiRequest:
         self.on_stream_end: list[Callable[[], None]] = []
 
     async def body(self) -> bytes:
+        self._body_read = True
         return await self._source.get_data(cache=False)
+
+    async def drain(self) -> bool:
+        """After an answer given without reading the body (401, 403, 429...): read what the client
+        sends, so that its keep-alive connection can carry the next request. False when the body
+        is too large or of unknown length: the connection must close instead."""
+        if self._body_read or (self.method in ("GET", "HEAD") and "Content-Length" not in self.headers):
+            return True
+        length = self.headers.get("Content-Length", "")
+        if not length.isdigit() or int(length) > DRAIN_LIMIT:
+            return False
+        if int(length):
+            await self.body()
+        return True
 
     def query(self) -> dict[str, str]:
         """Single-valued query parameters (the first value of each)."""

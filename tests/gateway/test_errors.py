@@ -164,3 +164,21 @@ def test_unsupported_body_type_is_415(client: httpx.Client, namespace: str) -> N
         f"/api/v1/namespaces/{namespace}/configmaps", content=b"x", headers={"Content-Type": "text/plain"}
     )
     assert response.status_code == 415 and response.json()["reason"] == "UnsupportedMediaType"
+
+
+def test_early_answers_keep_the_connection_usable(server) -> None:
+    """A 403 given before the body is read: the body is drained (up to Go's 256 KiB) so that the
+    same keep-alive connection carries the next request; a larger body closes the connection."""
+    with server.secure_client() as anonymous:
+        for i in range(30):
+            body = b'{"metadata":{"name":"x"},"data":{"k":"' + b"v" * (i * 1000) + b'"}}'
+            answer = anonymous.post(
+                "/api/v1/namespaces/default/configmaps", content=body, headers={"Content-Type": "application/json"}
+            )
+            assert answer.status_code == 403 and answer.headers.get("connection") != "close"
+        big = b'{"data":{"k":"' + b"v" * (300 * 1024) + b'"}}'
+        answer = anonymous.post(
+            "/api/v1/namespaces/default/configmaps", content=big, headers={"Content-Type": "application/json"}
+        )
+        assert answer.status_code == 403 and answer.headers["connection"] == "close"
+        assert anonymous.get("/version").status_code == 200  # a new connection, as a client opens one
