@@ -12,16 +12,19 @@ and the small numeric and quantity rules of pkg/apis/core/validation that every 
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 
+from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from gateway.errors import FieldError
 from protokube.schema import quantity
 
 Problems = Callable[[str], list[str]]
+MAX_INT32 = 2**31 - 1
 
 
 def regex_error(message: str, pattern: str, *examples: str) -> str:
@@ -301,12 +304,14 @@ def required_then(field: str, value: str, problems: Problems, detail: str = "") 
     return check(field, value, problems)
 
 
-def enum(field: str, value: str, supported: Iterable[str], *, required: bool = True) -> list[FieldError]:
-    """A value from a fixed set (``supported`` sorted as upstream lists it); empty: Required or nothing."""
+def enum(field: str, value: str, supported: Sequence[str], *, required: bool = False) -> list[FieldError]:
+    """A value from a fixed set, ``supported`` in upstream's order (sorted where upstream uses a set).
+
+    Empty is Required only with ``required``: most enums are defaulted before validation, so an
+    empty value never reaches upstream's check."""
     if not value:
         return [FieldError.required(field)] if required else []
-    choices = sorted(supported)
-    return [] if value in choices else [FieldError.not_supported(field, value, choices)]
+    return [] if value in supported else [FieldError.not_supported(field, value, supported)]
 
 
 def nonnegative(field: str, value: int) -> list[FieldError]:
@@ -330,7 +335,9 @@ def messages_equal(new: Message, old: Message) -> bool:
 
 
 def is_set(message: Message, name: str) -> bool:
-    """Whether an optional field (Go pointer) is set."""
+    """Whether a field holds a value Go would not see as its zero value (unset, empty list or map)."""
+    if message.DESCRIPTOR.fields_by_name[name].is_repeated:
+        return len(getattr(message, name)) > 0
     return message.HasField(name)
 
 
@@ -464,3 +471,24 @@ def selector_matches(selector: Message, labels: Mapping[str, str]) -> bool:
 
 def selector_is_empty(selector: Message) -> bool:
     return not selector.matchLabels and not selector.matchExpressions
+
+
+def spec_diff(old: Message, new: Message) -> str:
+    """A readable diff of two messages for upstream's "...is immutable\\n<diff>" messages (upstream
+    prints go-cmp's diff of its internal types; this lists each changed field, old then new)."""
+    lines: list[str] = []
+
+    def walk(path: str, before: object, after: object) -> None:
+        if before == after:
+            return
+        if isinstance(before, dict) and isinstance(after, dict):
+            for key in sorted(set(before) | set(after)):
+                walk(f"{path}.{key}" if path else key, before.get(key), after.get(key))
+            return
+        if before is not None:
+            lines.append(f"- {path}: {json.dumps(before, sort_keys=True)}")
+        if after is not None:
+            lines.append(f"+ {path}: {json.dumps(after, sort_keys=True)}")
+
+    walk("", json_format.MessageToDict(old), json_format.MessageToDict(new))
+    return "\n".join(lines)
