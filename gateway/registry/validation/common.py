@@ -20,7 +20,7 @@ from fractions import Fraction
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
+from gateway.errors import FieldError, GoText, go_quote
 from protokube.schema import quantity
 
 Problems = Callable[[str], list[str]]
@@ -389,7 +389,7 @@ def int_or_string(value: Message) -> int | str:
 def int_or_percent_errors(field: str, value: Message) -> list[FieldError]:
     """apps' ValidatePositiveIntOrPercent: a non-negative int or a valid percent string."""
     if value.type == 1:
-        return invalid_each(field, value.strVal, percent_problems(value.strVal))
+        return invalid_each(field, go_int_or_string(value), percent_problems(value.strVal))
     return nonnegative(field, value.intVal)
 
 
@@ -492,3 +492,50 @@ def spec_diff(old: Message, new: Message) -> str:
 
     walk("", json_format.MessageToDict(old), json_format.MessageToDict(new))
     return "\n".join(lines)
+
+
+def copy_field(target: Message, source: Message, field: str) -> None:
+    """Set ``target``'s ``field`` to ``source``'s (unset when unset there)."""
+    target.ClearField(field)
+    partial = type(source)()
+    partial.CopyFrom(source)
+    for descriptor, _ in partial.ListFields():
+        if descriptor.name != field:
+            partial.ClearField(descriptor.name)
+    target.MergeFrom(partial)
+
+
+# ---- values as Go's %#v prints them (upstream passes some structs to field.Invalid) -----------
+def go_string_map(values: Mapping[str, str]) -> GoText:
+    """A map[string]string (nil when empty, keys sorted as fmt sorts them)."""
+    if not values:
+        return GoText("map[string]string(nil)")
+    entries = ", ".join(f"{go_quote(k)}:{go_quote(v)}" for k, v in sorted(values.items()))
+    return GoText(f"map[string]string{{{entries}}}")
+
+
+def go_string_slice(values: Iterable[str]) -> str:
+    items = list(values)
+    return "[]string{" + ", ".join(go_quote(v) for v in items) + "}" if items else "[]string(nil)"
+
+
+def go_label_selector(selector: Message) -> GoText:
+    """A v1.LabelSelector."""
+    requirements = [
+        f"v1.LabelSelectorRequirement{{Key:{go_quote(r.key)}, Operator:{go_quote(r.operator)}, "
+        f"Values:{go_string_slice(r.values)}}}"
+        for r in selector.matchExpressions
+    ]
+    expressions = (
+        "[]v1.LabelSelectorRequirement{" + ", ".join(requirements) + "}"
+        if requirements
+        else "[]v1.LabelSelectorRequirement(nil)"
+    )
+    return GoText(
+        f"v1.LabelSelector{{MatchLabels:{go_string_map(selector.matchLabels)}, MatchExpressions:{expressions}}}"
+    )
+
+
+def go_int_or_string(value: Message) -> GoText:
+    """An intstr.IntOrString."""
+    return GoText(f"intstr.IntOrString{{Type:{value.type}, IntVal:{value.intVal}, StrVal:{go_quote(value.strVal)}}}")

@@ -16,7 +16,9 @@ from gateway.registry.validation.common import (
     check,
     cidr_errors,
     config_key_problems,
+    copy_field,
     enum,
+    go_string_map,
     immutable,
     label_value_problems,
     messages_equal,
@@ -135,7 +137,7 @@ def _pod_update(new: Message, old: Message) -> list[FieldError]:
         for container, before in zip(getattr(munged, field), getattr(old_spec, field), strict=True):
             container.image = before.image
     for field in ("activeDeadlineSeconds", "schedulingGates", "tolerations"):
-        _copy_field(munged, old_spec, field)
+        copy_field(munged, old_spec, field)
     grace = "terminationGracePeriodSeconds"
     if (
         old_spec.HasField(grace)
@@ -147,17 +149,6 @@ def _pod_update(new: Message, old: Message) -> list[FieldError]:
         detail = f"pod updates may not change fields other than {_UPDATABLE_POD_FIELDS}\n{spec_diff(old_spec, munged)}"
         found.append(FieldError.forbidden("spec", detail))
     return found
-
-
-def _copy_field(target: Message, source: Message, field: str) -> None:
-    """Set ``target``'s ``field`` to ``source``'s (unset when unset there)."""
-    target.ClearField(field)
-    partial = type(source)()
-    partial.CopyFrom(source)
-    for descriptor, _ in partial.ListFields():
-        if descriptor.name != field:
-            partial.ClearField(descriptor.name)
-    target.MergeFrom(partial)
 
 
 @validator(_CORE + "Pod")
@@ -190,7 +181,7 @@ def validate_replication_controller(controller: Message, old: Message | None) ->
     template = spec.template
     labels = dict(template.metadata.labels)
     if spec.selector and any(labels.get(k) != v for k, v in spec.selector.items()):
-        shown = GoText(_go_string_map(labels))
+        shown = go_string_map(labels)
         found.append(
             FieldError.invalid("spec.template.metadata.labels", shown, "`selector` does not match template `labels`")
         )
@@ -203,12 +194,6 @@ def validate_replication_controller(controller: Message, old: Message | None) ->
         detail = "activeDeadlineSeconds in ReplicationController is not Supported"
         found.append(FieldError.forbidden("spec.template.spec.activeDeadlineSeconds", detail))
     return found
-
-
-def _go_string_map(values: dict[str, str]) -> str:
-    """A map[string]string as Go's %#v prints it (keys sorted)."""
-    entries = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(values.items()))
-    return f"map[string]string{{{entries}}}"
 
 
 # ---- ConfigMap and Secret -------------------------------------------------------------------------
