@@ -19,6 +19,7 @@ from gateway.registry.validation.common import (
     labels_errors,
     messages_equal,
     nonnegative,
+    not_more_than_100,
     percent_value,
     selector_is_empty,
     selector_matches,
@@ -94,19 +95,13 @@ def _deployment_strategy(strategy: Message) -> list[FieldError]:
         if percent_value(rolling.maxUnavailable) == 0 and percent_value(rolling.maxSurge) == 0:
             shown = go_int_or_string(rolling.maxUnavailable)
             found.append(FieldError.invalid(f"{where}.maxUnavailable", shown, "may not be 0 when `maxSurge` is 0"))
-        return found + _not_more_than_100(rolling.maxUnavailable, f"{where}.maxUnavailable")
+        return found + not_more_than_100(rolling.maxUnavailable, f"{where}.maxUnavailable")
     if not strategy.type:
         return []  # defaulted to RollingUpdate before validation
     shown = GoText(
         f'apps.DeploymentStrategy{{Type:"{strategy.type}", RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}}'
     )
     return [FieldError.not_supported(field, shown, ("Recreate", "RollingUpdate"))]
-
-
-def _not_more_than_100(value: Message, field: str) -> list[FieldError]:
-    if value.type == 1 and value.strVal.endswith("%") and percent_value(value) > 100:
-        return [FieldError.invalid(field, go_int_or_string(value), "must not be greater than 100%")]
-    return []
 
 
 @validator(_APPS + "Deployment")
@@ -155,8 +150,8 @@ def _daemon_set_strategy(strategy: Message) -> list[FieldError]:
     rolling, where = strategy.rollingUpdate, f"{field}.rollingUpdate"
     found = int_or_percent_errors(f"{where}.maxUnavailable", rolling.maxUnavailable)
     found += int_or_percent_errors(f"{where}.maxSurge", rolling.maxSurge)
-    found += _not_more_than_100(rolling.maxUnavailable, f"{where}.maxUnavailable")
-    found += _not_more_than_100(rolling.maxSurge, f"{where}.maxSurge")
+    found += not_more_than_100(rolling.maxUnavailable, f"{where}.maxUnavailable")
+    found += not_more_than_100(rolling.maxSurge, f"{where}.maxSurge")
     unavailable, surge = percent_value(rolling.maxUnavailable) != 0, percent_value(rolling.maxSurge) != 0
     if unavailable and surge:
         detail = "may not be set when maxUnavailable is non-zero"
@@ -210,7 +205,7 @@ def _stateful_set_strategy(strategy: Message) -> list[FieldError]:
                         f"{where}.maxUnavailable", go_int_or_string(rolling.maxUnavailable), "cannot be 0"
                     )
                 )
-            found += _not_more_than_100(rolling.maxUnavailable, f"{where}.maxUnavailable")
+            found += not_more_than_100(rolling.maxUnavailable, f"{where}.maxUnavailable")
         return found
     if not strategy.type:
         return []  # defaulted to RollingUpdate before validation

@@ -401,8 +401,10 @@ def percent_value(value: Message) -> int:
     return value.intVal
 
 
-def is_percent(value: Message) -> bool:
-    return value.type == 1
+def not_more_than_100(value: Message, field: str) -> list[FieldError]:
+    if value.type == 1 and _is_percent(value.strVal) and percent_value(value) > 100:
+        return [FieldError.invalid(field, go_int_or_string(value), "must not be greater than 100%")]
+    return []
 
 
 # ---- labels, annotations and selectors (apimachinery) -----------------------------------------
