@@ -14,6 +14,7 @@ from gateway.registry.validation.common import (
     dns1123_label_problems,
     dns1123_subdomain_problems,
     enum,
+    int_or_string,
     invalid_each,
     ip_errors,
     labels_errors,
@@ -48,7 +49,7 @@ def _service_port(port: Message, require_name: bool, names: set[str], field: str
         names.add(port.name)
     found += invalid_each(f"{field}.port", port.port, port_number_problems(port.port))
     found += enum(f"{field}.protocol", port.protocol, PROTOCOLS)
-    if port.HasField("targetPort"):
+    if int_or_string(port.targetPort) not in (0, ""):  # those are defaulted to the port
         found += port_number_or_name_errors(port.targetPort, f"{field}.targetPort")
     if port.HasField("appProtocol"):
         found += check(f"{field}.appProtocol", port.appProtocol, qualified_name_problems)
