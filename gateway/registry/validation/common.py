@@ -541,3 +541,32 @@ def go_label_selector(selector: Message) -> GoText:
 def go_int_or_string(value: Message) -> GoText:
     """An intstr.IntOrString."""
     return GoText(f"intstr.IntOrString{{Type:{value.type}, IntVal:{value.intVal}, StrVal:{go_quote(value.strVal)}}}")
+
+
+_HTTP_PATH_FMT = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
+_is_http_path = _matcher(_HTTP_PATH_FMT)
+
+
+def domain_prefixed_path_errors(field: str, value: str) -> list[FieldError]:
+    """IsDomainPrefixedPath: ``acme.io/foo``, a DNS subdomain then an HTTP path."""
+    if not value:
+        return [FieldError.required(field)]
+    host, slash, path = value.partition("/")
+    if not slash or not host or not path:
+        return [FieldError.invalid(field, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+    found = invalid_each(field, host, dns1123_subdomain_problems(host))
+    if not _is_http_path(path):
+        found.append(FieldError.invalid(field, path, regex_error("Invalid path", _HTTP_PATH_FMT)))
+    return found
+
+
+def fully_qualified_name_errors(field: str, name: str) -> list[FieldError]:
+    """IsFullyQualifiedName: a DNS subdomain of at least three segments."""
+    if not name:
+        return [FieldError.required(field)]
+    problems = dns1123_subdomain_problems(name)
+    if problems:
+        return [FieldError.invalid(field, name, ",".join(problems))]
+    if len(name.split(".")) < 3:
+        return [FieldError.invalid(field, name, "should be a domain with at least three segments separated by dots")]
+    return []
