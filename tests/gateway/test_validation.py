@@ -652,3 +652,243 @@ def test_valid_objects_of_each_group_are_accepted(client: httpx.Client, namespac
     for path, body in objects.items():
         response = client.post(path, json=body)
         assert response.status_code == 201, (path, response.text)
+
+
+def test_persistent_volume(client: httpx.Client) -> None:
+    response = client.post("/api/v1/persistentvolumes", json={"metadata": {"name": "pv-empty"}, "spec": {}})
+    expect_invalid(
+        response,
+        "PersistentVolume",
+        "pv-empty",
+        [
+            ("FieldValueRequired", "spec.accessModes", "Required value"),
+            ("FieldValueRequired", "spec.capacity", "Required value"),
+            (
+                "FieldValueNotSupported",
+                "spec.capacity",
+                'Unsupported value: core.ResourceList(nil): supported values: "storage"',
+            ),
+            ("FieldValueRequired", "spec", "Required value: must specify a volume type"),
+        ],
+    )
+
+
+def test_network_policy_and_ingress(client: httpx.Client, namespace: str) -> None:
+    group = "networking.k8s.io"
+    policies = f"/apis/{group}/v1/namespaces/{namespace}/networkpolicies"
+    spec = {
+        "podSelector": {},
+        "ingress": [{"ports": [{"port": 70000}], "from": [{}, {"ipBlock": {"cidr": "10.0.0.0/33"}}]}],
+        "policyTypes": ["Both"],
+    }
+    expect_invalid(
+        client.post(policies, json={"metadata": {"name": "np"}, "spec": spec}),
+        "NetworkPolicy",
+        "np",
+        [
+            (
+                "FieldValueInvalid",
+                "spec.ingress[0].ports[0].port",
+                "Invalid value: 70000: must be between 1 and 65535, inclusive",
+            ),
+            ("FieldValueRequired", "spec.ingress[0].from[0]", "Required value: must specify a peer"),
+            (
+                "FieldValueInvalid",
+                "spec.ingress[0].from[1].ipBlock.cidr",
+                'Invalid value: "10.0.0.0/33": not a valid CIDR',
+            ),
+            (
+                "FieldValueNotSupported",
+                "spec.policyTypes[0]",
+                'Unsupported value: "Both": supported values: "Ingress", "Egress"',
+            ),
+        ],
+        group,
+    )
+    ingresses = f"/apis/{group}/v1/namespaces/{namespace}/ingresses"
+    expect_invalid(
+        client.post(ingresses, json={"metadata": {"name": "empty"}, "spec": {}}),
+        "Ingress",
+        "empty",
+        [
+            (
+                "FieldValueInvalid",
+                "spec",
+                "Invalid value: []networking.IngressRule(nil): either `defaultBackend` or `rules` must be specified",
+            )
+        ],
+        group,
+    )
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    rules = [{"host": "10.0.0.1", "http": {"paths": [{"path": "/", "backend": backend}]}}]
+    expect_invalid(
+        client.post(ingresses, json={"metadata": {"name": "ip"}, "spec": {"rules": rules}}),
+        "Ingress",
+        "ip",
+        [
+            (
+                "FieldValueInvalid",
+                "spec.rules[0].host",
+                'Invalid value: "10.0.0.1": must be a DNS name, not an IP address',
+            ),
+            (
+                "FieldValueRequired",
+                "spec.rules[0].http.paths[0].pathType",
+                "Required value: pathType must be specified",
+            ),
+        ],
+        group,
+    )
+
+
+def test_storage_class_and_endpoint_slice(client: httpx.Client, namespace: str) -> None:
+    classes = "/apis/storage.k8s.io/v1/storageclasses"
+    name = f"{namespace}-fast"
+    expect_invalid(
+        client.post(classes, json={"metadata": {"name": name}}),
+        "StorageClass",
+        name,
+        [("FieldValueRequired", "provisioner", "Required value")],
+        "storage.k8s.io",
+    )
+    created = client.post(classes, json={"metadata": {"name": name}, "provisioner": "example.com/disk"})
+    assert created.status_code == 201, created.text
+    changed = created.json()
+    changed["parameters"] = {"type": "ssd"}
+    expect_invalid(
+        client.put(f"{classes}/{name}", json=changed),
+        "StorageClass",
+        name,
+        [("FieldValueForbidden", "parameters", "Forbidden: updates to parameters are forbidden.")],
+        "storage.k8s.io",
+    )
+    slices = f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices"
+    expect_invalid(
+        client.post(slices, json={"metadata": {"name": "s5"}, "addressType": "IPv5"}),
+        "EndpointSlice",
+        "s5",
+        [
+            (
+                "FieldValueNotSupported",
+                "addressType",
+                'Unsupported value: "IPv5": supported values: "FQDN", "IPv4", "IPv6"',
+            )
+        ],
+        "discovery.k8s.io",
+    )
+    body = {"metadata": {"name": "s4"}, "addressType": "IPv4", "endpoints": [{"addresses": ["127.0.0.1", "::1"]}]}
+    expect_invalid(
+        client.post(slices, json=body),
+        "EndpointSlice",
+        "s4",
+        [
+            (
+                "FieldValueInvalid",
+                "endpoints[0].addresses[0]",
+                'Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)',
+            ),
+            ("FieldValueInvalid", "endpoints[0].addresses[1]", 'Invalid value: "::1": must be a valid IPv4 address'),
+        ],
+        "discovery.k8s.io",
+    )
+
+
+def test_certificate_signing_request(client: httpx.Client, namespace: str) -> None:
+    name = f"{namespace}-csr"
+    spec = {"request": "eA==", "signerName": "example", "usages": ["client auth", "client auth", "flying"]}
+    expect_invalid(
+        client.post(
+            "/apis/certificates.k8s.io/v1/certificatesigningrequests", json={"metadata": {"name": name}, "spec": spec}
+        ),
+        "CertificateSigningRequest",
+        name,
+        [
+            (
+                "FieldValueInvalid",
+                "spec.request",
+                "Invalid value: []byte{0x78}: PEM block type must be CERTIFICATE REQUEST",
+            ),
+            (
+                "FieldValueNotSupported",
+                "spec.usages[2]",
+                'Unsupported value: "flying": supported values: "any", "cert sign", "client auth", "code signing", '
+                '"content commitment", "crl sign", "data encipherment", "decipher only", "digital signature", '
+                '"email protection", "encipher only", "ipsec end system", "ipsec tunnel", "ipsec user", '
+                '"key agreement", "key encipherment", "microsoft sgc", "netscape sgc", "ocsp signing", "s/mime", '
+                '"server auth", "signing", "timestamping"',
+            ),
+            ("FieldValueDuplicate", "spec.usages[1]", 'Duplicate value: "client auth"'),
+            (
+                "FieldValueInvalid",
+                "spec.signerName",
+                'Invalid value: "example": must be a fully qualified domain and path of the form '
+                "'example.com/signer-name'",
+            ),
+        ],
+        "certificates.k8s.io",
+    )
+
+
+def test_autoscaler_webhooks_lease_and_runtime_class(client: httpx.Client, namespace: str) -> None:
+    hpas = f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers"
+    spec = {"minReplicas": 2, "maxReplicas": 0, "scaleTargetRef": {"apiVersion": "apps/v1", "name": "web"}}
+    expect_invalid(
+        client.post(hpas, json={"metadata": {"name": "hpa"}, "spec": spec}),
+        "HorizontalPodAutoscaler",
+        "hpa",
+        [
+            ("FieldValueInvalid", "spec.maxReplicas", "Invalid value: 0: must be greater than 0"),
+            (
+                "FieldValueInvalid",
+                "spec.maxReplicas",
+                "Invalid value: 0: must be greater than or equal to `minReplicas`",
+            ),
+            ("FieldValueRequired", "spec.scaleTargetRef.kind", "Required value"),
+        ],
+        "autoscaling",
+    )
+    group = "admissionregistration.k8s.io"
+    name = f"{namespace}-hooks"
+    hook = {"name": "hook", "clientConfig": {"url": "http://example.com/check"}}
+    expect_invalid(
+        client.post(
+            f"/apis/{group}/v1/validatingwebhookconfigurations", json={"metadata": {"name": name}, "webhooks": [hook]}
+        ),
+        "ValidatingWebhookConfiguration",
+        name,
+        [
+            (
+                "FieldValueInvalid",
+                "webhooks[0].name",
+                'Invalid value: "hook": should be a domain with at least three segments separated by dots',
+            ),
+            ("FieldValueRequired", "webhooks[0].sideEffects", "Required value: must specify one of None, NoneOnDryRun"),
+            (
+                "FieldValueInvalid",
+                "webhooks[0].clientConfig.url",
+                "Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]",
+            ),
+            (
+                "FieldValueRequired",
+                "webhooks[0].admissionReviewVersions",
+                "Required value: must specify one of v1, v1beta1",
+            ),
+        ],
+        group,
+    )
+    leases = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+    expect_invalid(
+        client.post(leases, json={"metadata": {"name": "l"}, "spec": {"leaseDurationSeconds": 0}}),
+        "Lease",
+        "l",
+        [("FieldValueInvalid", "spec.leaseDurationSeconds", "Invalid value: 0: must be greater than 0")],
+        "coordination.k8s.io",
+    )
+    name = f"{namespace}-rc"
+    expect_invalid(
+        client.post("/apis/node.k8s.io/v1/runtimeclasses", json={"metadata": {"name": name}, "handler": "Run_C"}),
+        "RuntimeClass",
+        name,
+        [("FieldValueInvalid", "handler", f'Invalid value: "Run_C": {LABEL_MSG}')],
+        "node.k8s.io",
+    )

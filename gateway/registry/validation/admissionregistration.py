@@ -197,7 +197,7 @@ def _configuration(configuration: Message, mutating: bool) -> list[FieldError]:
     names: set[str] = set()
     for i, hook in enumerate(configuration.Webhooks):
         found += _webhook(hook, f"webhooks[{i}]", mutating)
-        if hook.name in names:
+        if hook.name and hook.name in names:
             found.append(FieldError.duplicate(f"webhooks[{i}].name", hook.name))
         names.add(hook.name)
     return found

@@ -94,6 +94,8 @@ def _pv_source(source: Message, kind: str, field: str, node_affinity: bool) -> l
 
 
 def _capacity_shown(capacity: dict[str, str]) -> GoText:
+    if not capacity:
+        return GoText("core.ResourceList(nil)")
     entries = ", ".join(f'"{name}":"{quantity_text(text)}"' for name, text in sorted(capacity.items()))
     return GoText(f"core.ResourceList{{{entries}}}")
 
