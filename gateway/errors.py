@@ -23,6 +23,7 @@ _FIELD_ERROR_LABELS = {
     "FieldValueDuplicate": "Duplicate value",
     "FieldValueTooLong": "Too long",
     "FieldValueNotFound": "Not found",
+    "FieldValueTooMany": "Too many",
     "FieldValueTypeInvalid": "Invalid value",
 }
 
@@ -51,8 +52,25 @@ class FieldError:
 
     @classmethod
     def not_supported(cls, field: str, value: object, supported: Sequence[str]) -> FieldError:
-        detail = "supported values: " + ", ".join(f'"{s}"' for s in supported)
+        detail = "supported values: " + ", ".join(f'"{s}"' for s in supported) if supported else ""
         return cls("FieldValueNotSupported", field, detail, value, True)
+
+    @classmethod
+    def duplicate(cls, field: str, value: object) -> FieldError:
+        return cls("FieldValueDuplicate", field, "", value, True)
+
+    @classmethod
+    def not_found(cls, field: str, value: object) -> FieldError:
+        return cls("FieldValueNotFound", field, "", value, True)
+
+    @classmethod
+    def too_long(cls, field: str, max_length: int) -> FieldError:
+        """upstream's field.TooLong: the value is never shown, only the limit in bytes."""
+        return cls("FieldValueTooLong", field, f"may not be more than {max_length} bytes")
+
+    @classmethod
+    def too_many(cls, field: str, actual: int, max_items: int) -> FieldError:
+        return cls("FieldValueTooMany", field, f"must have at most {max_items} items", actual, True)
 
     def body(self) -> str:
         """The message without the field path (upstream's Error.ErrorBody)."""
@@ -67,12 +85,18 @@ class FieldError:
         return f"{self.field}: {self.body()}"
 
 
+class GoText(str):
+    """A value already printed as upstream prints it (a Stringer's String(), a struct's %#v)."""
+
+
 def _go_value(value: object) -> str:
     """Format a value as upstream's field errors do (%q for strings, Go syntax for lists)."""
     if value is None:
         return "null"  # a nil pointer
+    if isinstance(value, GoText):
+        return str(value)
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return go_quote(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list | tuple):
@@ -81,8 +105,9 @@ def _go_value(value: object) -> str:
 
 
 def aggregate(errors: Sequence[FieldError | str]) -> str:
-    """upstream's utilerrors.NewAggregate(...).Error(): one error as is, several as [a, b]."""
-    texts = [str(e) for e in errors]
+    """upstream's utilerrors.NewAggregate(...).Error(): repeated messages once; one error as is,
+    several as [a, b]."""
+    texts = list(dict.fromkeys(str(e) for e in errors))
     return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
 
 

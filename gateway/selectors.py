@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gateway import errors
-from gateway.registry.validation.meta import label_value_problems, qualified_name_problems
+from gateway.registry.validation.common import label_value_problems, qualified_name_problems
 
 _SPECIAL = "!=(),<>"
 _TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|<|>|[^\s!=(),<>]+)")

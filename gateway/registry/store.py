@@ -103,7 +103,7 @@ class Store:
             meta.namespace = ""
 
     def _validate(self, obj: Obj, old: Obj | None) -> None:
-        found = validate_object_meta(self.resource, obj.metadata, creating=old is None)
+        found = validate_object_meta(self.resource, obj.metadata, None if old is None else old.metadata)
         found += self.strategy.validate(obj, old)
         if found:
             raise errors.invalid(self.resource.group, self.resource.kind, obj.metadata.name, found)

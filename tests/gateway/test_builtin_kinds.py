@@ -18,6 +18,10 @@ from typing import Any
 import grpc
 import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from etcdserverpb import rpc_pb2, rpc_pb2_grpc
 
 from protokube.schema.registry import GroupVersionKind, registry
@@ -35,7 +39,17 @@ AGE = re.compile(r"^\d+s$")  # an object created moments ago
 CREATED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")  # the default table's Created At
 DEFAULT_COLUMNS = ["Name", "Created At"]
 CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n").decode()
-CSR_PEM = b"-----BEGIN CERTIFICATE REQUEST-----\nMIIBVjCB/gIBADAaMRgwFgYDVQQD\n-----END CERTIFICATE REQUEST-----\n"
+
+
+def _certificate_request() -> bytes:
+    """A real PEM certificate request (the server checks its signature, as upstream does)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "builtin")])
+    request = x509.CertificateSigningRequestBuilder().subject_name(subject).sign(key, hashes.SHA256())
+    return request.public_bytes(serialization.Encoding.PEM)
+
+
+CSR_PEM = _certificate_request()
 
 
 @dataclass(frozen=True)

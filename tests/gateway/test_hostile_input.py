@@ -25,6 +25,12 @@ def envelope(api_version: bytes, kind: bytes, raw: bytes) -> bytes:
     return b"k8s\x00" + field(1, field(1, api_version) + field(2, kind)) + field(2, raw)
 
 
+def huge_owner(size: int) -> dict:
+    """An owner reference whose name (which validation does not bound, unlike a ConfigMap's 1 MiB of
+    data) makes the object larger than storage accepts."""
+    return {"apiVersion": "v1", "kind": "Owner", "name": "x" * size, "uid": "u"}
+
+
 def token(payload: bytes) -> str:
     return base64.urlsafe_b64encode(payload).rstrip(b"=").decode()
 
@@ -59,14 +65,14 @@ CASES = [
     (
         "POST",
         "",
-        {"json": {"metadata": {"name": "big"}, "data": {"k": "x" * 2 * 1024 * 1024}}},
+        {"json": {"metadata": {"name": "big", "ownerReferences": [huge_owner(2 * 1024 * 1024)]}}},
         413,
         "Request entity too large: etcdserver: request is too large",
     ),
     (
         "POST",
         "",
-        {"json": {"metadata": {"name": "big"}, "data": {"k": "x" * 1600 * 1024}}},
+        {"json": {"metadata": {"name": "big", "ownerReferences": [huge_owner(1600 * 1024)]}}},
         413,
         "etcdserver: request is too large",
     ),

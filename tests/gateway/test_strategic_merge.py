@@ -1,7 +1,8 @@
 """Strategic merge patch against a running server, case by case (upstream's strategicpatch semantics:
 the expected results are upstream's documented behaviour, as tests/patch checks the library in depth).
 
-Each case creates a Pod or Deployment, PATCHes it with application/strategic-merge-patch+json, and
+Each case creates a pod spec (a PodTemplate's: a Pod's own may change only in images) or a
+Deployment, PATCHes it with application/strategic-merge-patch+json, and
 compares what a client reads back at one path (lists in order).
 """
 
@@ -200,9 +201,9 @@ CASES: list[tuple[str, str, dict, Any, Any]] = [
     (
         "volumes merge by name",
         "pod",
-        {"spec": {"volumes": [{"name": "data", "hostPath": {"path": "/x"}}]}},
-        lambda o: [v["name"] for v in o["spec"]["volumes"]],
-        ["data", "cfg"],
+        {"spec": {"volumes": [{"name": "data", "emptyDir": {"medium": "Memory"}}]}},
+        lambda o: [(v["name"], v.get("emptyDir")) for v in o["spec"]["volumes"]],
+        [("data", {"medium": "Memory"}), ("cfg", None)],
     ),
     (
         "volume source switched with $retainKeys",
@@ -279,16 +280,26 @@ def test_strategic_merge_patch(
     client: httpx.Client, namespace: str, case: str, kind: str, patch: dict, read: Any, expected: Any
 ) -> None:
     name = f"s{next(_names)}"
+    view = read
     if kind == "pod":
-        path, body = f"/api/v1/namespaces/{namespace}/pods", copy.deepcopy(POD)
+        # A Pod's own spec may change only in images (upstream's pod update rule): the pod spec
+        # patched here is a PodTemplate's, with the Pod's metadata on the template object.
+        path = f"/api/v1/namespaces/{namespace}/podtemplates"
+        body = {"metadata": copy.deepcopy(POD["metadata"]), "template": {"spec": copy.deepcopy(POD["spec"])}}
+        if "spec" in patch:
+            patch = {**{k: v for k, v in patch.items() if k != "spec"}, "template": {"spec": patch["spec"]}}
+
+        def view(obj: dict) -> Any:
+            return read({**obj, "spec": obj["template"]["spec"]})
+
     else:
         path, body = f"/apis/apps/v1/namespaces/{namespace}/deployments", copy.deepcopy(DEPLOYMENT)
     body["metadata"] = {**body.get("metadata", {}), "name": name}
     assert client.post(path, json=body).status_code == 201
     patched = client.patch(f"{path}/{name}", json=patch, headers=STRATEGIC)
     assert patched.status_code == 200, patched.text
-    assert read(patched.json()) == expected
-    assert read(client.get(f"{path}/{name}").json()) == expected
+    assert view(patched.json()) == expected
+    assert view(client.get(f"{path}/{name}").json()) == expected
 
 
 def test_malformed_directives_and_missing_merge_keys(client: httpx.Client, namespace: str) -> None:

@@ -1,151 +1,172 @@
-"""Object metadata validation, with upstream's exact field errors (apimachinery validation).
+"""Object metadata validation, with upstream's exact field errors (apimachinery
+pkg/api/validation/objectmeta.go and core's finalizer rule).
 
 Names by the resource's name rule (DNS-1123 subdomain, DNS-1123 label, DNS-1035 label, path
-segment), generateName prefixes, namespaces, label keys and values, and annotation sizes.
+segment), generateName prefixes, namespaces, generation, labels, annotations (256 KiB in total),
+ownerReferences (apiVersion, kind, name and uid required; one controller at most), finalizers
+(qualified names; compiled kinds also refuse unqualified non-standard ones), managedFields; on
+update, no new finalizers once deletion started.
 """
 
 from __future__ import annotations
 
-import re
-
 import protokube.options.v1.options_pb2 as opts
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-from gateway.errors import FieldError
+from gateway.errors import FieldError, GoText, go_quote
+from gateway.registry.validation.common import (
+    annotations_errors,
+    check,
+    dns1035_label_problems,
+    dns1123_label_problems,
+    dns1123_subdomain_problems,
+    invalid_each,
+    labels_errors,
+    nonnegative,
+    qualified_name_problems,
+)
 from protokube.schema.registry import Resource
 
-_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS1035_RE = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
-_QUALIFIED_NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-
-SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-DNS1035_MSG = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
-    "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-)
-QUALIFIED_NAME_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-    "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
-    "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
-    "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
-    "regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
-TOTAL_ANNOTATION_SIZE = 256 * 1024
+STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+MAX_FIELD_MANAGER_LENGTH = 128
+MAX_SUBRESOURCE_NAME_LENGTH = 256
 
 
-def _dns_subdomain(value: str) -> list[str]:
-    problems = []
-    if len(value) > 253:
-        problems.append("must be no more than 253 characters")
-    if not _SUBDOMAIN_RE.fullmatch(value):
-        problems.append(SUBDOMAIN_MSG)
-    return problems
-
-
-def _dns_label(value: str, pattern: re.Pattern[str], message: str) -> list[str]:
-    problems = []
-    if len(value) > 63:
-        problems.append("must be no more than 63 characters")
-    if not pattern.fullmatch(value):
-        problems.append(message)
-    return problems
-
-
-def _path_segment(value: str) -> list[str]:
-    if value in (".", ".."):
+def _path_segment(value: str, prefix: bool) -> list[str]:
+    if not prefix and value in (".", ".."):
         return [f"may not be '{value}'"]
     return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
 
 
-def name_problems(rule: int, value: str) -> list[str]:
-    """What is wrong with a name under a resource's name rule (empty: valid)."""
-    if rule == opts.NAME_RULE_DNS1123_LABEL:
-        return _dns_label(value, _LABEL_RE, LABEL_MSG)
-    if rule == opts.NAME_RULE_DNS1035_LABEL:
-        return _dns_label(value, _DNS1035_RE, DNS1035_MSG)
+def _mask_trailing_dash(name: str) -> str:
+    """upstream's maskTrailingDash for generateName prefixes (its last two characters become "a")."""
+    return name[:-2] + "a" if len(name) > 1 and name.endswith("-") else name
+
+
+def name_problems(rule: int, value: str, prefix: bool = False) -> list[str]:
+    """What is wrong with a name (``prefix``: a generateName) under a resource's name rule."""
     if rule == opts.NAME_RULE_PATH_SEGMENT:
-        return _path_segment(value)
-    return _dns_subdomain(value)
+        return _path_segment(value, prefix)
+    if prefix:
+        value = _mask_trailing_dash(value)
+    if rule == opts.NAME_RULE_DNS1123_LABEL:
+        return dns1123_label_problems(value)
+    if rule == opts.NAME_RULE_DNS1035_LABEL:
+        return dns1035_label_problems(value)
+    return dns1123_subdomain_problems(value)
 
 
 def validate_name(resource: Resource, name: str, field: str = "metadata.name") -> list[FieldError]:
-    return [FieldError.invalid(field, name, p) for p in name_problems(resource.name_rule, name)]
+    return invalid_each(field, name, name_problems(resource.name_rule, name))
 
 
-def qualified_name_problems(key: str) -> list[str]:
-    """What is wrong with a label or annotation key ([prefix/]name), as upstream words it."""
-    prefix, slash, name = key.rpartition("/")
-    problems = []
-    if slash:
-        if not prefix:
-            problems.append("prefix part must be non-empty")
-        else:
-            problems += ["prefix part " + p for p in _dns_subdomain(prefix)]
-    if not name:
-        problems.append("name part must be non-empty")
-    else:
-        if len(name) > 63:
-            problems.append("name part must be no more than 63 characters")
-        if not _QUALIFIED_NAME_RE.fullmatch(name):
-            problems.append(QUALIFIED_NAME_MSG)
-    return problems
+def _owner_reference_go(ref: meta.OwnerReference) -> str:
+    """An OwnerReference as Go's %#v prints it (pointers shown as set or nil)."""
+
+    def pointer(name: str) -> str:
+        return "(*bool)(0xc000000000)" if ref.HasField(name) else "(*bool)(nil)"
+
+    return (
+        f"v1.OwnerReference{{APIVersion:{go_quote(ref.apiVersion)}, Kind:{go_quote(ref.kind)}, "
+        f'Name:{go_quote(ref.name)}, UID:"{ref.uid}", Controller:{pointer("controller")}, '
+        f"BlockOwnerDeletion:{pointer('blockOwnerDeletion')}}}"
+    )
 
 
-def label_value_problems(value: str) -> list[str]:
-    problems = ["must be no more than 63 characters"] if len(value) > 63 else []
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        problems.append(LABEL_VALUE_MSG)
-    return problems
+def _owner_version(api_version: str) -> str:
+    """The version of schema.ParseGroupVersion(apiVersion) ("" when it does not parse)."""
+    parts = api_version.split("/")
+    if len(parts) > 2:
+        return ""
+    return parts[-1]
 
 
-def _qualified_name(key: str, field: str) -> list[FieldError]:
-    return [FieldError.invalid(field, key, p) for p in qualified_name_problems(key)]
-
-
-def validate_labels(labels: dict[str, str], field: str = "metadata.labels") -> list[FieldError]:
-    found = []
-    for key, value in labels.items():
-        found += _qualified_name(key, field)
-        found += [FieldError.invalid(field, value, p) for p in label_value_problems(value)]
-    return found
-
-
-def validate_annotations(annotations: dict[str, str], field: str = "metadata.annotations") -> list[FieldError]:
-    found = []
-    for key in annotations:
-        found += _qualified_name(key.lower(), field)
-    total = sum(len(k) + len(v) for k, v in annotations.items())
-    if total > TOTAL_ANNOTATION_SIZE:
-        found.append(
-            FieldError("FieldValueTooLong", field, f"may not be more than {TOTAL_ANNOTATION_SIZE} bytes", "", False)
-        )
-    return found
-
-
-def validate_object_meta(resource: Resource, metadata: meta.ObjectMeta, *, creating: bool) -> list[FieldError]:
-    """upstream's ValidateObjectMeta: name or generateName, namespace, labels, annotations."""
+def owner_references_errors(references: list[meta.OwnerReference], field: str) -> list[FieldError]:
+    """ValidateOwnerReferences: each reference complete, at most one with controller: true."""
     found: list[FieldError] = []
-    if metadata.generateName and creating:
+    first_controller = ""
+    for ref in references:
+        if not _owner_version(ref.apiVersion):
+            found.append(FieldError.invalid(f"{field}.apiVersion", ref.apiVersion, "version must not be empty"))
+        if not ref.kind:
+            found.append(FieldError.invalid(f"{field}.kind", ref.kind, "kind must not be empty"))
+        if not ref.name:
+            found.append(FieldError.invalid(f"{field}.name", ref.name, "name must not be empty"))
+        if not ref.uid:
+            found.append(FieldError.invalid(f"{field}.uid", ref.uid, "uid must not be empty"))
+        if ref.apiVersion == "v1" and ref.kind == "Event":
+            detail = "/v1, Kind=Event is disallowed from being an owner"
+            found.append(FieldError.invalid(field, GoText(_owner_reference_go(ref)), detail))
+        if ref.controller:
+            current = f"{ref.kind}/{ref.name}"
+            if first_controller:
+                shown = GoText("[]v1.OwnerReference{" + ", ".join(_owner_reference_go(r) for r in references) + "}")
+                detail = (
+                    'Only one reference can have Controller set to true. Found "true" in references for '
+                    f"{first_controller} and {current}"
+                )
+                found.append(FieldError.invalid(field, shown, detail))
+            else:
+                first_controller = current
+    return found
+
+
+def finalizers_errors(finalizers: list[str], field: str) -> list[FieldError]:
+    """ValidateFinalizers: qualified names, and not both orphan and foregroundDeletion."""
+    found: list[FieldError] = []
+    for finalizer in finalizers:
+        found += check(field, finalizer, qualified_name_problems)
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        detail = "finalizer orphan and foregroundDeletion cannot be both set"
+        found.append(FieldError.invalid(field, list(finalizers), detail))
+    return found
+
+
+def kube_finalizer_errors(finalizers: list[str], field: str) -> list[FieldError]:
+    """core's validateKubeFinalizerName: a name without a domain must be a standard finalizer."""
+    return [
+        FieldError.invalid(f"{field}[{i}]", name, "name is neither a standard finalizer name nor is it fully qualified")
+        for i, name in enumerate(finalizers)
+        if "/" not in name and name not in STANDARD_FINALIZERS
+    ]
+
+
+def field_manager_errors(manager: str, field: str) -> list[FieldError]:
+    found = []
+    if len(manager) > MAX_FIELD_MANAGER_LENGTH:
+        found.append(FieldError.too_long(field, MAX_FIELD_MANAGER_LENGTH))
+    position = 0
+    for char in manager:
+        if not char.isprintable():
+            detail = f"invalid character U+{ord(char):04X} (at position {position})"
+            found.append(FieldError.invalid(field, manager, detail))
+        position += len(char.encode())
+    return found
+
+
+def managed_fields_errors(entries: list[meta.ManagedFieldsEntry], field: str) -> list[FieldError]:
+    """ValidateManagedFields: operation Apply or Update, fieldsType FieldsV1, manager and subresource sizes."""
+    found: list[FieldError] = []
+    for i, entry in enumerate(entries):
+        path = f"{field}[{i}]"
+        if entry.operation not in ("Apply", "Update"):
+            found.append(FieldError.invalid(f"{path}.operation", entry.operation, "must be `Apply` or `Update`"))
+        if entry.fieldsType and entry.fieldsType != "FieldsV1":
+            found.append(FieldError.invalid(f"{path}.fieldsType", entry.fieldsType, "must be `FieldsV1`"))
+        found += field_manager_errors(entry.manager, f"{path}.manager")
+        if len(entry.subresource) > MAX_SUBRESOURCE_NAME_LENGTH:
+            found.append(FieldError.too_long(f"{path}.subresource", MAX_SUBRESOURCE_NAME_LENGTH))
+    return found
+
+
+def validate_object_meta(
+    resource: Resource, metadata: meta.ObjectMeta, old: meta.ObjectMeta | None = None
+) -> list[FieldError]:
+    """upstream's ValidateObjectMeta (and, with ``old``, the update rules of ValidateObjectMetaUpdate)."""
+    found: list[FieldError] = []
+    if old is None and metadata.generateName:
         prefix = metadata.generateName
-        masked = prefix[:-1] if prefix.endswith("-") and len(prefix) > 1 else prefix
-        found += [
-            FieldError.invalid("metadata.generateName", prefix, p) for p in name_problems(resource.name_rule, masked)
-        ]
+        found += invalid_each("metadata.generateName", prefix, name_problems(resource.name_rule, prefix, prefix=True))
     if not metadata.name:
         if not metadata.generateName:
             found.append(FieldError.required("metadata.name", "name or generateName is required"))
@@ -155,12 +176,22 @@ def validate_object_meta(resource: Resource, metadata: meta.ObjectMeta, *, creat
         if not metadata.namespace:
             found.append(FieldError.required("metadata.namespace"))
         else:
-            found += [
-                FieldError.invalid("metadata.namespace", metadata.namespace, p)
-                for p in _dns_label(metadata.namespace, _LABEL_RE, LABEL_MSG)
-            ]
+            found += check("metadata.namespace", metadata.namespace, dns1123_label_problems)
     elif metadata.namespace:
         found.append(FieldError.forbidden("metadata.namespace", "not allowed on this type"))
-    found += validate_labels(dict(metadata.labels))
-    found += validate_annotations(dict(metadata.annotations))
+    if old is not None and old.HasField("deletionTimestamp"):
+        extra = sorted(set(metadata.finalizers) - set(old.finalizers))
+        if extra:
+            listed = "[]string{" + ", ".join(go_quote(name) for name in extra) + "}"
+            detail = f"no new finalizers can be added if the object is being deleted, found new finalizers {listed}"
+            found.append(FieldError.forbidden("metadata.finalizers", detail))
+    found += nonnegative("metadata.generation", metadata.generation)
+    found += labels_errors(dict(metadata.labels), "metadata.labels")
+    found += annotations_errors(dict(metadata.annotations), "metadata.annotations")
+    found += owner_references_errors(list(metadata.ownerReferences), "metadata.ownerReferences")
+    finalizers = list(metadata.finalizers)
+    found += finalizers_errors(finalizers, "metadata.finalizers")
+    found += managed_fields_errors(list(metadata.managedFields), "metadata.managedFields")
+    if resource.message:  # compiled kinds: core's ValidateObjectMeta; custom resources only warn
+        found += kube_finalizer_errors(finalizers, "metadata.finalizers")
     return found
