@@ -62,7 +62,7 @@ def _is_gateway(pid: int) -> bool:
 
 
 def run(quick: bool) -> dict:
-    seconds = 2.0 if quick else 6.0
+    seconds = 1.0 if quick else 6.0
     counts = (1, 2) if quick else (1, 2, 4)
     results: dict = {"seconds": seconds, "ours": {}, "etcd": {}}
     with tempfile.TemporaryDirectory(prefix="bench-scaleout-") as tmp:
