@@ -125,7 +125,9 @@ class APIServer:
         self.informers = [Informer(store, KindFeed(self.rbac, kind)) for kind, store in rbac_stores.items() if store]
 
         health = health_endpoints(self._health_checks())
-        non_resource = NonResourceRoutes(registry, server_address, self.metrics, settings.formats, health)
+        non_resource = NonResourceRoutes(
+            registry, server_address, self.metrics, settings.formats, health, stored=lambda r: r.key in self.cachers
+        )
         router = Router(registry, self.scopes, non_resource)
         self.handler = build_handler_chain(
             router,
