@@ -121,7 +121,8 @@ async def kubelet_of(nodes: Store, node_name: str) -> Kubelet:
 def container_of(pod: Obj, wanted: str) -> str:
     """The container a request names, or the pod's only one (upstream's validateContainer)."""
     spec, name = pod.spec, pod.metadata.name
-    every = [c.name for group in (spec.initContainers, spec.containers, spec.ephemeralContainers) for c in group]
+    every = [c.name for group in (spec.initContainers, spec.containers) for c in group]
+    every += [c.ephemeralContainerCommon.name for c in spec.ephemeralContainers]
     if wanted:
         if wanted not in every:
             raise errors.bad_request(f"container {wanted} is not valid for pod {name}")

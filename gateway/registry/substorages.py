@@ -16,7 +16,7 @@ from gateway.registry.binding import BindingStore
 from gateway.registry.connect import LogStore, NodeProxyStore, PodProxyStore, ServiceProxyStore, StreamStore
 from gateway.registry.eviction import EvictionStore
 from gateway.registry.store import Store
-from gateway.registry.subresources import FinalizeStore, ScaleStore, StatusStore
+from gateway.registry.subresources import EphemeralContainersStore, FinalizeStore, ScaleStore, StatusStore
 from protokube.schema.registry import Resource, Subresource
 
 Key = tuple[str, str, str]
@@ -44,6 +44,7 @@ POD_PARTS: dict[str, Callable[[Store, Codec, Later], object]] = {
     "attach": lambda pods, codec, later: StreamStore(pods, later(NODES), codec),
     "portforward": lambda pods, codec, later: StreamStore(pods, later(NODES), codec, names_container=False),
     "proxy": lambda pods, codec, later: PodProxyStore(pods, later(NODES), codec),
+    "ephemeralcontainers": lambda pods, codec, later: EphemeralContainersStore(pods),
 }
 
 

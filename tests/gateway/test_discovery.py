@@ -49,6 +49,7 @@ UPSTREAM_PODS = [
     },
     _sub("pods/attach", "PodAttachOptions", ["create", "get"]),
     _sub("pods/binding", "Binding", ["create"]),
+    _sub("pods/ephemeralcontainers", "Pod", STATUS_VERBS),
     _sub("pods/eviction", "Eviction", ["create"], "policy", "v1"),
     _sub("pods/exec", "PodExecOptions", ["create", "get"]),
     _sub("pods/log", "Pod", ["get"]),
@@ -131,7 +132,7 @@ def test_core_resources_as_upstream_lists_them(client: httpx.Client) -> None:
     document = client.get("/api/v1").json()
     entries = _by_name(document)
     served_pod_entries = [entries[name] for name in sorted(entries) if name == "pods" or name.startswith("pods/")]
-    assert [e for e in served_pod_entries if e["name"] != "pods/ephemeralcontainers"] == UPSTREAM_PODS
+    assert served_pod_entries == UPSTREAM_PODS
     assert entries["bindings"] == UPSTREAM_BINDINGS
     assert entries["nodes/proxy"] == {**_sub("nodes/proxy", "NodeProxyOptions", PROXY_VERBS), "namespaced": False}
     assert entries["services/proxy"] == _sub("services/proxy", "ServiceProxyOptions", PROXY_VERBS)

@@ -209,6 +209,33 @@ def test_bindings_resource_and_its_errors(client: httpx.Client, namespace: str) 
     assert client.get(f"/api/v1/namespaces/{namespace}/bindings").status_code == 405
 
 
+# ---- ephemeral containers ------------------------------------------------------------------------
+def test_ephemeral_containers_are_added_not_changed(client: httpx.Client, namespace: str) -> None:
+    make_pod(client, namespace, "debugged", labels={"app": "x"})
+    path = f"/api/v1/namespaces/{namespace}/pods/debugged/ephemeralcontainers"
+    pod = client.get(path).json()
+    assert pod["kind"] == "Pod"
+    pod["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "busybox"}]
+    pod["metadata"]["labels"] = {"app": "changed"}  # only the ephemeral containers change here
+    pod["spec"]["containers"][0]["image"] = "other"
+    updated = client.put(path, json=pod)
+    assert updated.status_code == 200, updated.text
+    stored = client.get(f"/api/v1/namespaces/{namespace}/pods/debugged").json()
+    assert [c["name"] for c in stored["spec"]["ephemeralContainers"]] == ["debugger"]
+    assert stored["metadata"]["labels"] == {"app": "x"} and stored["spec"]["containers"][0]["image"] == "nginx"
+
+    stored["spec"]["ephemeralContainers"] = []
+    removed = client.put(path, json=stored)
+    assert removed.status_code == 422
+    assert removed.json()["details"]["causes"] == [
+        {
+            "reason": "FieldValueForbidden",
+            "message": 'Forbidden: existing ephemeral containers "debugger" may not be removed\n',
+            "field": "spec.ephemeralContainers",
+        }
+    ]
+
+
 # ---- connect subresources -----------------------------------------------------------------------
 def node(client: httpx.Client, name: str, addresses: list[dict], port: int = 0) -> None:
     assert client.post("/api/v1/nodes", json={"metadata": {"name": name}}).status_code == 201
