@@ -52,13 +52,13 @@ from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
 from gateway.objects.codecs import codec_for, kind_codec
 from gateway.params import WriteOptions
-from gateway.registry.approval import ApprovalStore
 from gateway.registry.componentstatus import ComponentStatuses
 from gateway.registry.kinds import strategy_for
 from gateway.registry.ownership import Ownership
 from gateway.registry.rest import verbs_served
 from gateway.registry.store import Store
-from gateway.registry.subresources import FinalizeStore, ScaleStore, StatusStore
+from gateway.registry.subresources import FinalizeStore
+from gateway.registry.substorages import subresource_storage, virtual_storage
 from gateway.request import ApiRequest
 from gateway.routes import NonResourceRoutes
 from gateway.routing import Router, ScopeKey
@@ -86,8 +86,6 @@ STORAGE_CHECK_TIMEOUT = 1.0
 # The checks /readyz has that /healthz and /livez have not.
 log = logging.getLogger("protokube.gateway")
 READINESS_ONLY = ("etcd-readiness", "informer-sync", "shutdown")
-# Storages of subresources that write part of their parent, by subresource name.
-SUBRESOURCE_STORAGES = {"status": StatusStore, "finalize": FinalizeStore, "approval": ApprovalStore}
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +133,7 @@ class APIServer:
             [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)]
         )
         self.scopes: dict[ScopeKey, RequestScope] = {}
-        for resource in registry.resources.values():
+        for resource in sorted(registry.resources.values(), key=lambda r: r.virtual):  # virtual ones use others
             self._serve(resource)
         self._cache_tasks: dict[tuple[str, str, str], asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -147,7 +145,9 @@ class APIServer:
         self.informers = [Informer(store, KindFeed(self.rbac, kind)) for kind, store in rbac_stores.items() if store]
 
         health = health_endpoints(self._health_checks())
-        non_resource = NonResourceRoutes(registry, server_address, self.metrics, settings.formats, health)
+        non_resource = NonResourceRoutes(
+            registry, server_address, self.metrics, settings.formats, health, stored=lambda r: r.key in self.cachers
+        )
         router = Router(registry, self.scopes, non_resource)
         self.handler = build_handler_chain(
             router,
@@ -196,7 +196,7 @@ class APIServer:
     def _serve(self, resource: Resource) -> None:
         """The registry store of a resource, its subresource storages, and their request scopes."""
         if resource.virtual or resource.key in self.computed:
-            storage = self.computed.get(resource.key)
+            storage = self.computed.get(resource.key) or virtual_storage(resource, codec_for(resource), self.stores)
             if storage is not None:
                 self.scopes[(*resource.key, "")] = self._scope(resource, "", storage, resource.verbs)
             return
@@ -207,15 +207,12 @@ class APIServer:
         self.stores[resource.key] = store
         self.scopes[(*resource.key, "")] = self._scope(resource, "", store, resource.verbs)
         for name, sub in resource.subresources.items():
-            storage: object | None = None
-            if name in SUBRESOURCE_STORAGES:
-                storage = SUBRESOURCE_STORAGES[name](store)
-            elif name == "scale":
-                storage = ScaleStore(store, kind_codec(sub.gvk, sub.message))
-            elif name == "token" and self.settings.service_account_tokens is not None:
-                storage = TokenRequestStore(
-                    kind_codec(sub.gvk, sub.message), self.settings.service_account_tokens, self.objects
-                )
+            storage: object | None
+            if name == "token" and self.settings.service_account_tokens is not None:
+                codec = kind_codec(sub.gvk, sub.message)
+                storage = TokenRequestStore(codec, self.settings.service_account_tokens, self.objects)
+            else:
+                storage = subresource_storage(resource, sub, store, self.stores)
             if storage is not None:
                 self.scopes[(*resource.key, name)] = self._scope(resource, name, storage, sub.verbs)
 

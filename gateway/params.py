@@ -11,6 +11,8 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
+
 from gateway import errors
 from gateway.auth.user import LOOPBACK_USER, UserInfo
 from gateway.errors import FieldError
@@ -149,6 +151,44 @@ def delete_options_from_query(query: Mapping[str, list[str]]) -> DeleteOptions:
         propagation_policy=single.get("propagationPolicy", ""),
         orphan_dependents=None if orphan is None else parse_bool("orphanDependents", orphan),
     )
+
+
+def merged_delete_options(options: DeleteOptions, body: meta.DeleteOptions) -> DeleteOptions:
+    """The options of a DeleteOptions body (a DELETE's, an Eviction's) over those of the query."""
+    changes: dict[str, object] = {}
+    if body.HasField("gracePeriodSeconds"):
+        changes["grace_period_seconds"] = body.gracePeriodSeconds
+    if body.propagationPolicy:
+        changes["propagation_policy"] = body.propagationPolicy
+    if body.HasField("orphanDependents"):
+        changes["orphan_dependents"] = body.orphanDependents
+    if body.HasField("preconditions"):
+        if body.preconditions.HasField("uid"):
+            changes["precondition_uid"] = body.preconditions.uid
+        if body.preconditions.HasField("resourceVersion"):
+            changes["precondition_resource_version"] = body.preconditions.resourceVersion
+    if list(body.dryRun):
+        if any(v != "All" for v in body.dryRun):
+            raise errors.invalid_options(
+                "DeleteOptions", [FieldError.not_supported("dryRun", list(body.dryRun), ["All"])]
+            )
+        changes["dry_run"] = True
+    return dataclasses.replace(options, **changes)
+
+
+PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
+
+
+def checked_delete_options(options: DeleteOptions) -> DeleteOptions:
+    """422 for an unknown propagationPolicy; a negative grace period means 0."""
+    if options.propagation_policy and options.propagation_policy not in PROPAGATION_POLICIES:
+        raise errors.invalid_options(
+            "DeleteOptions",
+            [FieldError.not_supported("propagationPolicy", options.propagation_policy, PROPAGATION_POLICIES)],
+        )
+    if options.grace_period_seconds is not None and options.grace_period_seconds < 0:
+        return dataclasses.replace(options, grace_period_seconds=0)
+    return options
 
 
 LIST_OPTIONS = "ListOptions"

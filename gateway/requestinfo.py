@@ -40,6 +40,7 @@ class RequestInfo:
     name: str = ""
     subresource: str = ""
     parts: tuple[str, ...] = ()
+    subpath: str = ""  # what follows the subresource (pods/NAME/proxy/SUBPATH)
 
 
 def _verb_for(method: str, has_name: bool, watch: bool) -> str:
@@ -84,7 +85,6 @@ def request_info(method: str, path: str, watch_param: str | None) -> RequestInfo
     resource = rest[0]
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
-    if len(rest) > 3:  # only proxy-style subresources take a sub-path; none are served
-        subresource = "/".join(rest[2:])
+    subpath = "/".join(rest[3:])  # only proxy subresources take one (the router decides)
     verb = _verb_for(method, bool(name), watch)
-    return RequestInfo(True, path, verb, prefix, group, version, namespace, resource, name, subresource, parts)
+    return RequestInfo(True, path, verb, prefix, group, version, namespace, resource, name, subresource, parts, subpath)

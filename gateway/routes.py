@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 from quart import Response
 
 from gateway import errors
-from gateway.handlers import discovery
+from gateway.handlers import aggregated, discovery
+from gateway.handlers.aggregated import AggregatedDiscovery
 from gateway.health import HealthEndpoint
 from gateway.metrics import Metrics
 from gateway.negotiation import negotiate
@@ -42,8 +43,11 @@ class NonResourceRoutes:
         metrics: Metrics,
         formats: Formats,
         health: dict[str, HealthEndpoint],
+        stored: discovery.Stored,
     ) -> None:
         self.registry = registry
+        self.stored = stored
+        self.aggregated = AggregatedDiscovery(registry)
         self.server_address = server_address
         self.metrics = metrics
         self.formats = formats
@@ -77,15 +81,25 @@ class NonResourceRoutes:
         return Response(self.metrics.exposition(), 200, content_type="text/plain; version=0.0.4")
 
     async def api_versions(self, request: ApiRequest) -> Response:
+        want = aggregated.wanted(request.headers.get("Accept"), self.formats)
+        if want is not None:
+            return self._aggregated(request, aggregated.CORE, want)
         encoder = self._encoder(request)
         body = discovery.encode(encoder, discovery.api_versions(self.server_address), "APIVersions", False)
         return respond(request, body, 200, encoder)
 
     async def api_group_list(self, request: ApiRequest) -> Response:
+        want = aggregated.wanted(request.headers.get("Accept"), self.formats)
+        if want is not None:
+            return self._aggregated(request, aggregated.GROUPS, want)
         encoder = self._encoder(request)
         return respond(
             request, discovery.encode(encoder, discovery.api_group_list(self.registry), "APIGroupList"), 200, encoder
         )
+
+    def _aggregated(self, request: ApiRequest, document: str, want: aggregated.Wanted) -> Response:
+        encoder = self.formats.encoder(want.media_type, request.pretty)
+        return self.aggregated.respond(request, document, want, encoder)
 
     async def discovery(self, request: ApiRequest) -> Response:
         """/api/v1, /apis/GROUP and /apis/GROUP/VERSION."""
@@ -95,10 +109,10 @@ class NonResourceRoutes:
         if info.api_prefix == "api" and info.version and not info.group:
             if info.version != "v1":
                 raise errors.path_not_found()
-            resource_list = discovery.api_resource_list(self.registry, "", "v1")
+            resource_list = discovery.api_resource_list(self.registry, "", "v1", self.stored)
             body = discovery.encode(encoder, resource_list, "APIResourceList", False)
         elif info.api_prefix == "apis" and info.group and info.version:
-            resource_list = discovery.api_resource_list(self.registry, info.group, info.version)
+            resource_list = discovery.api_resource_list(self.registry, info.group, info.version, self.stored)
             body = discovery.encode(encoder, resource_list, "APIResourceList")
         elif info.api_prefix == "apis" and info.group:
             body = discovery.encode(encoder, discovery.api_group(self.registry, info.group), "APIGroup")

@@ -13,6 +13,7 @@ from quart import Response
 
 from gateway import errors
 from gateway.filters import Handler
+from gateway.handlers.connect import connect
 from gateway.handlers.create import create
 from gateway.handlers.delete import delete, delete_collection
 from gateway.handlers.get import get
@@ -20,6 +21,7 @@ from gateway.handlers.list import list_
 from gateway.handlers.patch import patch
 from gateway.handlers.update import update
 from gateway.handlers.watch import watch
+from gateway.registry.rest import Connecter
 from gateway.request import ApiRequest
 from gateway.requestinfo import RequestInfo
 from gateway.scope import RequestScope
@@ -54,7 +56,7 @@ class Router:
         if not info.is_resource_request:
             return await self.non_resource(request)
         scope = self.scope(info)
-        handler = VERB_HANDLERS.get(info.verb)
+        handler = connect if isinstance(scope.storage, Connecter) else VERB_HANDLERS.get(info.verb)
         if handler is None or info.verb not in scope.verbs:
             raise errors.method_not_allowed()
         return await handler(request, scope)
@@ -71,7 +73,7 @@ class Router:
         if not resource.namespaced and info.namespace and not (info.resource == "namespaces" and info.name):
             raise errors.path_not_found()
         scope = self.scopes.get((resource.group, resource.version, resource.plural, info.subresource))
-        if scope is None:
+        if scope is None or (info.subpath and not getattr(scope.storage, "takes_path", False)):
             raise errors.path_not_found()
         verbs = resource.subresources[info.subresource].verbs if info.subresource else resource.verbs
         if info.verb not in verbs:

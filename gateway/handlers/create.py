@@ -1,7 +1,8 @@
-"""POST: create an object in a collection."""
+"""POST: create an object in a collection, or something for a named object (pods/NAME/eviction)."""
 
 from __future__ import annotations
 
+from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
 from gateway.handlers.common import (
@@ -14,21 +15,29 @@ from gateway.handlers.common import (
 from gateway.registry.rest import Creater, NamedCreater
 from gateway.representation import object_body
 from gateway.request import ApiRequest
-from gateway.responses import add_warnings, respond
+from gateway.responses import STATUS_GVK, add_warnings, respond
 from gateway.scope import RequestScope
+
+CREATED = 201
 
 
 async def create(request: ApiRequest, scope: RequestScope) -> Response:
     target = negotiated(request, scope)
-    storage: Creater | NamedCreater = scope.storage  # type: ignore[assignment]
+    storage = scope.storage
     options = request_write_options(request, "CreateOptions")
     decoded = await decode_request(request, scope)
     warnings = field_validation_warnings(decoded, options, scope)
     info = info_of(request)
-    if isinstance(storage, NamedCreater):
-        view = await storage.create_named(scope.namespace(info), info.name, decoded.obj, options)
+    namespace = scope.namespace(info)
+    if info.name and isinstance(storage, NamedCreater):
+        result = await storage.create_for(namespace, info.name, decoded.obj, options)
     else:
-        view = await storage.create(scope.namespace(info), decoded.obj, options)
-    response = respond(request, object_body(request, scope, target, view), 201, target.encoder)
+        assert isinstance(storage, Creater)
+        result = await storage.create(namespace, decoded.obj, options)
+    if isinstance(result, meta.Status):  # upstream's createHandler: a Status without a code gets 201
+        result.code = result.code or CREATED
+        response = respond(request, target.encoder.message(result, STATUS_GVK), result.code, target.encoder)
+    else:
+        response = respond(request, object_body(request, scope, target, result), CREATED, target.encoder)
     add_warnings(response, warnings)
     return response

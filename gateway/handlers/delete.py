@@ -14,10 +14,16 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
 from gateway import errors
-from gateway.errors import FieldError
 from gateway.handlers.common import info_of, negotiated
 from gateway.negotiation.negotiate import COLLECTION
-from gateway.params import DeleteOptions, delete_options_from_query, list_options, validate_list_options
+from gateway.params import (
+    DeleteOptions,
+    checked_delete_options,
+    delete_options_from_query,
+    list_options,
+    merged_delete_options,
+    validate_list_options,
+)
 from gateway.registry.rest import CollectionDeleter, GracefulDeleter
 from gateway.representation import list_body, object_body
 from gateway.request import ApiRequest
@@ -28,7 +34,6 @@ from protokube.schema.jsondecode import DecodeError
 
 DELETE_OPTIONS = "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 DELETE_OPTIONS_VERSIONS = ("v1", "meta.k8s.io/v1", "")
-PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 
 async def delete_options(request: ApiRequest) -> DeleteOptions:
@@ -45,37 +50,8 @@ async def delete_options(request: ApiRequest) -> DeleteOptions:
             raise errors.bad_request(
                 f'{decoded.kind} in version "{decoded.api_version}" cannot be handled as a DeleteOptions'
             )
-        options = _merge(options, decoded.message)
-    if options.propagation_policy and options.propagation_policy not in PROPAGATION_POLICIES:
-        raise errors.invalid_options(
-            "DeleteOptions",
-            [FieldError.not_supported("propagationPolicy", options.propagation_policy, PROPAGATION_POLICIES)],
-        )
-    if options.grace_period_seconds is not None and options.grace_period_seconds < 0:
-        options = dataclasses.replace(options, grace_period_seconds=0)
-    return dataclasses.replace(options, user=request.user)
-
-
-def _merge(options: DeleteOptions, body: meta.DeleteOptions) -> DeleteOptions:
-    changes: dict[str, object] = {}
-    if body.HasField("gracePeriodSeconds"):
-        changes["grace_period_seconds"] = body.gracePeriodSeconds
-    if body.propagationPolicy:
-        changes["propagation_policy"] = body.propagationPolicy
-    if body.HasField("orphanDependents"):
-        changes["orphan_dependents"] = body.orphanDependents
-    if body.HasField("preconditions"):
-        if body.preconditions.HasField("uid"):
-            changes["precondition_uid"] = body.preconditions.uid
-        if body.preconditions.HasField("resourceVersion"):
-            changes["precondition_resource_version"] = body.preconditions.resourceVersion
-    if list(body.dryRun):
-        if any(v != "All" for v in body.dryRun):
-            raise errors.invalid_options(
-                "DeleteOptions", [FieldError.not_supported("dryRun", list(body.dryRun), ["All"])]
-            )
-        changes["dry_run"] = True
-    return dataclasses.replace(options, **changes)
+        options = merged_delete_options(options, decoded.message)
+    return dataclasses.replace(checked_delete_options(options), user=request.user)
 
 
 async def delete(request: ApiRequest, scope: RequestScope) -> Response:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import platform
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.message import Message
@@ -16,13 +18,13 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from gateway import errors
 from gateway.negotiation.encoders import JSONEncoder
 from gateway.negotiation.negotiate import Encoder
+from gateway.registry.apiservicepriorities import discovery_order
 from protokube.schema import jsonencode
-from protokube.schema.registry import GroupVersionKind, Registry
+from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 # kubectl's dispatcher picks its build by the server's minor version.
 SERVER_MAJOR, SERVER_MINOR = "1", "32"
 GIT_VERSION = "v1.32.0+protokube"
-V1 = GroupVersionKind("", "v1", "")
 
 
 def version_info() -> dict[str, str]:
@@ -45,7 +47,32 @@ def storage_version_hash(gvk: GroupVersionKind) -> str:
     return base64.b64encode(digest[:8]).decode()
 
 
-def api_resource_list(registry: Registry, group: str, version: str) -> meta.APIResourceList:
+@dataclass(frozen=True, slots=True)
+class SubresourceEntry:
+    """A subresource as discovery shows it: its kind's group and version only when they are not
+    the parent's (pods/eviction is policy/v1 Eviction; pods/binding is Binding)."""
+
+    name: str
+    group: str
+    version: str
+    kind: str
+    verbs: list[str]
+
+
+def subresource_entries(resource: Resource) -> list[SubresourceEntry]:
+    entries = []
+    for sub in sorted(resource.subresources.values(), key=lambda s: s.name):
+        same_version = (sub.gvk.group, sub.gvk.version) == (resource.group, resource.version)
+        group, version = ("", "") if same_version else (sub.gvk.group, sub.gvk.version)
+        entries.append(SubresourceEntry(sub.name, group, version, sub.gvk.kind, sorted(sub.verbs)))
+    return entries
+
+
+# Whether a resource keeps objects in storage (only those have a storageVersionHash).
+Stored = Callable[[Resource], bool]
+
+
+def api_resource_list(registry: Registry, group: str, version: str, stored: Stored) -> meta.APIResourceList:
     resources = registry.resources_in(group, version)
     if not resources:
         raise errors.path_not_found()
@@ -59,26 +86,27 @@ def api_resource_list(registry: Registry, group: str, version: str) -> meta.APIR
             kind=res.kind,
             shortNames=res.short_names,
             categories=res.categories,
-            storageVersionHash=storage_version_hash(res.gvk),
         )
+        if stored(res):
+            entry.storageVersionHash = storage_version_hash(res.storage_kind.gvk if res.storage_kind else res.gvk)
         entry.verbs.items.extend(sorted(res.verbs))
         entries.append(entry)
-        for sub in res.subresources.values():
+        for sub in subresource_entries(res):
             sub_entry = meta.APIResource(
-                name=f"{res.plural}/{sub.name}", singularName="", namespaced=res.namespaced, kind=sub.gvk.kind
+                name=f"{res.plural}/{sub.name}",
+                singularName="",
+                namespaced=res.namespaced,
+                kind=sub.kind,
+                group=sub.group,
+                version=sub.version,
             )
-            if sub.gvk != res.gvk:
-                sub_entry.group, sub_entry.version = sub.gvk.group, sub.gvk.version
-            sub_entry.verbs.items.extend(sorted(sub.verbs))
+            sub_entry.verbs.items.extend(sub.verbs)
             entries.append(sub_entry)
     result.resources.extend(sorted(entries, key=lambda e: e.name))
     return result
 
 
-def api_group(registry: Registry, group: str) -> meta.APIGroup:
-    versions = registry.group_versions().get(group)
-    if not versions:
-        raise errors.path_not_found()
+def _api_group(group: str, versions: list[str]) -> meta.APIGroup:
     document = meta.APIGroup(name=group)
     for version in versions:
         document.versions.add(groupVersion=f"{group}/{version}", version=version)
@@ -86,11 +114,19 @@ def api_group(registry: Registry, group: str) -> meta.APIGroup:
     return document
 
 
+def api_group(registry: Registry, group: str) -> meta.APIGroup:
+    versions = registry.group_versions().get(group)
+    if not group or not versions:
+        raise errors.path_not_found()
+    return _api_group(group, discovery_order({group: versions})[0][1])
+
+
 def api_group_list(registry: Registry) -> meta.APIGroupList:
+    """Every group but the core one, in the aggregator's order."""
     groups = meta.APIGroupList()
-    for group in registry.group_versions():
+    for group, versions in discovery_order(registry.group_versions()):
         if group:
-            groups.groups.append(api_group(registry, group))
+            groups.groups.append(_api_group(group, versions))
     return groups
 
 

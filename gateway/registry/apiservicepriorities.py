@@ -5,6 +5,10 @@ sorts first. A group version missing here gets no local APIService, as upstream.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
+from protokube.schema.registry import version_order
+
 PRIORITIES: dict[tuple[str, str], tuple[int, int]] = {
     ("", "v1"): (18000, 1),
     ("apps", "v1"): (17800, 15),
@@ -28,4 +32,24 @@ PRIORITIES: dict[tuple[str, str], tuple[int, int]] = {
     ("flowcontrol.apiserver.k8s.io", "v1"): (16100, 21),
 }
 # The aggregator's own group is first in discovery and has no local APIService.
+APIREGISTRATION_GROUP = "apiregistration.k8s.io"
 APIREGISTRATION_GROUP_PRIORITY = 20001
+# Any other group version (custom resources): what apiextensions-apiserver gives them.
+OTHER_PRIORITY = (1000, 100)
+
+
+def priority(group: str, version: str) -> tuple[int, int]:
+    """(groupPriorityMinimum, versionPriority) of a served group version."""
+    if group == APIREGISTRATION_GROUP:
+        return (APIREGISTRATION_GROUP_PRIORITY, OTHER_PRIORITY[1])
+    return PRIORITIES.get((group, version), OTHER_PRIORITY)
+
+
+def discovery_order(group_versions: Mapping[str, Iterable[str]]) -> list[tuple[str, list[str]]]:
+    """Groups and their versions in the aggregator's order: groups by their highest
+    groupPriorityMinimum, then by name; versions by versionPriority, then Kubernetes' version order."""
+    ordered = []
+    for group, versions in group_versions.items():
+        in_order = sorted(versions, key=lambda v: (-priority(group, v)[1], version_order(v)))
+        ordered.append((group, in_order))
+    return sorted(ordered, key=lambda gv: (-max(priority(gv[0], v)[0] for v in gv[1]), gv[0]))

@@ -7,9 +7,11 @@ them, a subresource (status, finalize, …) a few. Handlers talk to storage only
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
+
+from k8s.io.apimachinery.pkg.apis.meta.v1.types_pb2 import Status
 
 from gateway.objects.codec import Codec, Obj
 from gateway.objects.view import ObjectView
@@ -57,9 +59,34 @@ class Creater(Protocol):
 
 @runtime_checkable
 class NamedCreater(Protocol):
-    """Creates through a named object's subresource (POST serviceaccounts/NAME/token): the name is the URL's."""
+    """Creates something for a named object — pods/NAME/eviction, pods/NAME/binding (upstream's
+    NamedCreater). Answers with an object, or with a Status when there is none to show."""
 
-    async def create_named(self, namespace: str, name: str, obj: Obj, options: WriteOptions) -> ObjectView: ...
+    async def create_for(self, namespace: str, name: str, obj: Obj, options: WriteOptions) -> ObjectView | Status: ...
+
+
+@runtime_checkable
+class Connecter(Protocol):
+    """A subresource that connects the client to a backend: pods/NAME/log, exec, attach,
+    portforward, proxy; nodes and services proxy (upstream's Connecter). Served for the verbs of its
+    subresource; a sub-path after it (pods/NAME/proxy/PATH) only where ``takes_path``."""
+
+    takes_path: bool
+
+    async def connect(self, request: Connection) -> None:
+        """Returns when there is nothing to send (204); otherwise raises why the backend cannot
+        be reached."""
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """What a connect request asks for."""
+
+    namespace: str
+    name: str  # as in the URL: pods/proxy and friends take "NAME", "NAME:PORT" or "SCHEME:NAME:PORT"
+    path: str  # after the subresource (proxies), or ""
+    query: Mapping[str, list[str]]
+    upgrade: bool  # asks to switch protocols (exec, attach and port forwarding need that)
 
 
 @runtime_checkable
@@ -88,7 +115,7 @@ class CollectionDeleter(Protocol):
     async def delete_collection(self, namespace: str, options: DeleteOptions, list_options: ListOptions) -> Listed: ...
 
 
-# The role each verb needs (one of them).
+# The role each verb needs (either of them, where there are two).
 ROLES: dict[str, type | tuple[type, ...]] = {
     "get": Getter,
     "list": Lister,
@@ -101,6 +128,12 @@ ROLES: dict[str, type | tuple[type, ...]] = {
 }
 
 
+# What a Connecter serves: every verb an HTTP method maps to but list, watch and deletecollection.
+CONNECT_VERBS = frozenset({"get", "create", "update", "patch", "delete"})
+
+
 def verbs_served(storage: object) -> frozenset[str]:
     """The verbs a storage can serve, by the roles it plays."""
+    if isinstance(storage, Connecter):
+        return CONNECT_VERBS
     return frozenset(verb for verb, role in ROLES.items() if isinstance(storage, role))

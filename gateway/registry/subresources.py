@@ -1,4 +1,5 @@
-"""Storages of subresources that show or write part of their parent object: status, finalize, scale.
+"""Storages of subresources that show or write part of their parent object: status, finalize, scale,
+ephemeralcontainers.
 
 Each is a small storage playing the roles its subresource serves, over the parent's store: a
 status write changes only status (and metadata as upstream allows); a finalize write changes only
@@ -59,6 +60,54 @@ class FinalizeStore:
         return await self.store.guaranteed_update(
             namespace, name, updated, options, keep_status, subresource="finalize"
         )
+
+
+class EphemeralContainersStore:
+    """pods/ephemeralcontainers: get and update (upstream's EphemeralContainersREST). An update
+    changes spec.ephemeralContainers only, which may gain containers but neither lose nor change one."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.codec = store.codec
+
+    async def get(self, namespace: str, name: str, resource_version: str | None) -> ObjectView:
+        return await self.store.get(namespace, name, resource_version)
+
+    async def update(
+        self, namespace: str, name: str, updated: UpdatedObject, options: WriteOptions
+    ) -> tuple[ObjectView, bool]:
+        def only_ephemeral_containers(new: Any, old: Any) -> None:
+            wanted = type(new.spec)()
+            wanted.ephemeralContainers.extend(new.spec.ephemeralContainers)  # copies
+            resource_version = new.metadata.resourceVersion
+            new.CopyFrom(old)
+            new.metadata.resourceVersion = resource_version
+            del new.spec.ephemeralContainers[:]
+            new.spec.ephemeralContainers.extend(wanted.ephemeralContainers)
+            problems = _ephemeral_container_changes(
+                list(wanted.ephemeralContainers), list(old.spec.ephemeralContainers)
+            )
+            if problems:
+                raise errors.invalid("", "Pod", name, problems)
+
+        return await self.store.guaranteed_update(
+            namespace, name, updated, options, only_ephemeral_containers, subresource="ephemeralcontainers"
+        )
+
+
+def _ephemeral_container_changes(new: list[Any], old: list[Any]) -> list[FieldError]:
+    """An EphemeralContainer keeps its name in ephemeralContainerCommon (inlined in JSON)."""
+    by_name = {c.ephemeralContainerCommon.name: c for c in new}
+    problems = []
+    for container in old:
+        name = container.ephemeralContainerCommon.name
+        if name not in by_name:
+            detail = f"existing ephemeral containers {errors.go_quote(name)} may not be removed\n"
+            problems.append(FieldError.forbidden("spec.ephemeralContainers", detail))
+        elif by_name[name] != container:
+            detail = f"existing ephemeral containers {errors.go_quote(name)} may not be changed\n"
+            problems.append(FieldError.forbidden(f"spec.ephemeralContainers[{name}]", detail))
+    return problems
 
 
 @dataclass(frozen=True, slots=True)

@@ -811,11 +811,13 @@ def test_kinds_without_a_resource() -> None:
     reg = registry()
     for group, version, kind in [
         ("authentication.k8s.io", "v1", "TokenRequest"),
-        ("", "v1", "Binding"),
+        ("", "v1", "PodExecOptions"),
     ]:
         gvk = GroupVersionKind(group, version, kind)
         assert gvk in reg.kinds, gvk
         assert reg.resource_for_kind(gvk) is None, gvk
+    bindings = reg.resources[("", "v1", "bindings")]  # virtual: a Binding sets its pod's node
+    assert bindings.verbs == ("create",) and bindings.virtual and bindings.list_message == ""
     for group, plural in [
         ("authentication.k8s.io", "tokenreviews"),
         ("authentication.k8s.io", "selfsubjectreviews"),

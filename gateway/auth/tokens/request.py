@@ -67,7 +67,7 @@ class TokenRequestStore:
         self.issuer = issuer
         self.objects = objects
 
-    async def create_named(self, namespace: str, name: str, obj: Obj, options: WriteOptions) -> ObjectView:
+    async def create_for(self, namespace: str, name: str, obj: Obj, options: WriteOptions) -> ObjectView:
         meta, spec = obj.metadata, obj.spec
         if meta.name and meta.name != name:
             detail = "must match the service account name if specified"
