@@ -113,7 +113,11 @@ SUGGESTED_SCHEMAS: dict[str, Spec] = {
         ],
     ),
     "probes": flow_schema(
-        EXEMPT, 2, "", ANYONE, nonResourceRules=[{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/readyz", "/livez"]}]
+        EXEMPT,
+        2,
+        "",
+        ANYONE,
+        nonResourceRules=[{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/readyz", "/livez"]}],
     ),
     "system-leader-election": flow_schema(
         "leader-election",
@@ -243,7 +247,10 @@ class Maintenance:
 
     def __init__(self, levels: Store, schemas: Store, period: float = MAINTENANCE_PERIOD) -> None:
         # Levels first: a FlowSchema made before its level would be Dangling for a moment.
-        self.kinds = [Kind(levels, MANDATORY_LEVELS, SUGGESTED_LEVELS), Kind(schemas, MANDATORY_SCHEMAS, SUGGESTED_SCHEMAS)]
+        self.kinds = [
+            Kind(levels, MANDATORY_LEVELS, SUGGESTED_LEVELS),
+            Kind(schemas, MANDATORY_SCHEMAS, SUGGESTED_SCHEMAS),
+        ]
         self.period = period
         self.done = asyncio.Event()  # the first round completed
 

@@ -28,9 +28,7 @@ def check_dealer(deck_size: int, hand_size: int) -> str | None:
     if deck_size > MAX_DECK_SIZE:
         return f"deckSize {deck_size} is impractically large"
     if required_entropy_bits(deck_size, hand_size) > MAX_HASH_BITS:
-        return (
-            f"required entropy bits of deckSize {deck_size} and handSize {hand_size} is greater than {MAX_HASH_BITS}"
-        )
+        return f"required entropy bits of deckSize {deck_size} and handSize {hand_size} is greater than {MAX_HASH_BITS}"
     return None
 
 
