@@ -30,6 +30,8 @@ from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, L
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
+from gateway.flowcontrol.filter import MaxInFlight
+from gateway.flowcontrol.system import FlowControl
 from gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
@@ -83,6 +85,9 @@ class Settings:
     encryption: Encryption | None = None  # --encryption-provider-config
     identity: str = "protokube"  # this gateway's name in leader election (unique among gateways)
     leader_election: LeaderElection = DEFAULT_TIMING
+    max_requests_inflight: int = 400  # read-only seats (with the next: APF's server limit)
+    max_mutating_requests_inflight: int = 200
+    priority_and_fairness: bool = True  # --enable-priority-and-fairness
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -124,8 +129,13 @@ class APIServer:
         rbac_stores = {kind: self.stores.get((RBAC_GROUP, "v1", plural)) for kind, plural in RBAC_KINDS.items()}
         self.informers = [Informer(store, KindFeed(self.rbac, kind)) for kind, store in rbac_stores.items() if store]
 
+        inflight = (settings.max_requests_inflight, settings.max_mutating_requests_inflight)
+        self.flow_control = None
+        if settings.priority_and_fairness:
+            self.flow_control = FlowControl(inflight, self.stores, self.cachers, self.metrics.registry)
         health = health_endpoints(self._health_checks())
-        non_resource = NonResourceRoutes(registry, server_address, self.metrics, settings.formats, health)
+        debug = self.flow_control.debug.routes() if self.flow_control else {}
+        non_resource = NonResourceRoutes(registry, server_address, self.metrics, settings.formats, health, debug)
         router = Router(registry, self.scopes, non_resource)
         self.handler = build_handler_chain(
             router,
@@ -134,6 +144,7 @@ class APIServer:
             authenticators=self._authenticators(),
             anonymous=settings.anonymous_auth,
             authorizer=self.authorizer,
+            flow_control=self.flow_control.wrap if self.flow_control else lambda h: MaxInFlight(h, *inflight),
         )
         namespaces = self.stores[NAMESPACES]
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage
@@ -297,6 +308,8 @@ class APIServer:
         self._tasks.append(asyncio.create_task(self.elector.run()))
         self._tasks.append(asyncio.create_task(self._bootstrap()))
         self._tasks += [asyncio.create_task(informer.run()) for informer in self.informers]
+        if self.flow_control is not None:
+            self._tasks += [asyncio.create_task(task) for task in self.flow_control.tasks()]
 
     async def _bootstrap(self) -> None:
         """The post-start hooks' objects, once the watch caches serve (retried while storage is away)."""

@@ -6,7 +6,7 @@ discovery document (/api/v1, /apis/GROUP, /apis/GROUP/VERSION). Everything else 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 from quart import Response
 
@@ -39,6 +39,7 @@ class NonResourceRoutes:
         metrics: Metrics,
         formats: Formats,
         health: dict[str, HealthEndpoint],
+        extra: Mapping[tuple[str, ...], Route] | None = None,
     ) -> None:
         self.registry = registry
         self.server_address = server_address
@@ -54,6 +55,7 @@ class NonResourceRoutes:
             self.exact[(name,)] = endpoint
             for check in endpoint.checks:
                 self.exact[(name, *check.name.split("/"))] = endpoint.single(check)
+        self.exact.update(extra or {})  # e.g. /debug/api_priority_and_fairness/...
 
     async def __call__(self, request: ApiRequest) -> Response:
         assert request.info is not None
