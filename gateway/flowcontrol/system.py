@@ -13,10 +13,10 @@ from prometheus_client import CollectorRegistry
 
 from gateway.controllers.informer import Informer
 from gateway.filters import Handler
-from gateway.flowcontrol.bootstrap import Maintenance
 from gateway.flowcontrol.controller import Controller
 from gateway.flowcontrol.debug import DebugDumps
 from gateway.flowcontrol.filter import PriorityAndFairness
+from gateway.flowcontrol.maintenance import Maintenance
 from gateway.flowcontrol.metrics import FlowControlMetrics
 from gateway.flowcontrol.seats import WorkEstimator
 from gateway.objects.codecs import kind_codec
