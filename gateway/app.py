@@ -262,6 +262,7 @@ class APIServer:
             if self._shutting_down:
                 raise CheckFailed("process is shutting down")
 
+        flow_control_early, flow_control_late = self.flow_control.health_checks() if self.flow_control else ([], [])
         checks = [
             Check("ping", ping),
             Check("log", ping),
@@ -269,8 +270,10 @@ class APIServer:
             Check("etcd-readiness", etcd),
             Check("informer-sync", informers_synced),
             Check("poststarthook/generic-apiserver-start-informers", started),
+            *flow_control_early,
             Check("poststarthook/start-system-namespaces-controller", started),
             Check("poststarthook/scheduling/bootstrap-system-priority-classes", bootstrapped),
+            *flow_control_late,
             Check("autoregister-completion", bootstrapped),
             Check("shutdown", running),
         ]

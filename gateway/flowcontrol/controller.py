@@ -246,6 +246,11 @@ class Controller:
             if tick % ticks == 0:
                 self.metrics.watermark_period()
 
+    def statuses_current(self) -> bool:
+        """Every stored FlowSchema has the Dangling condition this server wants."""
+        objects = self.stored_schemas.objects
+        return all(_dangling(objects[n]) == wanted for n, wanted in self.status_wanted.items() if n in objects)
+
     async def run_status(self, statuses: StatusStore) -> None:
         """Writes the Dangling condition of every FlowSchema whose stored condition differs."""
         while True:

@@ -13,12 +13,14 @@ from prometheus_client import CollectorRegistry
 
 from gateway.controllers.informer import Informer
 from gateway.filters import Handler
+from gateway.flowcontrol.bootstrap import MANDATORY_SCHEMAS, SUGGESTED_SCHEMAS
 from gateway.flowcontrol.controller import Controller
 from gateway.flowcontrol.debug import DebugDumps
 from gateway.flowcontrol.filter import PriorityAndFairness
 from gateway.flowcontrol.maintenance import Maintenance
 from gateway.flowcontrol.metrics import FlowControlMetrics
 from gateway.flowcontrol.seats import WorkEstimator
+from gateway.health import Check, CheckFailed, ping
 from gateway.objects.codecs import kind_codec
 from gateway.registry.store import Store
 from gateway.registry.subresources import StatusStore
@@ -55,6 +57,15 @@ class FlowControl:
         )
         self.estimator = WorkEstimator(self.object_count, self.watch_count)
         self.debug = DebugDumps(self.controller)
+        self.informers: list[Informer] = []
+        self.maintenance: Maintenance | None = None
+        if self.levels_store is not None and self.schemas_store is not None:
+            self.informers = [
+                Informer(self.levels_store, self.controller.stored_levels),
+                Informer(self.schemas_store, self.controller.stored_schemas),
+            ]
+            self.maintenance = Maintenance(self.levels_store, self.schemas_store)
+        self._consuming = False  # the consumer's post-start hook has passed (it then stays passed)
 
     def wrap(self, handler: Handler) -> Handler:
         return PriorityAndFairness(handler, self.controller, self.estimator, self.metrics)
@@ -72,11 +83,35 @@ class FlowControl:
     def tasks(self) -> list[Coroutine[Any, Any, None]]:
         """What runs while the server does."""
         found = [self.controller.run_borrowing(), self.controller.run_sampling()]
-        if self.levels_store is not None and self.schemas_store is not None:
-            found += [
-                Informer(self.levels_store, self.controller.stored_levels).run(),
-                Informer(self.schemas_store, self.controller.stored_schemas).run(),
-                Maintenance(self.levels_store, self.schemas_store).run(),
-                self.controller.run_status(StatusStore(self.schemas_store)),
-            ]
+        found += [informer.run() for informer in self.informers]
+        if self.maintenance is not None and self.schemas_store is not None:
+            found += [self.maintenance.run(), self.controller.run_status(StatusStore(self.schemas_store))]
         return found
+
+    def health_checks(self) -> tuple[list[Check], list[Check]]:
+        """upstream's post-start hooks: the bootstrap configuration is stored (producer), and this
+        server has seen it and written the FlowSchemas' conditions (consumer), so that /readyz
+        passes once the server has no more of its own writes to make."""
+
+        async def producer() -> None:
+            if self.maintenance is not None and not self.maintenance.done.is_set():
+                raise CheckFailed("not finished")
+
+        async def consumer() -> None:
+            if self._consuming or self.maintenance is None:
+                return
+            seen = self.controller.stored_schemas.objects
+            bootstrap_seen = (MANDATORY_SCHEMAS.keys() | SUGGESTED_SCHEMAS.keys()) <= seen.keys()
+            synced = all(informer.synced.is_set() for informer in self.informers)
+            if not (
+                self.maintenance.done.is_set() and synced and bootstrap_seen and self.controller.statuses_current()
+            ):
+                raise CheckFailed("not finished")
+            self._consuming = True
+
+        # Where upstream lists them: after the informers start, and after the priority classes.
+        early = [
+            Check("poststarthook/priority-and-fairness-config-consumer", consumer),
+            Check("poststarthook/priority-and-fairness-filter", ping),
+        ]
+        return early, [Check("poststarthook/priority-and-fairness-config-producer", producer)]
