@@ -47,6 +47,8 @@ from gateway.controllers.namespace import NamespaceController
 from gateway.controllers.tokens import TokensController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
+from gateway.flowcontrol.filter import MaxInFlight
+from gateway.flowcontrol.system import FlowControl
 from gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
@@ -101,6 +103,9 @@ class Settings:
     encryption: Encryption | None = None  # --encryption-provider-config
     identity: str = "protokube"  # this gateway's name in leader election (unique among gateways)
     leader_election: LeaderElection = DEFAULT_TIMING
+    max_requests_inflight: int = 400  # read-only seats (with the next: APF's server limit)
+    max_mutating_requests_inflight: int = 200
+    priority_and_fairness: bool = True  # --enable-priority-and-fairness
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -144,9 +149,20 @@ class APIServer:
         rbac_stores = {kind: self.stores.get((RBAC_GROUP, "v1", plural)) for kind, plural in RBAC_KINDS.items()}
         self.informers = [Informer(store, KindFeed(self.rbac, kind)) for kind, store in rbac_stores.items() if store]
 
+        inflight = (settings.max_requests_inflight, settings.max_mutating_requests_inflight)
+        self.flow_control = None
+        if settings.priority_and_fairness:
+            self.flow_control = FlowControl(inflight, self.stores, self.cachers, self.metrics.registry)
         health = health_endpoints(self._health_checks())
+        debug = self.flow_control.debug.routes() if self.flow_control else {}
         non_resource = NonResourceRoutes(
-            registry, server_address, self.metrics, settings.formats, health, stored=lambda r: r.key in self.cachers
+            registry,
+            server_address,
+            self.metrics,
+            settings.formats,
+            health,
+            stored=lambda r: r.key in self.cachers,
+            extra=debug,
         )
         router = Router(registry, self.scopes, non_resource)
         self.handler = build_handler_chain(
@@ -156,6 +172,7 @@ class APIServer:
             authenticators=self._authenticators(),
             anonymous=settings.anonymous_auth,
             authorizer=self.authorizer,
+            flow_control=self.flow_control.wrap if self.flow_control else lambda h: MaxInFlight(h, *inflight),
         )
         namespaces = self.stores[NAMESPACES]
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage
@@ -288,6 +305,7 @@ class APIServer:
             if self._shutting_down:
                 raise CheckFailed("process is shutting down")
 
+        flow_control_early, flow_control_late = self.flow_control.health_checks() if self.flow_control else ([], [])
         checks = [
             Check("ping", ping),
             Check("log", ping),
@@ -295,9 +313,11 @@ class APIServer:
             Check("etcd-readiness", etcd),
             Check("informer-sync", informers_synced),
             Check("poststarthook/generic-apiserver-start-informers", started),
+            *flow_control_early,
             Check("poststarthook/start-system-namespaces-controller", started),
             Check("poststarthook/scheduling/bootstrap-system-priority-classes", bootstrapped),
             Check("poststarthook/rbac/bootstrap-roles", bootstrapped),
+            *flow_control_late,
             Check("autoregister-completion", bootstrapped),
             Check("shutdown", running),
         ]
@@ -335,6 +355,8 @@ class APIServer:
         self._tasks.append(asyncio.create_task(self.elector.run()))
         self._tasks.append(asyncio.create_task(self._bootstrap()))
         self._tasks += [asyncio.create_task(informer.run()) for informer in self.informers]
+        if self.flow_control is not None:
+            self._tasks += [asyncio.create_task(task) for task in self.flow_control.tasks()]
 
     async def _bootstrap(self) -> None:
         """The post-start hooks' objects, once the watch caches serve (retried while storage is away)."""

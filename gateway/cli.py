@@ -177,6 +177,23 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="gateway processes sharing the listening addresses (SO_REUSEPORT), to use N cores",
     )
     p.add_argument("--gateway-index", type=int, default=0, help=argparse.SUPPRESS)  # a worker of --gateways
+    p.add_argument(
+        "--max-requests-inflight",
+        type=int,
+        default=400,
+        metavar="N",
+        help="read-only requests at once (with the next flag: the seats API Priority and Fairness shares out)",
+    )
+    p.add_argument(
+        "--max-mutating-requests-inflight", type=int, default=200, metavar="N", help="mutating requests at once"
+    )
+    p.add_argument(
+        "--enable-priority-and-fairness",
+        type=_bool_flag,
+        default=True,
+        metavar="BOOL",
+        help="API Priority and Fairness (false: the plain max-in-flight limits, 429 beyond them)",
+    )
     p.add_argument("--access-log", action="store_true")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     args = p.parse_args(argv)
@@ -188,6 +205,8 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         p.error("--gateways needs fixed ports (all gateways bind the same ones)")
     if not 0 < args.leader_elect_retry_period < args.leader_elect_renew_deadline < args.leader_elect_lease_duration:
         p.error("leader election needs 0 < --leader-elect-retry-period < renew deadline < lease duration")
+    if args.max_requests_inflight < 0 or args.max_mutating_requests_inflight < 0:
+        p.error("--max-requests-inflight and --max-mutating-requests-inflight must not be negative")
     if (args.etcd_certfile is None) != (args.etcd_keyfile is None):
         p.error("--etcd-certfile and --etcd-keyfile go together")
     if args.storage is None and (args.etcd_cafile or args.etcd_certfile):
@@ -331,6 +350,9 @@ async def run(args: argparse.Namespace) -> None:
             leader_election=LeaderElection(
                 args.leader_elect_lease_duration, args.leader_elect_renew_deadline, args.leader_elect_retry_period
             ),
+            max_requests_inflight=args.max_requests_inflight,
+            max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+            priority_and_fairness=args.enable_priority_and_fairness,
         )
         registry = build(descriptors.all_messages())
         args.runtime_config.apply(registry)

@@ -31,6 +31,7 @@ class ApiRequest:
         "info",
         "method",
         "on_stream_end",
+        "on_watch_initialized",
         "path",
         "request_id",
         "secure",
@@ -53,6 +54,8 @@ class ApiRequest:
         self.client_cert: str | None = chain[0] if chain else None  # PEM, verified during the handshake
         # What to do when a streamed response (a watch) ends, long after the handler returned.
         self.on_stream_end: list[Callable[[], None]] = []
+        # What to do once a watch has sent its initial events (flow control gives its seats back).
+        self.on_watch_initialized: list[Callable[[], None]] = []
 
     async def body(self) -> bytes:
         self._body_read = True
@@ -77,6 +80,11 @@ class ApiRequest:
 
     def query_lists(self) -> Mapping[str, list[str]]:
         return self.args.to_dict(flat=False)
+
+    def watch_initialized(self) -> None:
+        callbacks, self.on_watch_initialized = self.on_watch_initialized, []
+        for callback in callbacks:
+            callback()
 
     def stream_ended(self) -> None:
         for callback in self.on_stream_end:

@@ -7,7 +7,7 @@ Everything else is a 404.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 from quart import Response
 
@@ -44,6 +44,7 @@ class NonResourceRoutes:
         formats: Formats,
         health: dict[str, HealthEndpoint],
         stored: discovery.Stored,
+        extra: Mapping[tuple[str, ...], Route] | None = None,
     ) -> None:
         self.registry = registry
         self.stored = stored
@@ -62,6 +63,7 @@ class NonResourceRoutes:
             self.exact[(name,)] = endpoint
             for check in endpoint.checks:
                 self.exact[(name, *check.name.split("/"))] = endpoint.single(check)
+        self.exact.update(extra or {})  # e.g. /debug/api_priority_and_fairness/...
 
     async def __call__(self, request: ApiRequest) -> Response:
         assert request.info is not None

@@ -11,6 +11,7 @@ COMMANDS = {
     "gateway": ("gateway.cli:gateway_main", "run the HTTP gateway alone against --storage HOST:PORT"),
     "storage": ("server.cli:main", "run the etcd-v3-compatible storage service alone"),
     "certs": ("gateway.security.certscli:main", "issue client and serving certificates signed by the server's CA"),
+    "apf": ("gateway.flowcontrol.cli:main", "API Priority and Fairness tools (shuffle-sharding sizing)"),
     "wire": ("protokube.schema.wire:main", "annotate protobuf bytes field by field"),
 }
 

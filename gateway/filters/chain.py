@@ -3,13 +3,14 @@
     Audit-Id → instrumentation → error funnel → request info → authentication →
     impersonation → [flow control] → authorization → routing
 
-The bracketed slot is empty until API Priority and Fairness fills it; it sees who is asking (after
-impersonation) before anything is authorized, as upstream's WithPriorityAndFairness does.
+The bracketed slot is API Priority and Fairness (or the max-in-flight limit when it is off); it sees
+who is asking (after impersonation) before anything is authorized, as upstream's
+WithPriorityAndFairness does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gateway.auth.authentication import Authentication, Authenticator
 from gateway.auth.authorization import Authorization, Authorizer
@@ -31,10 +32,13 @@ def build_handler_chain(
     authenticators: Sequence[Authenticator],
     anonymous: bool,
     authorizer: Authorizer,
+    flow_control: Callable[[Handler], Handler] | None = None,
 ) -> Handler:
     """Wrap the router in every filter; the last one wrapped runs first."""
     handler = router
     handler = Authorization(handler, authorizer)
+    if flow_control is not None:
+        handler = flow_control(handler)
     handler = Impersonation(handler, authorizer)
     handler = Authentication(handler, authenticators, anonymous=anonymous)
     handler = WithRequestInfo(handler)

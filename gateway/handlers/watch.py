@@ -55,6 +55,7 @@ async def watch(request: ApiRequest, scope: RequestScope) -> Response:
                 frame = b"".join(initial)
                 stream.sent(len(initial), len(frame))
                 yield frame
+            request.watch_initialized()
             async for batch in stream.batches():
                 frame = frames.items(batch)
                 stream.sent(len(batch), len(frame))

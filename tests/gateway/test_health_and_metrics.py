@@ -21,8 +21,11 @@ READYZ_CHECKS = [
     "etcd-readiness",
     "informer-sync",
     "poststarthook/generic-apiserver-start-informers",
+    "poststarthook/priority-and-fairness-config-consumer",
+    "poststarthook/priority-and-fairness-filter",
     "poststarthook/start-system-namespaces-controller",
     "poststarthook/scheduling/bootstrap-system-priority-classes",
+    "poststarthook/priority-and-fairness-config-producer",
     "autoregister-completion",
     "shutdown",
 ]

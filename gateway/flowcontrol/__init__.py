@@ -1,0 +1,8 @@
+"""API Priority and Fairness (flowcontrol.apiserver.k8s.io/v1; seed "API 优先级和公平性").
+
+Every request is classified by the FlowSchemas (matching.py) to a priority level; each limited
+level owns a share of the server's seats (concurrency.py) and queues what exceeds them with
+shuffle sharding (shufflesharding.py) and fair queuing (queueset.py), a request costing the seats
+its work estimate says (seats.py). controller.py keeps the levels in step with the API objects,
+bootstrap.py keeps the mandatory and suggested objects, filter.py is the filter in the chain.
+"""

@@ -1,0 +1,293 @@
+"""The configuration in force: priority levels and FlowSchemas as stored, kept current by two
+informers (upstream's APF config controller, k8s.io/apiserver pkg/util/flowcontrol/apf_controller.go).
+
+Every change rebuilds the matching order and the levels' limits at once; a level keeps its queues
+across changes, and one that disappears keeps serving what it holds until idle. Missing mandatory
+objects are stood in for by their bootstrap versions. FlowSchemas whose level does not exist are
+left out of matching and get the condition ``Dangling=True`` (``False`` once it exists).
+Borrowing between levels is recomputed every 10 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import Message
+
+from gateway.auth.user import UserInfo
+from gateway.errors import StatusError
+from gateway.flowcontrol import bootstrap
+from gateway.flowcontrol.concurrency import (
+    BORROWING_ADJUSTMENT_PERIOD,
+    Borrower,
+    Limits,
+    SeatDemand,
+    nominal_limits,
+    rebalance,
+)
+from gateway.flowcontrol.matching import Schema, compile_schema, in_matching_order
+from gateway.flowcontrol.metrics import FlowControlMetrics, LevelObserver
+from gateway.flowcontrol.queueset import EXEMPT_QUEUES, QueueSet
+from gateway.flowcontrol.seats import level_max_seats
+from gateway.objects.view import ObjectView
+from gateway.params import WriteOptions
+from gateway.registry.kinds import now_seconds
+from gateway.registry.subresources import StatusStore
+from gateway.requestinfo import RequestInfo
+from gateway.storage.backend import StorageError
+
+log = logging.getLogger("protokube.flowcontrol")
+STATUS_FIELD_MANAGER = "api-priority-and-fairness-config-consumer-v1"
+DEFAULT_SHARES = 30
+DEFAULT_QUEUES, DEFAULT_HAND_SIZE, DEFAULT_QUEUE_LENGTH_LIMIT = 64, 8, 50
+SAMPLE_PERIOD = 0.1
+WATERMARK_PERIOD = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class LevelConfig:
+    """A PriorityLevelConfiguration's spec as the controller uses it (upstream's defaults applied)."""
+
+    name: str
+    uid: str
+    exempt: bool
+    shares: int
+    lendable: int | None
+    borrowing: int | None
+    queues: int  # 0: Reject; -1: exempt
+    hand_size: int = 1
+    queue_length_limit: int = 0
+
+
+def level_config(obj: Message) -> LevelConfig | None:
+    """None for a level this server cannot run (type and name disagree about being exempt)."""
+    spec, meta = obj.spec, obj.metadata
+    if (spec.type == "Exempt") != (meta.name == bootstrap.EXEMPT):
+        return None
+    if spec.type == "Exempt":
+        exempt = spec.exempt
+        lendable = exempt.lendablePercent if exempt.HasField("lendablePercent") else None
+        return LevelConfig(meta.name, meta.uid, True, exempt.nominalConcurrencyShares, lendable, None, EXEMPT_QUEUES)
+    limited = spec.limited
+    shares = limited.nominalConcurrencyShares if limited.HasField("nominalConcurrencyShares") else DEFAULT_SHARES
+    lendable = limited.lendablePercent if limited.HasField("lendablePercent") else None
+    borrowing = limited.borrowingLimitPercent if limited.HasField("borrowingLimitPercent") else None
+    response = limited.limitResponse
+    if response.type != "Queue":
+        return LevelConfig(meta.name, meta.uid, False, shares, lendable, borrowing, 0)
+    queuing = response.queuing
+    return LevelConfig(
+        meta.name,
+        meta.uid,
+        False,
+        shares,
+        lendable,
+        borrowing,
+        queuing.queues or DEFAULT_QUEUES,
+        queuing.handSize or DEFAULT_HAND_SIZE,
+        queuing.queueLengthLimit or DEFAULT_QUEUE_LENGTH_LIMIT,
+    )
+
+
+class Level:
+    """A priority level in force: its configuration, queues, seats and metrics."""
+
+    def __init__(self, config: LevelConfig, observer: LevelObserver, demand: SeatDemand) -> None:
+        self.config = config
+        self.demand = demand
+        self.observer = observer
+        self.queues = QueueSet(config.name, observer)
+        self.limits = Limits()
+        self.max_seats = 0  # 0: the estimator's own maximum
+        self.quiescing = False
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def apply(self, config: LevelConfig, limits: Limits) -> None:
+        self.config = config
+        self.limits = limits
+        if config.queues > 0:
+            self.max_seats = level_max_seats(limits.nominal, config.hand_size)
+        self.queues.configure(config.queues, config.hand_size, config.queue_length_limit)
+        self.queues.set_limit(limits.current)
+        self.observer.configured(limits, max(config.queues, 0) * config.queue_length_limit)
+
+
+class StoredObjects:
+    """An informer's sink: one kind's objects by name; every change calls ``changed``."""
+
+    def __init__(self, changed: Callable[[], None]) -> None:
+        self.objects: dict[str, Message] = {}
+        self.changed_callback = changed
+
+    def replace(self, views: Iterable[ObjectView]) -> None:
+        self.objects = {view.obj.metadata.name: view.obj for view in views}
+        self.changed_callback()
+
+    def changed(self, event_type: str, view: ObjectView) -> None:
+        name = view.obj.metadata.name
+        if event_type == "DELETED":
+            self.objects.pop(name, None)
+        else:
+            self.objects[name] = view.obj
+        self.changed_callback()
+
+
+class Controller:
+    def __init__(self, server_limit: int, metrics: FlowControlMetrics, codecs: tuple[Any, Any]) -> None:
+        self.server_limit = server_limit
+        self.metrics = metrics
+        level_codec, schema_codec = codecs
+        self.stored_levels = StoredObjects(self.reconfigure)
+        self.stored_schemas = StoredObjects(self.reconfigure)
+        self.levels: dict[str, Level] = {}
+        self.schemas: list[Schema] = []
+        self.nominal_sum = 0
+        self.status_wanted: dict[str, tuple[str, str, str]] = {}  # FlowSchema → (status, reason, message)
+        self._status_changed = asyncio.Event()
+        # Stand-ins for missing mandatory objects.
+        self.mandatory_levels = {
+            name: level_codec.from_dict({"metadata": {"name": name}, "spec": spec}).obj
+            for name, spec in bootstrap.MANDATORY_LEVELS.items()
+        }
+        self.mandatory_schemas = {
+            name: compile_schema(schema_codec.from_dict({"metadata": {"name": name}, "spec": spec}).obj)
+            for name, spec in bootstrap.MANDATORY_SCHEMAS.items()
+        }
+        self.reconfigure()
+
+    # ---- configuration -------------------------------------------------------------------------
+    def reconfigure(self) -> None:
+        objects = {**self.mandatory_levels, **self.stored_levels.objects}
+        configs = {c.name: c for c in (level_config(obj) for obj in objects.values()) if c is not None}
+        levels: dict[str, Level] = {}
+        for name, config in configs.items():
+            level = self.levels.get(name)
+            if level is None:
+                demand = SeatDemand()
+                level = Level(config, self.metrics.level(name, demand), demand)
+            level.quiescing = False
+            levels[name] = level
+        for name, level in self.levels.items():  # gone, but still holding requests
+            if name not in levels and not level.queues.idle:
+                level.quiescing = True
+                levels[name] = level
+        share_sum = sum(level.config.shares for level in levels.values()) or 1
+        for name, level in levels.items():
+            config = configs.get(name, level.config)
+            limits = nominal_limits(self.server_limit, config.shares, share_sum, config.lendable, config.borrowing)
+            if name in self.levels:  # borrowing keeps its current limit until the next adjustment
+                limits.current = min(max(level.limits.current, limits.lower), limits.upper)
+            level.apply(config, limits)
+        self.levels = levels
+        self.nominal_sum = sum(level.limits.nominal for level in levels.values())
+        self._set_schemas()
+
+    def _set_schemas(self) -> None:
+        schemas = [compile_schema(obj) for obj in self.stored_schemas.objects.values()]
+        wanted: dict[str, tuple[str, str, str]] = {}
+        usable = []
+        for schema in schemas:
+            found = schema.level in self.levels and not self.levels[schema.level].quiescing
+            how = "and it exists" if found else "but there is no such object"
+            message = f'This FlowSchema references the PriorityLevelConfiguration object named "{schema.level}" {how}'
+            wanted[schema.name] = ("False", "Found", message) if found else ("True", "NotFound", message)
+            if found:
+                usable.append(schema)
+        names = {s.name for s in usable}
+        usable += [s for name, s in self.mandatory_schemas.items() if name not in names]
+        self.schemas = in_matching_order(usable)
+        self.status_wanted = wanted
+        self._status_changed.set()
+
+    # ---- requests ------------------------------------------------------------------------------
+    def classify(self, user: UserInfo, info: RequestInfo) -> tuple[Schema, Level]:
+        for schema in self.schemas:
+            if schema.matches(user, info):
+                break
+        else:  # no schema matched: the catch-all one (upstream's fallback)
+            schema = next(s for s in self.schemas if s.name == bootstrap.CATCH_ALL)
+        return schema, self.levels[schema.level]
+
+    def level_finished(self, level: Level) -> None:
+        """A request of ``level`` ended: drop the level if it was waiting for that."""
+        if level.quiescing and level.queues.idle and self.levels.get(level.name) is level:
+            self.reconfigure()
+
+    # ---- periodic work -------------------------------------------------------------------------
+    def rebalance(self) -> None:
+        borrowers = {
+            name: Borrower(level.limits, level.demand, level.config.exempt) for name, level in self.levels.items()
+        }
+        rebalance(self.nominal_sum, list(borrowers.values()))
+        for level in self.levels.values():
+            level.queues.set_limit(level.limits.current)
+            level.observer.configured(level.limits, max(level.config.queues, 0) * level.config.queue_length_limit)
+            level.observer.rebalanced(max(level.demand.smoothed, level.limits.lower))
+
+    async def run_borrowing(self) -> None:
+        while True:
+            await asyncio.sleep(BORROWING_ADJUSTMENT_PERIOD)
+            self.rebalance()
+
+    async def run_sampling(self) -> None:
+        ticks = round(WATERMARK_PERIOD / SAMPLE_PERIOD)
+        tick = 0
+        while True:
+            await asyncio.sleep(SAMPLE_PERIOD)
+            self.metrics.sample()
+            tick += 1
+            if tick % ticks == 0:
+                self.metrics.watermark_period()
+
+    def statuses_current(self) -> bool:
+        """Every stored FlowSchema has the Dangling condition this server wants."""
+        objects = self.stored_schemas.objects
+        return all(_dangling(objects[n]) == wanted for n, wanted in self.status_wanted.items() if n in objects)
+
+    async def run_status(self, statuses: StatusStore) -> None:
+        """Writes the Dangling condition of every FlowSchema whose stored condition differs."""
+        while True:
+            await self._status_changed.wait()
+            self._status_changed.clear()
+            for name, wanted in list(self.status_wanted.items()):
+                obj = self.stored_schemas.objects.get(name)
+                if obj is None or _dangling(obj) == wanted:
+                    continue
+                try:
+                    await statuses.update(
+                        "", name, _with_dangling(statuses, wanted), WriteOptions(field_manager=STATUS_FIELD_MANAGER)
+                    )
+                except (StatusError, StorageError) as err:
+                    log.warning("status of FlowSchema %s not written: %s", name, err)
+                    self._status_changed.set()
+                    await asyncio.sleep(1)
+
+
+def _dangling(obj: Message) -> tuple[str, str, str] | None:
+    for condition in obj.status.conditions:
+        if condition.type == "Dangling":
+            return condition.status, condition.reason, condition.message
+    return None
+
+
+def _with_dangling(statuses: StatusStore, wanted: tuple[str, str, str]) -> Callable[[Message | None], Message]:
+    def updated(current: Message | None) -> Message:
+        assert current is not None
+        new = statuses.codec.copy(current)
+        condition = next((c for c in new.status.conditions if c.type == "Dangling"), None)
+        if condition is None:
+            condition = new.status.conditions.add(type="Dangling")
+        status, reason, message = wanted
+        if condition.status != status:
+            condition.lastTransitionTime.seconds = now_seconds()
+        condition.status, condition.reason, condition.message = status, reason, message
+        return new
+
+    return updated

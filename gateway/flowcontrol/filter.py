@@ -1,0 +1,204 @@
+"""The API Priority and Fairness filter (upstream's WithPriorityAndFairness), and the plain
+max-in-flight filter that replaces it with --enable-priority-and-fairness=false.
+
+A request is classified, its seats estimated, and then it runs, waits in its level's queues for
+at most a quarter of its deadline (a minute at most; 15 s for a watch), or is refused with a 429
+``Too many requests, please try again later.`` and a Retry-After. A watch gives its seats back
+once its initial events are sent. Every classified response names the FlowSchema and priority
+level by UID in ``X-Kubernetes-PF-FlowSchema-UID`` and ``X-Kubernetes-PF-PriorityLevel-UID``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import time
+
+from quart import Response
+
+from gateway.auth.user import MASTERS
+from gateway.errors import StatusError
+from gateway.filters import Handler
+from gateway.flowcontrol.controller import Controller, Level
+from gateway.flowcontrol.matching import Schema
+from gateway.flowcontrol.metrics import EXECUTING, MUTATING, READ_ONLY, WAITING, FlowControlMetrics
+from gateway.flowcontrol.queueset import Request
+from gateway.flowcontrol.retryafter import DroppedRequests
+from gateway.flowcontrol.seats import WorkEstimator
+from gateway.request import ApiRequest
+from gateway.requestinfo import RequestInfo
+
+FLOW_SCHEMA_UID = "X-Kubernetes-PF-FlowSchema-UID"
+PRIORITY_LEVEL_UID = "X-Kubernetes-PF-PriorityLevel-UID"
+TOO_MANY_REQUESTS = "Too many requests, please try again later.\n"
+REQUEST_TIMEOUT = 60.0  # upstream's --request-timeout
+MAX_WAIT = 60.0
+WATCH_WAIT = REQUEST_TIMEOUT / 4
+READ_ONLY_VERBS = frozenset({"get", "list", "watch", "proxy"})
+GO_DURATION = re.compile(r"((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+")
+DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def too_many_requests(retry_after: int, headers: dict[str, str] | None = None) -> Response:
+    """upstream's tooManyRequests: http.Error's plain-text answer."""
+    response = Response(TOO_MANY_REQUESTS, 429, content_type="text/plain; charset=utf-8")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Retry-After"] = str(retry_after)
+    response.headers.update(headers or {})
+    return response
+
+
+def request_timeout(query_timeout: str | None) -> float:
+    """The deadline upstream's WithRequestDeadline gives: ?timeout when valid and shorter."""
+    if query_timeout and GO_DURATION.fullmatch(query_timeout):
+        parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", query_timeout)
+        seconds = sum(float(n) * DURATION_UNITS[u] for n, u in parts)
+        if 0 < seconds < REQUEST_TIMEOUT:
+            return seconds
+    return REQUEST_TIMEOUT
+
+
+def wait_limit(request: ApiRequest, info: RequestInfo) -> float:
+    if info.verb == "watch":
+        return WATCH_WAIT
+    return min(request_timeout(request.args.get("timeout")) / 4, MAX_WAIT)
+
+
+def flow_hash(flow_schema: str, distinguisher: str) -> int:
+    digest = hashlib.sha256(flow_schema.encode() + b"\0" + distinguisher.encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def request_kind(info: RequestInfo) -> str:
+    return READ_ONLY if info.verb in READ_ONLY_VERBS else MUTATING
+
+
+class PriorityAndFairness:
+    def __init__(
+        self, next_handler: Handler, controller: Controller, estimator: WorkEstimator, metrics: FlowControlMetrics
+    ) -> None:
+        self.next = next_handler
+        self.controller = controller
+        self.estimator = estimator
+        self.metrics = metrics
+        self.dropped = DroppedRequests()
+
+    async def __call__(self, request: ApiRequest) -> Response:
+        info = request.info
+        assert info is not None
+        schema, level = self.controller.classify(request.user, info)
+        headers = {FLOW_SCHEMA_UID: schema.uid, PRIORITY_LEVEL_UID: level.config.uid}
+        estimate = self.estimator.estimate(info, request.query(), level.max_seats)
+        self.metrics.work_seats.labels(level.name, schema.name).observe(estimate.max_seats)
+        distinguisher, hash_value = "", 0
+        if level.config.queues > 1:  # with one queue (or none) there is nothing to shard
+            distinguisher = schema.flow_distinguisher(request.user, info)
+            hash_value = flow_hash(schema.name, distinguisher)
+        queued = Request(schema.name, distinguisher, estimate, request.user.name, _details(request, info))
+        refused = level.queues.start(queued, hash_value)
+        kind = request_kind(info)
+        if refused is None and queued.decision is not None and not queued.decision.done():
+            refused = await self._wait(request, info, schema, level, queued, kind)
+        elif queued.decision is not None:  # dispatched at once from its queue
+            self._observe_wait(level, schema, queued, True)
+        if refused is not None:
+            self.dropped.record(level.name)
+            self.controller.level_finished(level)
+            return too_many_requests(self.dropped.retry_after(level.name), headers)
+        return await self._execute(request, info, schema, level, queued, kind, headers)
+
+    async def _wait(
+        self, request: ApiRequest, info: RequestInfo, schema: Schema, level: Level, queued: Request, kind: str
+    ) -> str | None:
+        self.metrics.note(WAITING, kind, 1)
+        refused: str | None = "cancelled"
+        try:
+            refused = await level.queues.wait(queued, wait_limit(request, info))
+        finally:
+            self.metrics.note(WAITING, kind, -1)
+            self._observe_wait(level, schema, queued, refused is None)
+        return refused
+
+    def _observe_wait(self, level: Level, schema: Schema, queued: Request, executed: bool) -> None:
+        waited = time.monotonic() - queued.arrival
+        self.metrics.wait.labels(level.name, schema.name, str(executed).lower()).observe(waited)
+
+    async def _execute(
+        self,
+        request: ApiRequest,
+        info: RequestInfo,
+        schema: Schema,
+        level: Level,
+        queued: Request,
+        kind: str,
+        headers: dict[str, str],
+    ) -> Response:
+        started = time.monotonic()
+        done = False
+
+        def finish() -> None:
+            nonlocal done
+            if done:
+                return
+            done = True
+            self.metrics.note(EXECUTING, kind, -1)
+            kind_label = "watch" if info.verb == "watch" else "regular"
+            self.metrics.execution.labels(level.name, schema.name, kind_label).observe(time.monotonic() - started)
+            level.queues.finish(queued)
+            self.controller.level_finished(level)
+
+        self.metrics.note(EXECUTING, kind, 1)
+        try:
+            response = await self.next(request)
+        except StatusError as err:
+            finish()
+            err.headers.update(headers)
+            raise
+        except BaseException:
+            finish()
+            raise
+        response.headers.update(headers)
+        if info.verb == "watch" and response.status_code == 200 and response.content_length is None:
+            # The watch streams on: its seats go back once its initial events are sent.
+            request.on_watch_initialized.append(finish)
+            request.on_stream_end.append(finish)
+            asyncio.get_running_loop().call_later(REQUEST_TIMEOUT, finish)
+        else:
+            finish()
+        return response
+
+
+def _details(request: ApiRequest, info: RequestInfo) -> tuple[str, ...]:
+    """What dump_requests?includeRequestDetails=1 shows: verb, path, namespace, name, version,
+    resource, subresource."""
+    return (info.verb, request.path, info.namespace, info.name, info.version, info.resource, info.subresource)
+
+
+class MaxInFlight:
+    """--enable-priority-and-fairness=false: at most --max-requests-inflight read-only and
+    --max-mutating-requests-inflight mutating requests at once; watches are not counted, and
+    system:masters are never refused (upstream's WithMaxInFlightLimit). A refusal is a 429 with
+    Retry-After: 1."""
+
+    def __init__(self, next_handler: Handler, read_only: int, mutating: int) -> None:
+        self.next = next_handler
+        self.limits = {READ_ONLY: read_only, MUTATING: mutating}
+        self.in_flight = {READ_ONLY: 0, MUTATING: 0}
+
+    async def __call__(self, request: ApiRequest) -> Response:
+        info = request.info
+        assert info is not None
+        kind = request_kind(info)
+        limit = self.limits[kind]
+        if info.verb == "watch" or limit <= 0:
+            return await self.next(request)
+        if self.in_flight[kind] >= limit:
+            if MASTERS in request.user.groups:
+                return await self.next(request)
+            return too_many_requests(1)
+        self.in_flight[kind] += 1
+        try:
+            return await self.next(request)
+        finally:
+            self.in_flight[kind] -= 1

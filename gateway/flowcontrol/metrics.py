@@ -1,0 +1,330 @@
+"""API Priority and Fairness metrics on the server's registry, named and labelled as
+kube-apiserver 1.32 (k8s.io/apiserver pkg/util/flowcontrol/metrics) and, for the sampled
+histograms the seed lists (``*_count_samples``, ``*_count_watermarks``), as the seed describes them.
+
+Ratioed gauges (requests over their limit) are sampled ten times a second into the ``_samples``
+histograms and their 1.32 successors; the highest and lowest value of each second go to the
+``_watermarks`` histograms.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from gateway.flowcontrol.concurrency import Limits, SeatDemand
+
+PREFIX = "apiserver_flowcontrol_"
+PL, FS = "priority_level", "flow_schema"
+QUEUE_LENGTH_BUCKETS = (0, 10, 25, 50, 100, 250, 500, 1000)
+DURATION_BUCKETS = (0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30)
+RATIO_BUCKETS = (0, 0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1)
+UTILIZATION_BUCKETS = (0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75, 1)
+SEAT_UTILIZATION_BUCKETS = (0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1)
+DEMAND_BUCKETS = (0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.7, 2, 2.8, 4, 6)
+WAITING, EXECUTING = "waiting", "executing"
+READ_ONLY, MUTATING = "readOnly", "mutating"
+
+
+class RatioedGauge:
+    """A count over its denominator, with the extremes reached since the last watermark period."""
+
+    def __init__(self, denominator: float = 1.0) -> None:
+        self.value = 0.0
+        self.denominator = denominator
+        self.high = self.low = 0.0
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.denominator if self.denominator > 0 else 0.0
+
+    def add(self, delta: float) -> None:
+        self.value += delta
+        self.high, self.low = max(self.high, self.ratio), min(self.low, self.ratio)
+
+    def period(self) -> tuple[float, float]:
+        marks = self.high, self.low
+        self.high = self.low = self.ratio
+        return marks
+
+
+class FlowControlMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        def counter(name: str, doc: str, labels: list[str]) -> Counter:
+            return Counter(PREFIX + name, doc, labels, registry=registry)
+
+        def gauge(name: str, doc: str, labels: list[str]) -> Gauge:
+            return Gauge(PREFIX + name, doc, labels, registry=registry)
+
+        def histogram(name: str, doc: str, labels: list[str], buckets: tuple[float, ...]) -> Histogram:
+            return Histogram(PREFIX + name, doc, labels, buckets=buckets, registry=registry)
+
+        self.rejected = counter(
+            "rejected_requests",
+            "Number of requests rejected by API Priority and Fairness subsystem",
+            [PL, FS, "reason"],
+        )
+        self.dispatched = counter(
+            "dispatched_requests", "Number of requests executed by API Priority and Fairness subsystem", [PL, FS]
+        )
+        self.inqueue = gauge(
+            "current_inqueue_requests",
+            "Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+            [PL, FS],
+        )
+        self.inqueue_seats = gauge(
+            "current_inqueue_seats",
+            "Number of seats currently pending in queues of the API Priority and Fairness subsystem",
+            [PL, FS],
+        )
+        self.executing = gauge(
+            "current_executing_requests",
+            "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API "
+            "Priority and Fairness subsystem",
+            [PL, FS],
+        )
+        self.executing_seats = gauge(
+            "current_executing_seats",
+            "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any "
+            "stage otherwise) requests in the API Priority and Fairness subsystem",
+            [PL, FS],
+        )
+        self.in_use = gauge(
+            "request_concurrency_in_use",
+            "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any "
+            "stage otherwise) requests in the API Priority and Fairness subsystem",
+            [PL, FS],
+        )
+        self.queue_length = histogram(
+            "request_queue_length_after_enqueue",
+            "Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued",
+            [PL, FS],
+            QUEUE_LENGTH_BUCKETS,
+        )
+        self.wait = histogram(
+            "request_wait_duration_seconds",
+            "Length of time a request spent waiting in its queue",
+            [PL, FS, "execute"],
+            DURATION_BUCKETS,
+        )
+        self.execution = histogram(
+            "request_execution_seconds",
+            "Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the "
+            "API Priority and Fairness subsystem",
+            [PL, FS, "type"],
+            DURATION_BUCKETS,
+        )
+        self.work_seats = histogram(
+            "work_estimated_seats",
+            "Number of estimated seats (maximum of initial and final seats) associated with requests in API "
+            "Priority and Fairness",
+            [PL, FS],
+            (1, 2, 4, 10),
+        )
+        self.watch_count = histogram(
+            "watch_count_samples",
+            "count of watchers for mutating requests in API Priority and Fairness",
+            [PL, FS],
+            (0, 1, 10, 100, 1000, 10000),
+        )
+        self.concurrency_limit = gauge(
+            "request_concurrency_limit", "Nominal number of execution seats configured for each priority level", [PL]
+        )
+        self.nominal = gauge(
+            "nominal_limit_seats", "Nominal number of execution seats configured for each priority level", [PL]
+        )
+        self.current = gauge(
+            "current_limit_seats", "current derived number of execution seats available to each priority level", [PL]
+        )
+        self.lower = gauge(
+            "lower_limit_seats",
+            "Configured lower bound on number of execution seats available to each priority level",
+            [PL],
+        )
+        self.upper = gauge(
+            "upper_limit_seats",
+            "Configured upper bound on number of execution seats available to each priority level",
+            [PL],
+        )
+        self.demand = histogram(
+            "demand_seats",
+            "Observations, at the end of every nanosecond, of (the number of seats each priority level could "
+            "use) / (nominal number of seats for that level)",
+            [PL],
+            DEMAND_BUCKETS,
+        )
+        self.demand_high = gauge(
+            "demand_seats_high_watermark", "High watermark, over last adjustment period, of demand_seats", [PL]
+        )
+        self.demand_average = gauge(
+            "demand_seats_average", "Time-weighted average, over last adjustment period, of demand_seats", [PL]
+        )
+        self.demand_stdev = gauge(
+            "demand_seats_stdev", "Time-weighted standard deviation, over last adjustment period, of demand_seats", [PL]
+        )
+        self.demand_smoothed = gauge("demand_seats_smoothed", "Smoothed seat demands", [PL])
+        self.target = gauge("target_seats", "Seat allocation targets", [PL])
+        self.current_r = gauge("current_r", "R(time of last change)", [PL])
+        self.level_samples = histogram(
+            "priority_level_request_count_samples",
+            "Periodic observations of the number of requests waiting or in any stage of execution (but only "
+            "initial stage for WATCHes)",
+            ["phase", PL],
+            RATIO_BUCKETS,
+        )
+        self.level_watermarks = histogram(
+            "priority_level_request_count_watermarks",
+            "Watermarks of the number of requests waiting or in any stage of execution (but only initial stage "
+            "for WATCHes)",
+            ["phase", "mark", PL],
+            RATIO_BUCKETS,
+        )
+        self.level_utilization = histogram(
+            "priority_level_request_utilization",
+            "Observations, at the end of every nanosecond, of number of requests (as a fraction of the relevant "
+            "limit) waiting or in any stage of execution (but only initial stage for WATCHes)",
+            ["phase", PL],
+            UTILIZATION_BUCKETS,
+        )
+        self.seat_utilization = histogram(
+            "priority_level_seat_utilization",
+            "Observations, at the end of every nanosecond, of utilization of seats for any stage of execution "
+            "(but only initial stage for WATCHes)",
+            [PL],
+            SEAT_UTILIZATION_BUCKETS,
+        )
+        self.rw_samples = histogram(
+            "read_vs_write_request_count_samples",
+            "Periodic observations of the number of requests waiting or in regular stage of execution",
+            ["phase", "request_kind"],
+            RATIO_BUCKETS,
+        )
+        self.rw_watermarks = histogram(
+            "read_vs_write_request_count_watermarks",
+            "Watermarks of the number of requests waiting or in regular stage of execution",
+            ["phase", "request_kind", "mark"],
+            RATIO_BUCKETS,
+        )
+        self.rw_current = histogram(
+            "read_vs_write_current_requests",
+            "Observations, at the end of every nanosecond, of the number of requests (as a fraction of the "
+            "relevant limit) waiting or in regular stage of execution",
+            ["phase", "request_kind"],
+            RATIO_BUCKETS,
+        )
+        self.server_inqueue = Gauge(
+            "apiserver_current_inqueue_requests",
+            "Maximal number of queued requests in this apiserver per request kind in last second.",
+            ["request_kind"],
+            registry=registry,
+        )
+        self.levels: dict[str, LevelObserver] = {}
+        self.read_write: dict[tuple[str, str], RatioedGauge] = {
+            (phase, kind): RatioedGauge() for phase in (WAITING, EXECUTING) for kind in (READ_ONLY, MUTATING)
+        }
+        self.queued_high = {READ_ONLY: 0.0, MUTATING: 0.0}
+
+    def level(self, name: str, demand: SeatDemand) -> LevelObserver:
+        observer = self.levels.get(name)
+        if observer is None:
+            observer = self.levels[name] = LevelObserver(self, name, demand)
+        return observer
+
+    def set_read_write_limits(self, read_only: int, mutating: int) -> None:
+        for (_, kind), gauge in self.read_write.items():
+            gauge.denominator = read_only if kind == READ_ONLY else mutating
+
+    def note(self, phase: str, kind: str, delta: int) -> None:
+        gauge = self.read_write[(phase, kind)]
+        gauge.add(delta)
+        if phase == WAITING:
+            self.queued_high[kind] = max(self.queued_high[kind], gauge.value)
+
+    def sample(self) -> None:
+        """The periodic observation of every ratioed gauge."""
+        for (phase, kind), gauge in self.read_write.items():
+            self.rw_samples.labels(phase, kind).observe(gauge.ratio)
+            self.rw_current.labels(phase, kind).observe(gauge.ratio)
+        for observer in self.levels.values():
+            observer.sample()
+
+    def watermark_period(self) -> None:
+        """Once a second: the extremes of the second just ended."""
+        for (phase, kind), gauge in self.read_write.items():
+            high, low = gauge.period()
+            self.rw_watermarks.labels(phase, kind, "high").observe(high)
+            self.rw_watermarks.labels(phase, kind, "low").observe(low)
+        for kind in (READ_ONLY, MUTATING):
+            self.server_inqueue.labels(kind).set(self.queued_high[kind])
+            self.queued_high[kind] = self.read_write[(WAITING, kind)].value
+        for observer in self.levels.values():
+            observer.watermark_period()
+
+
+class LevelObserver:
+    """One priority level's metrics; also feeds its seat-demand integrator (queueset.Observer)."""
+
+    def __init__(self, metrics: FlowControlMetrics, name: str, demand: SeatDemand) -> None:
+        self.m = metrics
+        self.name = name
+        self.seat_demand = demand
+        self.waiting_gauge = RatioedGauge()
+        self.executing_gauge = RatioedGauge()
+        self.seats = RatioedGauge()
+
+    def waiting(self, flow_schema: str, requests: int, seats: int) -> None:
+        self.m.inqueue.labels(self.name, flow_schema).inc(requests)
+        self.m.inqueue_seats.labels(self.name, flow_schema).inc(seats)
+        self.waiting_gauge.add(requests)
+
+    def executing(self, flow_schema: str, requests: int, seats: int) -> None:
+        if requests:
+            self.m.executing.labels(self.name, flow_schema).inc(requests)
+            self.executing_gauge.add(requests)
+            if requests > 0:
+                self.m.dispatched.labels(self.name, flow_schema).inc()
+        if seats:
+            self.m.executing_seats.labels(self.name, flow_schema).inc(seats)
+            self.m.in_use.labels(self.name, flow_schema).inc(seats)
+            self.seats.add(seats)
+
+    def rejected(self, flow_schema: str, reason: str) -> None:
+        self.m.rejected.labels(self.name, flow_schema, reason).inc()
+
+    def enqueued(self, flow_schema: str, queue_length: int) -> None:
+        self.m.queue_length.labels(self.name, flow_schema).observe(queue_length)
+
+    def demand(self, seats: int) -> None:
+        self.seat_demand.set(seats)
+        if self.executing_gauge.denominator > 0:
+            self.m.demand.labels(self.name).observe(seats / self.executing_gauge.denominator)
+
+    def configured(self, limits: Limits, queue_capacity: int) -> None:
+        """New limits: the gauges and the denominators of the ratios."""
+        name = self.name
+        self.m.concurrency_limit.labels(name).set(limits.nominal)
+        self.m.nominal.labels(name).set(limits.nominal)
+        self.m.lower.labels(name).set(limits.lower)
+        self.m.upper.labels(name).set(limits.upper)
+        self.m.current.labels(name).set(limits.current)
+        self.waiting_gauge.denominator = max(queue_capacity, 1)
+        self.executing_gauge.denominator = self.seats.denominator = max(limits.current, 1)
+
+    def rebalanced(self, target: float) -> None:
+        d = self.seat_demand
+        self.m.demand_high.labels(self.name).set(d.high_watermark)
+        self.m.demand_average.labels(self.name).set(d.average)
+        self.m.demand_stdev.labels(self.name).set(d.deviation)
+        self.m.demand_smoothed.labels(self.name).set(d.smoothed)
+        self.m.target.labels(self.name).set(target)
+
+    def sample(self) -> None:
+        for phase, gauge in ((WAITING, self.waiting_gauge), (EXECUTING, self.executing_gauge)):
+            self.m.level_samples.labels(phase, self.name).observe(gauge.ratio)
+            self.m.level_utilization.labels(phase, self.name).observe(gauge.ratio)
+        self.m.seat_utilization.labels(self.name).observe(self.seats.ratio)
+
+    def watermark_period(self) -> None:
+        for phase, gauge in ((WAITING, self.waiting_gauge), (EXECUTING, self.executing_gauge)):
+            high, low = gauge.period()
+            self.m.level_watermarks.labels(phase, "high", self.name).observe(high)
+            self.m.level_watermarks.labels(phase, "low", self.name).observe(low)

@@ -1,0 +1,339 @@
+"""One priority level's queues and the seats they share (k8s.io/apiserver
+pkg/util/flowcontrol/fairqueuing/queueset): fair queuing for server requests.
+
+- A request arrives with its flow's hash; shuffle sharding deals the flow a hand of queues and the
+  request joins the one with the least waiting work. It is refused (``queue-full``) when the level
+  has no seat free and that queue already holds queueLengthLimit requests.
+- Virtual time R advances at min(seats asked for, limit) / (non-empty queues) seat-seconds per
+  second, so a queue that always has work is served as if it had its own fair share of seats.
+- Dispatch takes the oldest request of the queue whose next request would finish first in virtual
+  time (queue's next dispatch R + that request's work, with a guessed 3 ms per seat), scanning
+  round-robin, when enough seats are free; its queue's R then advances by the work, and is
+  corrected by the real service time when it finishes. A queue's R never lags its oldest arrival.
+- A request with final seats (a write that notifies watchers) keeps them for its additional
+  latency after it finishes.
+- ``queues: 0`` (a Reject level) only counts seats: ``concurrency-limit`` when they are taken.
+  ``queues: -1`` (exempt) never waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from gateway.flowcontrol.seats import WorkEstimate
+from gateway.flowcontrol.shufflesharding import deal
+
+ESTIMATED_SERVICE_DURATION = 0.003  # G: seconds a seat is guessed to be held
+EXEMPT_QUEUES = -1
+QUEUE_FULL, CONCURRENCY_LIMIT, TIME_OUT, CANCELLED = "queue-full", "concurrency-limit", "time-out", "cancelled"
+
+
+class Observer(Protocol):
+    """What a queue set reports (the level's metrics and seat-demand integrator)."""
+
+    def waiting(self, flow_schema: str, requests: int, seats: int) -> None: ...
+
+    def executing(self, flow_schema: str, requests: int, seats: int) -> None: ...
+
+    def rejected(self, flow_schema: str, reason: str) -> None: ...
+
+    def enqueued(self, flow_schema: str, queue_length: int) -> None: ...
+
+    def demand(self, seats: int) -> None: ...
+
+
+@dataclass(slots=True, eq=False)
+class Request:
+    flow_schema: str
+    distinguisher: str
+    estimate: WorkEstimate
+    user: str = ""
+    details: tuple[str, ...] = ()  # verb, path, namespace, name, version, resource, subresource
+    arrival: float = field(default_factory=time.monotonic)
+    arrive_time: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.UTC))
+    arrival_r: float = 0.0
+    queue: Queue | None = None
+    decision: asyncio.Future[bool] | None = None  # True: execute; set when dispatched
+    start: float = 0.0
+
+    @property
+    def seats(self) -> int:
+        return self.estimate.max_seats
+
+    @property
+    def work(self) -> float:
+        """Seat-seconds: the guessed service time of the initial seats plus the final seats' hold."""
+        e = self.estimate
+        return e.initial_seats * ESTIMATED_SERVICE_DURATION + e.final_seats * e.additional_latency
+
+
+@dataclass(slots=True, eq=False)
+class Queue:
+    index: int
+    waiting: deque[Request] = field(default_factory=deque)
+    executing: int = 0
+    seats_in_use: int = 0
+    next_dispatch_r: float = 0.0
+    waiting_work: float = 0.0
+    waiting_seats: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not self.waiting and not self.executing
+
+
+class QueueSet:
+    def __init__(self, name: str, observer: Observer) -> None:
+        self.name = name
+        self.observer = observer
+        self.desired_queues = EXEMPT_QUEUES
+        self.hand_size = 1
+        self.queue_length_limit = 0
+        self.limit = 0  # seats (the level's current concurrency limit)
+        self.queues: list[Queue] = []
+        self.current_r = 0.0
+        self.last_time = time.monotonic()
+        self.robin_index = -1
+        self.enqueues = 0
+        self.requests_waiting = self.seats_waiting = 0
+        self.requests_executing = self.seats_in_use = 0
+        self.queued_seats_in_use = 0  # seats of executing requests that came from a queue
+        self.active_queues = 0
+
+    # ---- configuration --------------------------------------------------------------------------
+    def configure(self, queues: int, hand_size: int, queue_length_limit: int) -> None:
+        """Queues beyond a smaller count stay until they are empty."""
+        self._sync_time()
+        self.desired_queues, self.hand_size, self.queue_length_limit = queues, hand_size, queue_length_limit
+        while len(self.queues) < queues:
+            self.queues.append(Queue(len(self.queues)))
+        for queue in [q for q in self.queues[max(queues, 0) :] if q.empty]:
+            self._remove_queue(queue)
+        self._dispatch_as_much_as_possible()
+
+    def set_limit(self, limit: int) -> None:
+        self._sync_time()
+        self.limit = limit
+        self._dispatch_as_much_as_possible()
+
+    @property
+    def idle(self) -> bool:
+        return self.requests_waiting == 0 and self.requests_executing == 0
+
+    # ---- virtual time -----------------------------------------------------------------------------
+    def _sync_time(self) -> None:
+        now = time.monotonic()
+        if self.active_queues:
+            asked = self.queued_seats_in_use + self.seats_waiting
+            self.current_r += (now - self.last_time) * min(asked, self.limit) / self.active_queues
+        self.last_time = now
+
+    def _became(self, queue: Queue, was_empty: bool) -> None:
+        """Keep the count of non-empty queues after ``queue`` changed."""
+        self.active_queues += int(was_empty) - int(queue.empty)
+
+    def _bound(self, queue: Queue) -> None:
+        """Anti-windup: a queue's dispatch R does not precede its oldest request's arrival R."""
+        if queue.waiting and queue.next_dispatch_r < queue.waiting[0].arrival_r:
+            queue.next_dispatch_r = queue.waiting[0].arrival_r
+
+    # ---- arrival ----------------------------------------------------------------------------------
+    def start(self, request: Request, hash_value: int) -> str | None:
+        """Admit ``request``: dispatched at once, queued (its ``decision`` pending) or refused
+        (the reason is returned)."""
+        self._sync_time()
+        request.arrival_r = self.current_r
+        if self.desired_queues < 1:
+            if not self._can_accommodate(request.seats):
+                self.observer.rejected(request.flow_schema, CONCURRENCY_LIMIT)
+                return CONCURRENCY_LIMIT
+            self._execute(request)
+            return None
+        queue = self.queues[self._shuffle_shard(hash_value)]
+        if self.seats_in_use >= self.limit and len(queue.waiting) >= self.queue_length_limit:
+            self.observer.rejected(request.flow_schema, QUEUE_FULL)
+            return QUEUE_FULL
+        if queue.empty:
+            queue.next_dispatch_r = self.current_r
+        was_empty = queue.empty
+        request.queue = queue
+        request.decision = asyncio.get_running_loop().create_future()
+        queue.waiting.append(request)
+        queue.waiting_work += request.work
+        queue.waiting_seats += request.seats
+        self._became(queue, was_empty)
+        self.requests_waiting += 1
+        self.seats_waiting += request.seats
+        self.observer.waiting(request.flow_schema, 1, request.seats)
+        self.observer.enqueued(request.flow_schema, len(queue.waiting))
+        self._bound(queue)
+        self._demand_changed()
+        self._dispatch_as_much_as_possible()
+        return None
+
+    def _shuffle_shard(self, hash_value: int) -> int:
+        """The queue of the flow's hand with the least waiting work, visiting the hand from a
+        rotating offset so that ties do not always favour the same queue."""
+        hand = deal(hash_value, self.desired_queues, self.hand_size)
+        offset = self.enqueues % len(hand)
+        self.enqueues += 1
+        best, least = hand[offset], None
+        for i in range(len(hand)):
+            index = hand[(offset + i) % len(hand)]
+            work = self.queues[index].waiting_work
+            if least is None or work < least:
+                best, least = index, work
+        return best
+
+    # ---- dispatch -----------------------------------------------------------------------------
+    def _can_accommodate(self, seats: int) -> bool:
+        if self.desired_queues == EXEMPT_QUEUES:
+            return True
+        if seats > self.limit:  # too wide for the level: only when nothing else runs
+            return self.requests_executing == 0
+        return self.seats_in_use + seats <= self.limit
+
+    def _dispatch_as_much_as_possible(self) -> None:
+        while self.requests_waiting and self.seats_in_use < self.limit and self._dispatch_one():
+            pass
+
+    def _dispatch_one(self) -> bool:
+        chosen: Queue | None = None
+        chosen_index = 0
+        finish = 0.0
+        count = len(self.queues)
+        for _ in range(count):
+            self.robin_index = (self.robin_index + 1) % count
+            queue = self.queues[self.robin_index]
+            if queue.waiting:
+                candidate = queue.next_dispatch_r + queue.waiting[0].work
+                if chosen is None or candidate < finish:
+                    chosen, chosen_index, finish = queue, self.robin_index, candidate
+        if chosen is None:
+            return False
+        request = chosen.waiting[0]
+        if not self._can_accommodate(request.seats):
+            return False
+        self.robin_index = chosen_index  # the queues after it win ties next time
+        chosen.waiting.popleft()
+        chosen.waiting_work -= request.work
+        chosen.waiting_seats -= request.seats
+        self.requests_waiting -= 1
+        self.seats_waiting -= request.seats
+        self.observer.waiting(request.flow_schema, -1, -request.seats)
+        if request.estimate.final_seats > self.limit > 0:  # keep the work, spread over fewer seats
+            e = request.estimate
+            final = self.limit
+            request.estimate = WorkEstimate(e.initial_seats, final, e.final_seats * e.additional_latency / final)
+        assert request.decision is not None
+        self._execute(request)
+        chosen.executing += 1
+        chosen.seats_in_use += request.seats
+        self.queued_seats_in_use += request.seats
+        chosen.next_dispatch_r += request.work
+        self._bound(chosen)
+        request.decision.set_result(True)
+        return True
+
+    def _execute(self, request: Request) -> None:
+        request.start = time.monotonic()
+        self.requests_executing += 1
+        self.seats_in_use += request.seats
+        self.observer.executing(request.flow_schema, 1, request.seats)
+        self._demand_changed()
+
+    # ---- waiting ----------------------------------------------------------------------------------
+    async def wait(self, request: Request, timeout: float) -> str | None:
+        """Wait up to ``timeout`` seconds to be dispatched; the reason when not (``time-out``, or
+        ``cancelled`` when the waiter is cancelled, after which the cancellation goes on)."""
+        decision = request.decision
+        if decision is None or decision.done():
+            return None
+        try:
+            await asyncio.wait_for(asyncio.shield(decision), max(timeout, 0))
+        except TimeoutError:
+            if decision.done():
+                return None
+            self._withdraw(request, TIME_OUT)
+            return TIME_OUT
+        except asyncio.CancelledError:
+            if decision.done():  # dispatched just now: hand the seats back
+                self.finish(request)
+            else:
+                self._withdraw(request, CANCELLED)
+            raise
+        return None
+
+    def _withdraw(self, request: Request, reason: str) -> None:
+        self._sync_time()
+        queue = request.queue
+        assert queue is not None and request.decision is not None
+        request.decision.set_result(False)
+        was_empty = queue.empty
+        queue.waiting.remove(request)
+        queue.waiting_work -= request.work
+        queue.waiting_seats -= request.seats
+        self._became(queue, was_empty)
+        self.requests_waiting -= 1
+        self.seats_waiting -= request.seats
+        self.observer.waiting(request.flow_schema, -1, -request.seats)
+        self.observer.rejected(request.flow_schema, reason)
+        self._bound(queue)
+        self._remove_if_surplus(queue)
+        self._demand_changed()
+
+    # ---- completion -------------------------------------------------------------------------------
+    def finish(self, request: Request, call_later: Callable[..., object] | None = None) -> None:
+        """The request ended: its initial seats free now, its final seats after its additional latency."""
+        self._sync_time()
+        self.requests_executing -= 1
+        self.observer.executing(request.flow_schema, -1, 0)
+        queue = request.queue
+        if queue is not None:
+            was_empty = queue.empty
+            queue.executing -= 1
+            served = time.monotonic() - request.start
+            queue.next_dispatch_r -= request.estimate.initial_seats * (ESTIMATED_SERVICE_DURATION - served)
+            self._bound(queue)
+            self._became(queue, was_empty)
+        latency = request.estimate.additional_latency
+        if latency > 0:
+            (call_later or asyncio.get_running_loop().call_later)(latency, self._release, request)
+        else:
+            self._release(request)
+
+    def _release(self, request: Request) -> None:
+        self._sync_time()
+        seats = request.seats
+        self.seats_in_use -= seats
+        self.observer.executing(request.flow_schema, 0, -seats)
+        queue = request.queue
+        if queue is not None:
+            queue.seats_in_use -= seats
+            self.queued_seats_in_use -= seats
+            self._remove_if_surplus(queue)
+        self._demand_changed()
+        self._dispatch_as_much_as_possible()
+
+    def _remove_if_surplus(self, queue: Queue) -> None:
+        if len(self.queues) > max(self.desired_queues, 0) and queue.empty and queue.seats_in_use == 0:
+            self._remove_queue(queue)
+
+    def _remove_queue(self, queue: Queue) -> None:
+        if queue not in self.queues:
+            return
+        index = self.queues.index(queue)
+        del self.queues[index]
+        for i in range(index, len(self.queues)):
+            self.queues[i].index = i
+        if self.robin_index >= index:
+            self.robin_index -= 1
+
+    def _demand_changed(self) -> None:
+        self.observer.demand(self.seats_in_use + self.seats_waiting)

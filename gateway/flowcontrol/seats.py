@@ -1,0 +1,119 @@
+"""How many seats a request occupies, and for how long (k8s.io/apiserver pkg/util/flowcontrol/request).
+
+- A named GET, and anything not listed below: 1 seat.
+- LIST (and WATCH with sendInitialEvents=true, WatchList being on in 1.32): the objects it will
+  process, from the watch cache's count: all of them when served from the cache, count + limit
+  from storage with a selector, 2 × limit without; one seat per 100 objects.
+- create/update/patch/delete: 1 seat while executing, then, if 10 or more watchers will get the
+  event, ceil(watchers / 10) seats for 5 ms per uncapped seat spread over the capped ones.
+All between 1 and the level's maximum (at most 10).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from gateway.errors import StatusError
+from gateway.requestinfo import RequestInfo, parse_bool
+
+MINIMUM_SEATS = 1
+MAXIMUM_SEATS_LIMIT = 10
+OBJECTS_PER_SEAT = 100.0
+WATCHES_PER_SEAT = 10.0
+EVENT_ADDITIONAL_DURATION = 0.005  # seconds per watcher-seat
+MAX_SEATS_FRACTION = 0.15  # of a level's nominal limit
+MUTATING_VERBS = frozenset({"create", "update", "patch", "delete"})
+
+
+@dataclass(frozen=True, slots=True)
+class WorkEstimate:
+    initial_seats: int
+    final_seats: int = 0
+    additional_latency: float = 0.0  # seconds the final seats are held after the request ends
+
+    @property
+    def max_seats(self) -> int:
+        return max(self.initial_seats, self.final_seats)
+
+
+def level_max_seats(nominal_limit: int, hand_size: int) -> int:
+    """A queuing level's largest request: max(1, min(ceil(15% of its nominal limit), limit / handSize))."""
+    return int(max(1, min(math.ceil(nominal_limit * MAX_SEATS_FRACTION), nominal_limit // hand_size)))
+
+
+def list_from_storage(query: Mapping[str, str]) -> bool:
+    """upstream's shouldListFromStorage with consistent reads served by the cache (1.32)."""
+    rv = query.get("resourceVersion", "")
+    match = query.get("resourceVersionMatch", "")
+    limit = _int(query.get("limit"))
+    legacy_exact = limit > 0 and not match and rv not in ("", "0")
+    unsupported = (match not in ("", "NotOlderThan")) or legacy_exact
+    return bool(query.get("continue")) or unsupported
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value) if value else 0
+    except ValueError:
+        return 0
+
+
+class WorkEstimator:
+    """``object_count(group_resource)`` is the cached object count (None: not cached);
+    ``watch_count(info)`` the watchers of what a write changes."""
+
+    def __init__(
+        self,
+        object_count: Callable[[str], int | None],
+        watch_count: Callable[[RequestInfo], int],
+    ) -> None:
+        self.object_count = object_count
+        self.watch_count = watch_count
+
+    def estimate(self, info: RequestInfo, query: Mapping[str, str], max_seats: int) -> WorkEstimate:
+        max_seats = min(max_seats, MAXIMUM_SEATS_LIMIT) if max_seats > 0 else MAXIMUM_SEATS_LIMIT
+        if not info.is_resource_request:
+            return WorkEstimate(MINIMUM_SEATS)
+        if info.verb == "list" or info.verb == "watch":
+            return self._list(info, query, max_seats)
+        if info.verb in MUTATING_VERBS:
+            return self._mutating(info, max_seats)
+        return WorkEstimate(MINIMUM_SEATS)
+
+    def _list(self, info: RequestInfo, query: Mapping[str, str], max_seats: int) -> WorkEstimate:
+        if info.name:
+            return WorkEstimate(MINIMUM_SEATS)
+        if info.verb == "watch":
+            try:
+                initial_events = parse_bool("sendInitialEvents", query.get("sendInitialEvents", "false"))
+            except StatusError:  # a bad value is refused by the handler; estimate the worst meanwhile
+                return WorkEstimate(max_seats)
+            if not initial_events:
+                return WorkEstimate(MINIMUM_SEATS)
+        resource = f"{info.resource}.{info.group}" if info.group else info.resource
+        stored = self.object_count(resource)
+        if stored is None:
+            return WorkEstimate(MINIMUM_SEATS)
+        limit = _int(query.get("limit"))
+        limit = limit if 0 < limit < stored else stored
+        if info.verb == "watch" or not list_from_storage(query):
+            objects = stored
+        elif query.get("fieldSelector") or query.get("labelSelector"):
+            objects = stored + limit
+        else:
+            objects = 2 * limit
+        seats = math.ceil(objects / OBJECTS_PER_SEAT)
+        return WorkEstimate(min(max(seats, MINIMUM_SEATS), max_seats))
+
+    def _mutating(self, info: RequestInfo, max_seats: int) -> WorkEstimate:
+        if info.resource == "serviceaccounts" and info.subresource == "token":
+            return WorkEstimate(MINIMUM_SEATS)
+        watchers = self.watch_count(info)
+        if watchers < WATCHES_PER_SEAT:
+            return WorkEstimate(1)
+        seats = math.ceil(watchers / WATCHES_PER_SEAT)
+        work = seats * EVENT_ADDITIONAL_DURATION  # seat-seconds
+        final = min(seats, max_seats)
+        return WorkEstimate(1, final, work / final)
