@@ -24,6 +24,11 @@ class PodStrategy(ProtoStrategy):
         obj.status.phase = "Pending"
         obj.status.qosClass = _qos_class(obj)
 
+    def prepare_for_update(self, new: Message, old: Message) -> None:
+        super().prepare_for_update(new, old)
+        del new.spec.ephemeralContainers[:]  # written only through pods/ephemeralcontainers
+        new.spec.ephemeralContainers.extend(old.spec.ephemeralContainers)
+
     def grace_period_seconds(self, obj: Message, requested: int | None) -> int:
         # upstream: a pod not yet on a node, or already finished, is removed immediately.
         if not obj.spec.nodeName or obj.status.phase in POD_TERMINAL_PHASES:

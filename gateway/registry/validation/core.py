@@ -136,7 +136,9 @@ def _pod_update(new: Message, old: Message) -> list[FieldError]:
     for field in ("containers", "initContainers"):
         for container, before in zip(getattr(munged, field), getattr(old_spec, field), strict=True):
             container.image = before.image
-    for field in ("activeDeadlineSeconds", "schedulingGates", "tolerations"):
+    # ephemeralContainers change only through pods/ephemeralcontainers, which checks them itself
+    # (the main resource's strategy keeps the stored ones).
+    for field in ("activeDeadlineSeconds", "schedulingGates", "tolerations", "ephemeralContainers"):
         copy_field(munged, old_spec, field)
     grace = "terminationGracePeriodSeconds"
     if (
