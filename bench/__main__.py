@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
-from bench import encodings, http_ceiling, lists, memory, startup, storage, watch_fanout, writes
+from bench import apf, encodings, http_ceiling, lists, memory, startup, storage, watch_fanout, writes
 from bench.common import RESULTS_DIR, Row, machine, markdown_table, table
 
 SECTIONS: dict[str, ModuleType] = {
@@ -33,6 +33,7 @@ SECTIONS: dict[str, ModuleType] = {
     "watch": watch_fanout,
     "memory": memory,
     "startup": startup,
+    "apf": apf,
 }
 SIZES = {
     True: "quick: 1-3 s per load; lists of 2,000 pods; memory at 2,000 and 10,000 pods; 10 and 200 watchers",
