@@ -749,6 +749,8 @@ def test_without_priority_and_fairness_the_max_in_flight_limit_answers_429(tmp_p
         with server.client() as admin:  # system:masters are never refused
             assert "X-Kubernetes-PF-FlowSchema-UID" not in admin.get("/api/v1/namespaces").headers
             assert admin.get("/debug/api_priority_and_fairness/dump_queues").status_code == 404
+            # the configuration is kept all the same, as upstream's producer does
+            assert admin.get(f"{FC}/flowschemas/global-default").status_code == 200
     finally:
         server.kill()
 
