@@ -21,7 +21,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
-from bench import encodings, http_ceiling, lists, memory, openapi, scaleout, startup, storage, tls, watch_fanout, writes
+from bench import (
+    apf,
+    encodings,
+    http_ceiling,
+    lists,
+    memory,
+    openapi,
+    scaleout,
+    startup,
+    storage,
+    tls,
+    watch_fanout,
+    writes,
+)
 from bench.common import RESULTS_DIR, Row, machine, markdown_table, table
 
 SECTIONS: dict[str, ModuleType] = {
@@ -36,6 +49,7 @@ SECTIONS: dict[str, ModuleType] = {
     "startup": startup,
     "scaleout": scaleout,
     "openapi": openapi,
+    "apf": apf,
 }
 SIZES = {
     True: "quick: 1-3 s per load; lists of 2,000 pods; memory at 2,000 and 10,000 pods; 10 and 200 watchers",

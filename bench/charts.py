@@ -226,6 +226,20 @@ def openapi(results: dict, out: Path) -> list[Path]:
     return [_save(fig, out / "openapi.png")]
 
 
+def apf(results: dict, out: Path) -> list[Path]:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    cost = results["cost"]
+    left.bar(["APF on", "APF off"], [cost["on"]["per_s"], cost["off"]["per_s"]])
+    left.set_ylabel("GETs/s")
+    left.set_title(f"GET throughput, {clients_text(cost['clients'])}")
+    left.grid(True, axis="y", alpha=0.3)
+    fairness = results["fairness"]
+    _cdf(right, fairness["idle"]["mouse"]["cdf_ms"], "mouse alone")
+    _cdf(right, fairness["flood"]["mouse"]["cdf_ms"], "mouse under a 20× elephant")
+    _latency_axes(right, "the mouse's latency in a 3-seat level")
+    return [_save(fig, out / "apf.png")]
+
+
 CHARTS = {
     "http": http_ceiling,
     "tls": tls,
@@ -238,6 +252,7 @@ CHARTS = {
     "startup": startup,
     "scaleout": scaleout,
     "openapi": openapi,
+    "apf": apf,
 }
 
 

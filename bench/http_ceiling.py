@@ -28,9 +28,10 @@ TARGETS = ("bare", "gateway", "gateway_rv0")
 GOAL = 0.6
 
 
-def wrk(url: str, connections: int, seconds: int) -> dict:
+def wrk(url: str, connections: int, seconds: int, headers: tuple[str, ...] = ()) -> dict:
     """Run wrk (whole seconds only); requests/s and latency percentiles (ms) from its report."""
-    argv = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "--latency", url]
+    argv = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "--latency"]
+    argv += [arg for header in headers for arg in ("-H", header)] + [url]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 30)
     if done.returncode != 0:
         raise RuntimeError(f"wrk failed: {done.stderr}")

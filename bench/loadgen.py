@@ -14,6 +14,10 @@ being measured. Modes:
   ``follow``, continue tokens are followed page by page (``next``: the path the token is appended to).
 - ``gets``: ``clients`` concurrent keep-alive connections GET ``path`` for ``seconds``: rate and latency.
   With ``tls`` ({"ca", "cert", "key"} file paths) over HTTPS with that client certificate.
+- ``fairness``: ``elephants`` connections create configmaps in ``namespace`` back to back as user
+  ``elephant`` (impersonated; after a 429 a connection waits ``backoff`` seconds, as clients honour
+  Retry-After), while one connection GETs ``path`` every ``interval`` seconds as ``mouse``, for
+  ``seconds``: the mouse's latencies and answers, the elephant's answers.
 """
 
 from __future__ import annotations
@@ -395,7 +399,49 @@ async def gets(cfg: dict) -> dict:
     return summary(latencies, elapsed, errors)
 
 
-MODES = {"writes": writes, "watch": watch, "lists": lists, "gets": gets}
+# --- fairness --------------------------------------------------------------------------------
+async def fairness(cfg: dict) -> dict:
+    host, port, path = cfg["host"], cfg["port"], cfg["path"]
+    deadline = time.monotonic() + cfg["seconds"]
+    elephant_codes: dict[str, int] = {}
+
+    async def elephant(number: int) -> None:
+        conn = Connection(host, port)
+        headers = {"Impersonate-User": cfg["elephant"]}
+        creates = f"/api/v1/namespaces/{cfg['namespace']}/configmaps"
+        sent = 0
+        while time.monotonic() < deadline:
+            sent += 1
+            body = configmap(f"e{number}-{sent}", {"k": "v"})
+            status, _ = await conn.request("POST", creates, body, headers)
+            elephant_codes[str(status)] = elephant_codes.get(str(status), 0) + 1
+            if status == 429:
+                conn.close()  # the server may close it after refusing
+                await asyncio.sleep(cfg["backoff"])
+        conn.close()
+
+    async def mouse() -> tuple[list[float], dict[str, int]]:
+        conn = Connection(host, port)
+        headers = {"Impersonate-User": cfg["mouse"]}
+        latencies, codes = [], {}
+        while time.monotonic() < deadline:
+            started = time.perf_counter()
+            status, _ = await conn.request("GET", path, headers=headers)
+            latencies.append(time.perf_counter() - started)
+            codes[str(status)] = codes.get(str(status), 0) + 1
+            await asyncio.sleep(cfg["interval"])
+        conn.close()
+        return latencies, codes
+
+    began = time.monotonic()
+    *_, (latencies, codes) = await asyncio.gather(*(elephant(n) for n in range(cfg["elephants"])), mouse())
+    return {
+        "mouse": {**latency_summary(latencies, time.monotonic() - began), "codes": codes},
+        "elephant": elephant_codes,
+    }
+
+
+MODES = {"writes": writes, "watch": watch, "lists": lists, "gets": gets, "fairness": fairness}
 
 
 def main(argv: list[str]) -> int:

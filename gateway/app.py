@@ -47,7 +47,6 @@ from gateway.controllers.namespace import NamespaceController
 from gateway.controllers.tokens import TokensController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
-from gateway.flowcontrol.filter import MaxInFlight
 from gateway.flowcontrol.system import FlowControl
 from gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from gateway.metrics import Metrics
@@ -150,11 +149,11 @@ class APIServer:
         self.informers = [Informer(store, KindFeed(self.rbac, kind)) for kind, store in rbac_stores.items() if store]
 
         inflight = (settings.max_requests_inflight, settings.max_mutating_requests_inflight)
-        self.flow_control = None
-        if settings.priority_and_fairness:
-            self.flow_control = FlowControl(inflight, self.stores, self.cachers, self.metrics.registry)
+        self.flow_control = FlowControl(
+            settings.priority_and_fairness, inflight, self.stores, self.cachers, self.metrics.registry
+        )
         health = health_endpoints(self._health_checks())
-        debug = self.flow_control.debug.routes() if self.flow_control else {}
+        debug = self.flow_control.routes()
         non_resource = NonResourceRoutes(
             registry,
             server_address,
@@ -172,7 +171,7 @@ class APIServer:
             authenticators=self._authenticators(),
             anonymous=settings.anonymous_auth,
             authorizer=self.authorizer,
-            flow_control=self.flow_control.wrap if self.flow_control else lambda h: MaxInFlight(h, *inflight),
+            flow_control=self.flow_control.wrap,
         )
         namespaces = self.stores[NAMESPACES]
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage
@@ -305,7 +304,7 @@ class APIServer:
             if self._shutting_down:
                 raise CheckFailed("process is shutting down")
 
-        flow_control_early, flow_control_late = self.flow_control.health_checks() if self.flow_control else ([], [])
+        flow_control_early, flow_control_late = self.flow_control.health_checks()
         checks = [
             Check("ping", ping),
             Check("log", ping),
@@ -355,8 +354,7 @@ class APIServer:
         self._tasks.append(asyncio.create_task(self.elector.run()))
         self._tasks.append(asyncio.create_task(self._bootstrap()))
         self._tasks += [asyncio.create_task(informer.run()) for informer in self.informers]
-        if self.flow_control is not None:
-            self._tasks += [asyncio.create_task(task) for task in self.flow_control.tasks()]
+        self._tasks += [asyncio.create_task(task) for task in self.flow_control.tasks()]
 
     async def _bootstrap(self) -> None:
         """The post-start hooks' objects, once the watch caches serve (retried while storage is away)."""

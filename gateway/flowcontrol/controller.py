@@ -46,6 +46,7 @@ DEFAULT_SHARES = 30
 DEFAULT_QUEUES, DEFAULT_HAND_SIZE, DEFAULT_QUEUE_LENGTH_LIMIT = 64, 8, 50
 SAMPLE_PERIOD = 0.1
 WATERMARK_PERIOD = 1.0
+CLASSIFIED_CACHE = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +149,7 @@ class Controller:
         self.stored_schemas = StoredObjects(self.reconfigure)
         self.levels: dict[str, Level] = {}
         self.schemas: list[Schema] = []
+        self.classified: dict[tuple[object, ...], tuple[Schema, Level]] = {}
         self.nominal_sum = 0
         self.status_wanted: dict[str, tuple[str, str, str]] = {}  # FlowSchema → (status, reason, message)
         self._status_changed = asyncio.Event()
@@ -203,17 +205,27 @@ class Controller:
         names = {s.name for s in usable}
         usable += [s for name, s in self.mandatory_schemas.items() if name not in names]
         self.schemas = in_matching_order(usable)
+        self.classified.clear()
         self.status_wanted = wanted
         self._status_changed.set()
 
     # ---- requests ------------------------------------------------------------------------------
     def classify(self, user: UserInfo, info: RequestInfo) -> tuple[Schema, Level]:
-        for schema in self.schemas:
-            if schema.matches(user, info):
-                break
-        else:  # no schema matched: the catch-all one (upstream's fallback)
-            schema = next(s for s in self.schemas if s.name == bootstrap.CATCH_ALL)
-        return schema, self.levels[schema.level]
+        """The matching FlowSchema and its level; the answers for recent requests of the same user
+        and target are remembered until the configuration changes."""
+        target = info.path if not info.is_resource_request else ""
+        key = (user.name, user.groups, info.verb, info.group, info.resource, info.subresource, info.namespace, target)
+        found = self.classified.get(key)
+        if found is None:
+            for schema in self.schemas:
+                if schema.matches(user, info):
+                    break
+            else:  # no schema matched: the catch-all one (upstream's fallback)
+                schema = next(s for s in self.schemas if s.name == bootstrap.CATCH_ALL)
+            if len(self.classified) >= CLASSIFIED_CACHE:
+                self.classified.clear()
+            found = self.classified[key] = (schema, self.levels[schema.level])
+        return found
 
     def level_finished(self, level: Level) -> None:
         """A request of ``level`` ended: drop the level if it was waiting for that."""

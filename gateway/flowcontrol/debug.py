@@ -40,9 +40,9 @@ def table(rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def rfc3339_nano(moment: datetime.datetime) -> str:
-    text = moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0").rstrip(".")
-    return text + "Z"
+def rfc3339_nano(unix: float) -> str:
+    moment = datetime.datetime.fromtimestamp(unix, datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0").rstrip(".") + "Z"
 
 
 def _bool(value: bool) -> str:

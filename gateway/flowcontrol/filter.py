@@ -21,8 +21,7 @@ from gateway.auth.user import MASTERS
 from gateway.errors import StatusError
 from gateway.filters import Handler
 from gateway.flowcontrol.controller import Controller, Level
-from gateway.flowcontrol.matching import Schema
-from gateway.flowcontrol.metrics import EXECUTING, MUTATING, READ_ONLY, WAITING, FlowControlMetrics
+from gateway.flowcontrol.metrics import EXECUTING, MUTATING, READ_ONLY, WAITING, FlowControlMetrics, FlowMetrics
 from gateway.flowcontrol.queueset import Request
 from gateway.flowcontrol.retryafter import DroppedRequests
 from gateway.flowcontrol.seats import WorkEstimator
@@ -35,6 +34,7 @@ TOO_MANY_REQUESTS = "Too many requests, please try again later.\n"
 REQUEST_TIMEOUT = 60.0  # upstream's --request-timeout
 MAX_WAIT = 60.0
 WATCH_WAIT = REQUEST_TIMEOUT / 4
+HASH_CACHE = 4096
 READ_ONLY_VERBS = frozenset({"get", "list", "watch", "proxy"})
 GO_DURATION = re.compile(r"((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+")
 DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -66,6 +66,7 @@ def wait_limit(request: ApiRequest, info: RequestInfo) -> float:
 
 
 def flow_hash(flow_schema: str, distinguisher: str) -> int:
+    """upstream's hashFlowID: the first 8 bytes of SHA-256(schema NUL distinguisher), little-endian."""
     digest = hashlib.sha256(flow_schema.encode() + b"\0" + distinguisher.encode()).digest()
     return int.from_bytes(digest[:8], "little")
 
@@ -83,33 +84,44 @@ class PriorityAndFairness:
         self.estimator = estimator
         self.metrics = metrics
         self.dropped = DroppedRequests()
+        self.hashes: dict[tuple[str, str], int] = {}
+
+    def flow_hash(self, flow_schema: str, distinguisher: str) -> int:
+        key = (flow_schema, distinguisher)
+        found = self.hashes.get(key)
+        if found is None:
+            if len(self.hashes) >= HASH_CACHE:
+                self.hashes.clear()
+            found = self.hashes[key] = flow_hash(flow_schema, distinguisher)
+        return found
 
     async def __call__(self, request: ApiRequest) -> Response:
         info = request.info
         assert info is not None
         schema, level = self.controller.classify(request.user, info)
         headers = {FLOW_SCHEMA_UID: schema.uid, PRIORITY_LEVEL_UID: level.config.uid}
-        estimate = self.estimator.estimate(info, request.query(), level.max_seats)
-        self.metrics.work_seats.labels(level.name, schema.name).observe(estimate.max_seats)
+        estimate = self.estimator.estimate(info, request.args, level.max_seats)
+        flow = level.observer.flow(schema.name)
+        flow.work_seats.observe(estimate.max_seats)
         distinguisher, hash_value = "", 0
         if level.config.queues > 1:  # with one queue (or none) there is nothing to shard
             distinguisher = schema.flow_distinguisher(request.user, info)
-            hash_value = flow_hash(schema.name, distinguisher)
+            hash_value = self.flow_hash(schema.name, distinguisher)
         queued = Request(schema.name, distinguisher, estimate, request.user.name, _details(request, info))
         refused = level.queues.start(queued, hash_value)
         kind = request_kind(info)
         if refused is None and queued.decision is not None and not queued.decision.done():
-            refused = await self._wait(request, info, schema, level, queued, kind)
-        elif queued.decision is not None:  # dispatched at once from its queue
-            self._observe_wait(level, schema, queued, True)
+            refused = await self._wait(request, info, flow, level, queued, kind)
+        elif not level.config.exempt:  # dispatched or refused at once
+            flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
         if refused is not None:
             self.dropped.record(level.name)
             self.controller.level_finished(level)
             return too_many_requests(self.dropped.retry_after(level.name), headers)
-        return await self._execute(request, info, schema, level, queued, kind, headers)
+        return await self._execute(request, info, flow, level, queued, kind, headers)
 
     async def _wait(
-        self, request: ApiRequest, info: RequestInfo, schema: Schema, level: Level, queued: Request, kind: str
+        self, request: ApiRequest, info: RequestInfo, flow: FlowMetrics, level: Level, queued: Request, kind: str
     ) -> str | None:
         self.metrics.note(WAITING, kind, 1)
         refused: str | None = "cancelled"
@@ -117,18 +129,14 @@ class PriorityAndFairness:
             refused = await level.queues.wait(queued, wait_limit(request, info))
         finally:
             self.metrics.note(WAITING, kind, -1)
-            self._observe_wait(level, schema, queued, refused is None)
+            flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
         return refused
-
-    def _observe_wait(self, level: Level, schema: Schema, queued: Request, executed: bool) -> None:
-        waited = time.monotonic() - queued.arrival
-        self.metrics.wait.labels(level.name, schema.name, str(executed).lower()).observe(waited)
 
     async def _execute(
         self,
         request: ApiRequest,
         info: RequestInfo,
-        schema: Schema,
+        flow: FlowMetrics,
         level: Level,
         queued: Request,
         kind: str,
@@ -144,7 +152,7 @@ class PriorityAndFairness:
             done = True
             self.metrics.note(EXECUTING, kind, -1)
             kind_label = "watch" if info.verb == "watch" else "regular"
-            self.metrics.execution.labels(level.name, schema.name, kind_label).observe(time.monotonic() - started)
+            flow.execution[kind_label].observe(time.monotonic() - started)
             level.queues.finish(queued)
             self.controller.level_finished(level)
 

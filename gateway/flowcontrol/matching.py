@@ -150,10 +150,3 @@ def compile_schema(obj: Message) -> Schema:
 
 def in_matching_order(schemas: Iterable[Schema]) -> list[Schema]:
     return sorted(schemas, key=lambda s: (s.precedence, s.name))
-
-
-def classify(schemas: Sequence[Schema], user: UserInfo, info: RequestInfo) -> Schema | None:
-    for schema in schemas:
-        if schema.matches(user, info):
-            return schema
-    return None

@@ -9,7 +9,11 @@ histograms and their 1.32 successors; the highest and lowest value of each secon
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from gateway.flowcontrol.concurrency import Limits, SeatDemand
 
@@ -31,69 +35,35 @@ class RatioedGauge:
     def __init__(self, denominator: float = 1.0) -> None:
         self.value = 0.0
         self.denominator = denominator
-        self.high = self.low = 0.0
+        self.high = self.low = 0.0  # counts, divided when read
 
     @property
     def ratio(self) -> float:
         return self.value / self.denominator if self.denominator > 0 else 0.0
 
     def add(self, delta: float) -> None:
-        self.value += delta
-        self.high, self.low = max(self.high, self.ratio), min(self.low, self.ratio)
+        value = self.value = self.value + delta
+        if value > self.high:
+            self.high = value
+        elif value < self.low:
+            self.low = value
 
     def period(self) -> tuple[float, float]:
-        marks = self.high, self.low
-        self.high = self.low = self.ratio
+        scale = self.denominator if self.denominator > 0 else 1.0
+        marks = self.high / scale, self.low / scale
+        self.high = self.low = self.value
         return marks
 
 
 class FlowControlMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
-        def counter(name: str, doc: str, labels: list[str]) -> Counter:
-            return Counter(PREFIX + name, doc, labels, registry=registry)
-
         def gauge(name: str, doc: str, labels: list[str]) -> Gauge:
             return Gauge(PREFIX + name, doc, labels, registry=registry)
 
         def histogram(name: str, doc: str, labels: list[str], buckets: tuple[float, ...]) -> Histogram:
             return Histogram(PREFIX + name, doc, labels, buckets=buckets, registry=registry)
 
-        self.rejected = counter(
-            "rejected_requests",
-            "Number of requests rejected by API Priority and Fairness subsystem",
-            [PL, FS, "reason"],
-        )
-        self.dispatched = counter(
-            "dispatched_requests", "Number of requests executed by API Priority and Fairness subsystem", [PL, FS]
-        )
-        self.inqueue = gauge(
-            "current_inqueue_requests",
-            "Number of requests currently pending in queues of the API Priority and Fairness subsystem",
-            [PL, FS],
-        )
-        self.inqueue_seats = gauge(
-            "current_inqueue_seats",
-            "Number of seats currently pending in queues of the API Priority and Fairness subsystem",
-            [PL, FS],
-        )
-        self.executing = gauge(
-            "current_executing_requests",
-            "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API "
-            "Priority and Fairness subsystem",
-            [PL, FS],
-        )
-        self.executing_seats = gauge(
-            "current_executing_seats",
-            "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any "
-            "stage otherwise) requests in the API Priority and Fairness subsystem",
-            [PL, FS],
-        )
-        self.in_use = gauge(
-            "request_concurrency_in_use",
-            "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any "
-            "stage otherwise) requests in the API Priority and Fairness subsystem",
-            [PL, FS],
-        )
+        registry.register(FlowCounts(self))  # the per-flow counts, read when scraped
         self.queue_length = histogram(
             "request_queue_length_after_enqueue",
             "Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued",
@@ -270,33 +240,42 @@ class LevelObserver:
         self.waiting_gauge = RatioedGauge()
         self.executing_gauge = RatioedGauge()
         self.seats = RatioedGauge()
+        self.flows: dict[str, FlowMetrics] = {}
+        self.demand_histogram = metrics.demand.labels(name)
+
+    def flow(self, flow_schema: str) -> FlowMetrics:
+        """The metrics of one FlowSchema in this level (label lookups are costly: made once)."""
+        found = self.flows.get(flow_schema)
+        if found is None:
+            found = self.flows[flow_schema] = FlowMetrics(self.m, self.name, flow_schema)
+        return found
 
     def waiting(self, flow_schema: str, requests: int, seats: int) -> None:
-        self.m.inqueue.labels(self.name, flow_schema).inc(requests)
-        self.m.inqueue_seats.labels(self.name, flow_schema).inc(seats)
+        flow = self.flow(flow_schema)
+        flow.inqueue += requests
+        flow.inqueue_seats += seats
         self.waiting_gauge.add(requests)
 
     def executing(self, flow_schema: str, requests: int, seats: int) -> None:
+        flow = self.flow(flow_schema)
         if requests:
-            self.m.executing.labels(self.name, flow_schema).inc(requests)
+            flow.executing += requests
             self.executing_gauge.add(requests)
             if requests > 0:
-                self.m.dispatched.labels(self.name, flow_schema).inc()
+                flow.dispatched += 1
         if seats:
-            self.m.executing_seats.labels(self.name, flow_schema).inc(seats)
-            self.m.in_use.labels(self.name, flow_schema).inc(seats)
+            flow.executing_seats += seats
             self.seats.add(seats)
 
     def rejected(self, flow_schema: str, reason: str) -> None:
-        self.m.rejected.labels(self.name, flow_schema, reason).inc()
+        rejected = self.flow(flow_schema).rejected
+        rejected[reason] = rejected.get(reason, 0) + 1
 
     def enqueued(self, flow_schema: str, queue_length: int) -> None:
-        self.m.queue_length.labels(self.name, flow_schema).observe(queue_length)
+        self.flow(flow_schema).queue_length.observe(queue_length)
 
     def demand(self, seats: int) -> None:
         self.seat_demand.set(seats)
-        if self.executing_gauge.denominator > 0:
-            self.m.demand.labels(self.name).observe(seats / self.executing_gauge.denominator)
 
     def configured(self, limits: Limits, queue_capacity: int) -> None:
         """New limits: the gauges and the denominators of the ratios."""
@@ -322,9 +301,88 @@ class LevelObserver:
             self.m.level_samples.labels(phase, self.name).observe(gauge.ratio)
             self.m.level_utilization.labels(phase, self.name).observe(gauge.ratio)
         self.m.seat_utilization.labels(self.name).observe(self.seats.ratio)
+        self.demand_histogram.observe(self.seat_demand.value / self.executing_gauge.denominator)
 
     def watermark_period(self) -> None:
         for phase, gauge in ((WAITING, self.waiting_gauge), (EXECUTING, self.executing_gauge)):
             high, low = gauge.period()
             self.m.level_watermarks.labels(phase, "high", self.name).observe(high)
             self.m.level_watermarks.labels(phase, "low", self.name).observe(low)
+
+
+class FlowMetrics:
+    """One (priority level, FlowSchema): its counts (plain numbers, read when scraped) and its
+    labelled histograms."""
+
+    def __init__(self, m: FlowControlMetrics, level: str, flow_schema: str) -> None:
+        labels = (level, flow_schema)
+        self.inqueue = self.inqueue_seats = self.executing = self.executing_seats = self.dispatched = 0
+        self.rejected: dict[str, int] = {}
+        self.queue_length = m.queue_length.labels(*labels)
+        self.work_seats = m.work_seats.labels(*labels)
+        self.waited = {True: m.wait.labels(*labels, "true"), False: m.wait.labels(*labels, "false")}
+        self.execution = {kind: m.execution.labels(*labels, kind) for kind in ("regular", "watch")}
+
+
+# (metric, help, FlowMetrics attribute) of the gauges and counters FlowCounts reports.
+GAUGES = (
+    (
+        "current_inqueue_requests",
+        "Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+        "inqueue",
+    ),
+    (
+        "current_inqueue_seats",
+        "Number of seats currently pending in queues of the API Priority and Fairness subsystem",
+        "inqueue_seats",
+    ),
+    (
+        "current_executing_requests",
+        "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API "
+        "Priority and Fairness subsystem",
+        "executing",
+    ),
+    (
+        "current_executing_seats",
+        "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any "
+        "stage otherwise) requests in the API Priority and Fairness subsystem",
+        "executing_seats",
+    ),
+    (
+        "request_concurrency_in_use",
+        "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any "
+        "stage otherwise) requests in the API Priority and Fairness subsystem",
+        "executing_seats",
+    ),
+)
+
+
+class FlowCounts(Collector):
+    """The per-flow gauges and counters, from the counts the queue sets keep (no lock per request)."""
+
+    def __init__(self, metrics: FlowControlMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        flows = [(level, name, flow) for level, o in self.metrics.levels.items() for name, flow in o.flows.items()]
+        for name, doc, attribute in GAUGES:
+            family = GaugeMetricFamily(PREFIX + name, doc, labels=[PL, FS])
+            for level, schema, flow in flows:
+                family.add_metric([level, schema], getattr(flow, attribute))
+            yield family
+        dispatched = CounterMetricFamily(
+            PREFIX + "dispatched_requests",
+            "Number of requests executed by API Priority and Fairness subsystem",
+            labels=[PL, FS],
+        )
+        rejected = CounterMetricFamily(
+            PREFIX + "rejected_requests",
+            "Number of requests rejected by API Priority and Fairness subsystem",
+            labels=[PL, FS, "reason"],
+        )
+        for level, schema, flow in flows:
+            dispatched.add_metric([level, schema], flow.dispatched)
+            for reason, count in sorted(flow.rejected.items()):
+                rejected.add_metric([level, schema, reason], count)
+        yield dispatched
+        yield rejected

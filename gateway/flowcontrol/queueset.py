@@ -19,10 +19,8 @@ pkg/util/flowcontrol/fairqueuing/queueset): fair queuing for server requests.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -31,6 +29,7 @@ from gateway.flowcontrol.shufflesharding import deal
 
 ESTIMATED_SERVICE_DURATION = 0.003  # G: seconds a seat is guessed to be held
 EXEMPT_QUEUES = -1
+HAND_CACHE = 4096
 QUEUE_FULL, CONCURRENCY_LIMIT, TIME_OUT, CANCELLED = "queue-full", "concurrency-limit", "time-out", "cancelled"
 
 
@@ -56,7 +55,7 @@ class Request:
     user: str = ""
     details: tuple[str, ...] = ()  # verb, path, namespace, name, version, resource, subresource
     arrival: float = field(default_factory=time.monotonic)
-    arrive_time: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.UTC))
+    arrive_time: float = field(default_factory=time.time)  # for the debug dump
     arrival_r: float = 0.0
     queue: Queue | None = None
     decision: asyncio.Future[bool] | None = None  # True: execute; set when dispatched
@@ -105,11 +104,15 @@ class QueueSet:
         self.requests_executing = self.seats_in_use = 0
         self.queued_seats_in_use = 0  # seats of executing requests that came from a queue
         self.active_queues = 0
+        self.waiting_queues: set[Queue] = set()  # the queues with requests waiting
+        self.hands: dict[int, list[int]] = {}  # dealt hands by flow hash
 
     # ---- configuration --------------------------------------------------------------------------
     def configure(self, queues: int, hand_size: int, queue_length_limit: int) -> None:
         """Queues beyond a smaller count stay until they are empty."""
         self._sync_time()
+        if (queues, hand_size) != (self.desired_queues, self.hand_size):
+            self.hands.clear()
         self.desired_queues, self.hand_size, self.queue_length_limit = queues, hand_size, queue_length_limit
         while len(self.queues) < queues:
             self.queues.append(Queue(len(self.queues)))
@@ -163,8 +166,15 @@ class QueueSet:
             queue.next_dispatch_r = self.current_r
         was_empty = queue.empty
         request.queue = queue
+        if not self.requests_waiting and self._can_accommodate(request.seats):
+            # Nothing waits anywhere: the request would be enqueued and dispatched at once.
+            self.observer.enqueued(request.flow_schema, 1)
+            self._dispatch(request, queue)
+            self._became(queue, was_empty)
+            return None
         request.decision = asyncio.get_running_loop().create_future()
         queue.waiting.append(request)
+        self.waiting_queues.add(queue)
         queue.waiting_work += request.work
         queue.waiting_seats += request.seats
         self._became(queue, was_empty)
@@ -180,7 +190,11 @@ class QueueSet:
     def _shuffle_shard(self, hash_value: int) -> int:
         """The queue of the flow's hand with the least waiting work, visiting the hand from a
         rotating offset so that ties do not always favour the same queue."""
-        hand = deal(hash_value, self.desired_queues, self.hand_size)
+        hand = self.hands.get(hash_value)
+        if hand is None:
+            if len(self.hands) >= HAND_CACHE:
+                self.hands.clear()
+            hand = self.hands[hash_value] = deal(hash_value, self.desired_queues, self.hand_size)
         offset = self.enqueues % len(hand)
         self.enqueues += 1
         best, least = hand[offset], None
@@ -204,42 +218,47 @@ class QueueSet:
             pass
 
     def _dispatch_one(self) -> bool:
+        """The queue whose oldest request finishes first in virtual time; ties go to the queue met
+        first scanning round-robin after the last one dispatched from."""
         chosen: Queue | None = None
-        chosen_index = 0
-        finish = 0.0
+        best: tuple[float, int] = (0.0, 0)
         count = len(self.queues)
-        for _ in range(count):
-            self.robin_index = (self.robin_index + 1) % count
-            queue = self.queues[self.robin_index]
-            if queue.waiting:
-                candidate = queue.next_dispatch_r + queue.waiting[0].work
-                if chosen is None or candidate < finish:
-                    chosen, chosen_index, finish = queue, self.robin_index, candidate
+        for queue in self.waiting_queues:
+            key = (queue.next_dispatch_r + queue.waiting[0].work, (queue.index - self.robin_index - 1) % count)
+            if chosen is None or key < best:
+                chosen, best = queue, key
         if chosen is None:
             return False
         request = chosen.waiting[0]
         if not self._can_accommodate(request.seats):
             return False
-        self.robin_index = chosen_index  # the queues after it win ties next time
         chosen.waiting.popleft()
+        if not chosen.waiting:
+            self.waiting_queues.discard(chosen)
         chosen.waiting_work -= request.work
         chosen.waiting_seats -= request.seats
         self.requests_waiting -= 1
         self.seats_waiting -= request.seats
         self.observer.waiting(request.flow_schema, -1, -request.seats)
-        if request.estimate.final_seats > self.limit > 0:  # keep the work, spread over fewer seats
-            e = request.estimate
-            final = self.limit
-            request.estimate = WorkEstimate(e.initial_seats, final, e.final_seats * e.additional_latency / final)
-        assert request.decision is not None
-        self._execute(request)
-        chosen.executing += 1
-        chosen.seats_in_use += request.seats
-        self.queued_seats_in_use += request.seats
-        chosen.next_dispatch_r += request.work
+        self._dispatch(request, chosen)
         self._bound(chosen)
+        assert request.decision is not None
         request.decision.set_result(True)
         return True
+
+    def _dispatch(self, request: Request, queue: Queue) -> None:
+        """``request`` leaves ``queue`` and executes."""
+        self.robin_index = queue.index  # the queues after it win ties next time
+        e = request.estimate
+        if e.final_seats > self.limit > 0:  # keep the work, spread over fewer seats
+            request.estimate = WorkEstimate(
+                e.initial_seats, self.limit, e.final_seats * e.additional_latency / self.limit
+            )
+        self._execute(request)
+        queue.executing += 1
+        queue.seats_in_use += request.seats
+        self.queued_seats_in_use += request.seats
+        queue.next_dispatch_r += request.work
 
     def _execute(self, request: Request) -> None:
         request.start = time.monotonic()
@@ -277,6 +296,8 @@ class QueueSet:
         request.decision.set_result(False)
         was_empty = queue.empty
         queue.waiting.remove(request)
+        if not queue.waiting:
+            self.waiting_queues.discard(queue)
         queue.waiting_work -= request.work
         queue.waiting_seats -= request.seats
         self._became(queue, was_empty)
@@ -289,11 +310,10 @@ class QueueSet:
         self._demand_changed()
 
     # ---- completion -------------------------------------------------------------------------------
-    def finish(self, request: Request, call_later: Callable[..., object] | None = None) -> None:
+    def finish(self, request: Request) -> None:
         """The request ended: its initial seats free now, its final seats after its additional latency."""
         self._sync_time()
         self.requests_executing -= 1
-        self.observer.executing(request.flow_schema, -1, 0)
         queue = request.queue
         if queue is not None:
             was_empty = queue.empty
@@ -304,15 +324,17 @@ class QueueSet:
             self._became(queue, was_empty)
         latency = request.estimate.additional_latency
         if latency > 0:
-            (call_later or asyncio.get_running_loop().call_later)(latency, self._release, request)
+            self.observer.executing(request.flow_schema, -1, 0)
+            asyncio.get_running_loop().call_later(latency, self._release, request, 0)
         else:
-            self._release(request)
+            self._release(request, -1)
 
-    def _release(self, request: Request) -> None:
+    def _release(self, request: Request, ended: int) -> None:
+        """Give the request's seats back (``ended``: -1 when its end is reported here too)."""
         self._sync_time()
         seats = request.seats
         self.seats_in_use -= seats
-        self.observer.executing(request.flow_schema, 0, -seats)
+        self.observer.executing(request.flow_schema, ended, -seats)
         queue = request.queue
         if queue is not None:
             queue.seats_in_use -= seats

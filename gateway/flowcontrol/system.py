@@ -16,7 +16,7 @@ from gateway.filters import Handler
 from gateway.flowcontrol.bootstrap import MANDATORY_SCHEMAS, SUGGESTED_SCHEMAS
 from gateway.flowcontrol.controller import Controller
 from gateway.flowcontrol.debug import DebugDumps
-from gateway.flowcontrol.filter import PriorityAndFairness
+from gateway.flowcontrol.filter import MaxInFlight, PriorityAndFairness
 from gateway.flowcontrol.maintenance import Maintenance
 from gateway.flowcontrol.metrics import FlowControlMetrics
 from gateway.flowcontrol.seats import WorkEstimator
@@ -25,6 +25,7 @@ from gateway.objects.codecs import kind_codec
 from gateway.registry.store import Store
 from gateway.registry.subresources import StatusStore
 from gateway.requestinfo import RequestInfo
+from gateway.routes import Route
 from gateway.storage.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind
 
@@ -40,35 +41,45 @@ SCHEMA_KIND = (GroupVersionKind(GROUP, "v1", "FlowSchema"), f"{PROTO_PACKAGE}.Fl
 
 
 class FlowControl:
+    """With ``enabled`` false (--enable-priority-and-fairness=false) only the plain max-in-flight
+    limits apply, but the bootstrap configuration is still kept in storage, as upstream does."""
+
     def __init__(
         self,
+        enabled: bool,
         server_limit: tuple[int, int],
         stores: Mapping[tuple[str, str, str], Store],
         cachers: Mapping[tuple[str, str, str], Cacher],
         metrics_registry: CollectorRegistry,
     ) -> None:
-        read_only, mutating = server_limit
-        self.metrics = FlowControlMetrics(metrics_registry)
-        self.metrics.set_read_write_limits(read_only, mutating)
+        self.enabled = enabled
+        self.server_limit = server_limit
         self.cachers = cachers
         self.levels_store, self.schemas_store = stores.get(LEVELS), stores.get(SCHEMAS)
-        self.controller = Controller(
-            read_only + mutating, self.metrics, (kind_codec(*LEVEL_KIND), kind_codec(*SCHEMA_KIND))
-        )
-        self.estimator = WorkEstimator(self.object_count, self.watch_count)
-        self.debug = DebugDumps(self.controller)
-        self.informers: list[Informer] = []
         self.maintenance: Maintenance | None = None
         if self.levels_store is not None and self.schemas_store is not None:
-            self.informers = [
-                Informer(self.levels_store, self.controller.stored_levels),
-                Informer(self.schemas_store, self.controller.stored_schemas),
-            ]
             self.maintenance = Maintenance(self.levels_store, self.schemas_store)
+        self.metrics = FlowControlMetrics(metrics_registry) if enabled else None
+        read_only, mutating = server_limit
+        codecs = (kind_codec(*LEVEL_KIND), kind_codec(*SCHEMA_KIND))
+        self.controller = Controller(read_only + mutating, self.metrics, codecs) if self.metrics else None
+        self.estimator = WorkEstimator(self.object_count, self.watch_count)
+        self.informers: list[Informer] = []
+        if self.controller is not None and self.maintenance is not None:
+            self.metrics.set_read_write_limits(read_only, mutating)
+            self.informers = [
+                Informer(self.maintenance.kinds[0].store, self.controller.stored_levels),
+                Informer(self.maintenance.kinds[1].store, self.controller.stored_schemas),
+            ]
         self._consuming = False  # the consumer's post-start hook has passed (it then stays passed)
 
     def wrap(self, handler: Handler) -> Handler:
+        if self.controller is None or self.metrics is None:
+            return MaxInFlight(handler, *self.server_limit)
         return PriorityAndFairness(handler, self.controller, self.estimator, self.metrics)
+
+    def routes(self) -> dict[tuple[str, ...], Route]:
+        return DebugDumps(self.controller).routes() if self.controller is not None else {}
 
     def object_count(self, group_resource: str) -> int | None:
         for cacher in self.cachers.values():
@@ -82,10 +93,12 @@ class FlowControl:
 
     def tasks(self) -> list[Coroutine[Any, Any, None]]:
         """What runs while the server does."""
-        found = [self.controller.run_borrowing(), self.controller.run_sampling()]
-        found += [informer.run() for informer in self.informers]
-        if self.maintenance is not None and self.schemas_store is not None:
-            found += [self.maintenance.run(), self.controller.run_status(StatusStore(self.schemas_store))]
+        found = [self.maintenance.run()] if self.maintenance is not None else []
+        if self.controller is not None:
+            found += [self.controller.run_borrowing(), self.controller.run_sampling()]
+            found += [informer.run() for informer in self.informers]
+            if self.schemas_store is not None:
+                found.append(self.controller.run_status(StatusStore(self.schemas_store)))
         return found
 
     def health_checks(self) -> tuple[list[Check], list[Check]]:
@@ -98,9 +111,10 @@ class FlowControl:
                 raise CheckFailed("not finished")
 
         async def consumer() -> None:
-            if self._consuming or self.maintenance is None:
+            controller = self.controller
+            if self._consuming or self.maintenance is None or controller is None:
                 return
-            seen = self.controller.stored_schemas.objects
+            seen = controller.stored_schemas.objects
             bootstrap_seen = (MANDATORY_SCHEMAS.keys() | SUGGESTED_SCHEMAS.keys()) <= seen.keys()
             synced = all(informer.synced.is_set() for informer in self.informers)
             if not (
@@ -114,4 +128,6 @@ class FlowControl:
             Check("poststarthook/priority-and-fairness-config-consumer", consumer),
             Check("poststarthook/priority-and-fairness-filter", ping),
         ]
-        return early, [Check("poststarthook/priority-and-fairness-config-producer", producer)]
+        return early if self.controller else [], [
+            Check("poststarthook/priority-and-fairness-config-producer", producer)
+        ]

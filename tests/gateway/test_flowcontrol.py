@@ -486,7 +486,8 @@ def test_a_request_waits_at_most_a_quarter_of_its_timeout(apf: GatewayProcess) -
 
 
 def test_a_reject_level_answers_429_at_once(apf: GatewayProcess) -> None:
-    """catch-all is a Reject level of 1 seat (ceil(6 × 5 / 490)); a schema sends "lister" there."""
+    """catch-all is a Reject level of 1 seat (ceil(6 × 5 / 490)), at most 7 with what it may borrow;
+    a schema sends "lister" there."""
     with apf.client() as admin:
         assert (
             admin.post(f"{FC}/flowschemas", json=flow_schema("to-catch-all", "catch-all", ["lister"], 600)).status_code
@@ -500,15 +501,16 @@ def test_a_reject_level_answers_429_at_once(apf: GatewayProcess) -> None:
             while probe.headers.get("X-Kubernetes-PF-FlowSchema-UID") != uid:
                 await asyncio.sleep(0.05)
                 probe = await lister.get("/api/v1/namespaces/apf")
-        return list(await asyncio.gather(*(slow_create(apf, "lister", "apf", 0.5) for _ in range(4))))
+        return list(await asyncio.gather(*(slow_create(apf, "lister", "apf", 0.5) for _ in range(12))))
 
-    codes = sorted(r.status_code for r in asyncio.run(scenario()))
-    assert codes == [201, 429, 429, 429]
+    answers = asyncio.run(scenario())
+    created = sum(1 for r in answers if r.status_code == 201)
+    assert 1 <= created <= 7 and created + sum(1 for r in answers if r.status_code == 429) == 12
     refused = metric(
         apf, "apiserver_flowcontrol_rejected_requests", "apiserver_flowcontrol_rejected_requests_total",
         flow_schema="to-catch-all", priority_level="catch-all", reason="concurrency-limit",
     )  # fmt: skip
-    assert refused == 3
+    assert refused == 12 - created
     with apf.client() as admin:
         admin.delete(f"{FC}/flowschemas/to-catch-all")
 
@@ -749,6 +751,8 @@ def test_without_priority_and_fairness_the_max_in_flight_limit_answers_429(tmp_p
         with server.client() as admin:  # system:masters are never refused
             assert "X-Kubernetes-PF-FlowSchema-UID" not in admin.get("/api/v1/namespaces").headers
             assert admin.get("/debug/api_priority_and_fairness/dump_queues").status_code == 404
+            # the configuration is kept all the same, as upstream's producer does
+            assert admin.get(f"{FC}/flowschemas/global-default").status_code == 200
     finally:
         server.kill()
 

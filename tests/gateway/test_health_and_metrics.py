@@ -25,6 +25,7 @@ READYZ_CHECKS = [
     "poststarthook/priority-and-fairness-filter",
     "poststarthook/start-system-namespaces-controller",
     "poststarthook/scheduling/bootstrap-system-priority-classes",
+    "poststarthook/rbac/bootstrap-roles",
     "poststarthook/priority-and-fairness-config-producer",
     "autoregister-completion",
     "shutdown",

@@ -1,0 +1,211 @@
+"""API Priority and Fairness: what it costs a GET, and what it buys a small client under a flood.
+
+- Cost: ``wrk`` GETs of one configmap from the watch cache, as a user classified to global-default
+  (impersonated on the plain-HTTP port), against two gateways started side by side — APF on, and
+  ``--enable-priority-and-fairness=false`` — alternating rounds, each keeping its best. The goal
+  (APF on ≥ 0.9 × APF off) is judged on GETs per CPU-second of the gateway process, what it serves
+  when it has a core to itself; requests per wall-clock second are shown too (on a shared machine
+  they move with everything else that runs).
+- Fairness: one priority level of 3 seats (a gateway of 6 seats in all) shared by an elephant, 60
+  connections (20× the level) creating configmaps back to back (each holds its seat for a storage
+  round trip; after a 429 a connection waits the 1 s of Retry-After), and a mouse reading one
+  configmap (from the watch cache) every 20 ms. Figure: the mouse's p99 under the flood against its
+  p99 alone (goal: ≤ 2×), and how long each waited in its queue (the server's
+  apiserver_flowcontrol_request_wait_duration_seconds): the gateway is one event loop, so what APF
+  cannot shorten is the mouse's turn on the CPU among the elephant's requests.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from bench.common import (
+    Row,
+    at_least,
+    at_most,
+    clients,
+    cpu_seconds,
+    fmt_ms,
+    fmt_rate,
+    gateway,
+    loadgen,
+    ratio_row,
+    request,
+)
+from bench.http_ceiling import wrk
+
+CONCURRENCY = 16
+COST_GOAL = 0.9
+FAIRNESS_GOAL = 2.0
+ELEPHANTS = 60
+FC = "/apis/flowcontrol.apiserver.k8s.io/v1"
+SMALL = ("--max-requests-inflight", "4", "--max-mutating-requests-inflight", "2")
+ALLOW = ("--authorization-mode", "AlwaysAllow")  # impersonated users may read and write
+LEVEL = {
+    "metadata": {"name": "bench"},
+    "spec": {
+        "type": "Limited",
+        "limited": {
+            "nominalConcurrencyShares": 245,  # half the shares of 6 seats: 3
+            "lendablePercent": 0,
+            "borrowingLimitPercent": 0,
+            "limitResponse": {"type": "Queue", "queuing": {"queues": 16, "handSize": 4, "queueLengthLimit": 8}},
+        },
+    },
+}
+
+
+def schema(user: str) -> dict:
+    """A FlowSchema per user, both to the bench level: the server's metrics then tell them apart."""
+    return {
+        "metadata": {"name": user},
+        "spec": {
+            "priorityLevelConfiguration": {"name": "bench"},
+            "matchingPrecedence": 500,
+            "distinguisherMethod": {"type": "ByUser"},
+            "rules": [
+                {
+                    "subjects": [{"kind": "User", "user": {"name": user}}],
+                    "resourceRules": [
+                        {
+                            "verbs": ["*"],
+                            "apiGroups": ["*"],
+                            "resources": ["*"],
+                            "namespaces": ["*"],
+                            "clusterScope": True,
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+
+
+CONFIGMAP = "/api/v1/namespaces/default/configmaps/bench"
+
+
+def _create(gw, path: str, body: dict) -> None:
+    status, answer = request(gw, "POST", path, json.dumps(body).encode())
+    if status != 201:
+        raise RuntimeError(f"POST {path}: {status} {answer[:300]!r}")
+
+
+def cost(quick: bool, tmp: Path) -> dict:
+    seconds, rounds = (2, 2) if quick else (5, 3)
+    url = CONFIGMAP + "?resourceVersion=0"
+    with (
+        gateway(tmp / "on", *ALLOW) as on,
+        gateway(tmp / "off", *ALLOW, "--enable-priority-and-fairness=false") as off,
+    ):
+        for gw in (on, off):
+            _create(gw, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "bench"}})
+            wrk(gw.url + url, 4, 1)  # warm-up (and the configmap in the cache)
+        best: dict[str, dict] = {}
+        for _ in range(rounds):  # alternating; each keeps its best round (noise only slows)
+            for name, gw in (("on", on), ("off", off)):
+                cpu = cpu_seconds(gw.pid)
+                r = wrk(gw.url + url, CONCURRENCY, seconds, ("Impersonate-User: bench-user",))
+                r["per_cpu_s"] = r["per_s"] * seconds / max(cpu_seconds(gw.pid) - cpu, 1e-9)
+                if name not in best or r["per_cpu_s"] > best[name]["per_cpu_s"]:
+                    best[name] = r
+    return {"seconds_per_run": seconds, "rounds": rounds, "clients": CONCURRENCY, **best}
+
+
+def fairness(quick: bool, tmp: Path) -> dict:
+    seconds = 4 if quick else 10
+    with gateway(tmp / "fair", *SMALL, *ALLOW) as gw:
+        _create(gw, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "bench"}})
+        _create(gw, f"{FC}/prioritylevelconfigurations", LEVEL)
+        for user in ("elephant", "mouse"):
+            _create(gw, f"{FC}/flowschemas", schema(user))
+        base = {"host": gw.host, "port": gw.port, "path": CONFIGMAP + "?resourceVersion=0", "namespace": "default"}
+        base |= {"elephant": "elephant", "mouse": "mouse", "interval": 0.02, "backoff": 1.0, "seconds": seconds}
+        loadgen("fairness", {**base, "elephants": 0, "seconds": 1}, 60)  # warm-up
+        idle = loadgen("fairness", {**base, "elephants": 0}, seconds + 60)
+        waits_before = queue_waits(gw)
+        flooded = loadgen("fairness", {**base, "elephants": ELEPHANTS}, seconds + 60)
+        after = queue_waits(gw)
+        waits = {u: _mean(after.get(u, (0.0, 0.0)), waits_before.get(u, (0.0, 0.0))) for u in ("elephant", "mouse")}
+    return {"seconds": seconds, "elephants": ELEPHANTS, "idle": idle, "flood": flooded, "queue_wait_ms": waits}
+
+
+def queue_waits(gw) -> dict[str, tuple[float, float]]:
+    """(sum of seconds, count) of apiserver_flowcontrol_request_wait_duration_seconds of dispatched
+    requests, by FlowSchema."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    _, text = request(gw, "GET", "/metrics")
+    found: dict[str, list[float]] = {}
+    for family in text_string_to_metric_families(text.decode()):
+        if family.name != "apiserver_flowcontrol_request_wait_duration_seconds":
+            continue
+        for sample in family.samples:
+            if sample.labels.get("execute") != "true" or sample.name.endswith("_bucket"):
+                continue
+            sums = found.setdefault(sample.labels["flow_schema"], [0.0, 0.0])
+            sums[0 if sample.name.endswith("_sum") else 1] += sample.value
+    return {fs: (total, count) for fs, (total, count) in found.items()}
+
+
+def _mean(after: tuple[float, float], before: tuple[float, float]) -> float:
+    count = after[1] - before[1]
+    return (after[0] - before[0]) / count * 1000 if count else float("nan")
+
+
+def run(quick: bool) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-apf-") as tmp:
+        return {"cost": cost(quick, Path(tmp)), "fairness": fairness(quick, Path(tmp))}
+
+
+def rows(results: dict) -> list[Row]:
+    c = results["cost"]
+    on, off = c["on"], c["off"]
+    who = f"{clients(c['clients'])}, global-default"
+    out = [
+        ratio_row(
+            "apf",
+            f"GETs per CPU-second with APF ({who})",
+            fmt_rate(on["per_cpu_s"]),
+            f"APF off {fmt_rate(off['per_cpu_s'])}",
+            on["per_cpu_s"] / off["per_cpu_s"],
+            at_least,
+            COST_GOAL,
+        ),
+        ratio_row(
+            "apf",
+            f"GET/s with APF, wall clock ({who})",
+            fmt_rate(on["per_s"]),
+            f"APF off {fmt_rate(off['per_s'])}",
+            on["per_s"] / off["per_s"],
+        ),
+    ]
+    f = results["fairness"]
+    idle, flood = f["idle"]["mouse"], f["flood"]["mouse"]
+    elephant = f["flood"]["elephant"]
+    refused, answered = elephant.get("429", 0), sum(elephant.values())
+    mouse_errors = sum(n for code, n in flood["codes"].items() if code != "200")
+    out.append(
+        ratio_row(
+            "apf",
+            f"mouse p99 beside a 20× elephant ({refused:,} of {answered:,} elephant writes refused, "
+            f"{mouse_errors} mouse errors)",
+            fmt_ms(flood["p99_ms"]),
+            f"mouse alone {fmt_ms(idle['p99_ms'])}",
+            flood["p99_ms"] / idle["p99_ms"],
+            at_most,
+            FAIRNESS_GOAL,
+        )
+    )
+    waits = f["queue_wait_ms"]
+    out.append(
+        ratio_row(
+            "apf",
+            "mouse's mean wait in its queue (the rest of its time is the event loop's)",
+            fmt_ms(waits["mouse"]),
+            f"elephant's {fmt_ms(waits['elephant'])}",
+            waits["mouse"] / waits["elephant"],
+        )
+    )
+    return out
