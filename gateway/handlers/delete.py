@@ -17,7 +17,13 @@ from gateway import errors
 from gateway.errors import FieldError
 from gateway.handlers.common import info_of, negotiated
 from gateway.negotiation.negotiate import COLLECTION
-from gateway.params import DeleteOptions, delete_options_from_query, list_options, validate_list_options
+from gateway.params import (
+    DeleteOptions,
+    delete_options_from_query,
+    list_options,
+    validate_delete_options,
+    validate_list_options,
+)
 from gateway.registry.rest import CollectionDeleter, GracefulDeleter
 from gateway.representation import list_body, object_body
 from gateway.request import ApiRequest
@@ -28,10 +34,11 @@ from protokube.schema.jsondecode import DecodeError
 
 DELETE_OPTIONS = "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 DELETE_OPTIONS_VERSIONS = ("v1", "meta.k8s.io/v1", "")
-PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 
-async def delete_options(request: ApiRequest) -> DeleteOptions:
+async def delete_options(request: ApiRequest, scope: RequestScope) -> DeleteOptions:
+    """The query's options merged with a body's, validated as upstream does; without the
+    AllowUnsafeMalformedObjectDeletion gate ignoreStoreReadErrorWithClusterBreakingPotential is dropped."""
     options = delete_options_from_query(request.query_lists())
     body = await request.body()
     if body.strip():
@@ -46,11 +53,9 @@ async def delete_options(request: ApiRequest) -> DeleteOptions:
                 f'{decoded.kind} in version "{decoded.api_version}" cannot be handled as a DeleteOptions'
             )
         options = _merge(options, decoded.message)
-    if options.propagation_policy and options.propagation_policy not in PROPAGATION_POLICIES:
-        raise errors.invalid_options(
-            "DeleteOptions",
-            [FieldError.not_supported("propagationPolicy", options.propagation_policy, PROPAGATION_POLICIES)],
-        )
+    if scope.unsafe_deleter is None:
+        options = dataclasses.replace(options, ignore_store_read_error=None)
+    validate_delete_options(options)
     if options.grace_period_seconds is not None and options.grace_period_seconds < 0:
         options = dataclasses.replace(options, grace_period_seconds=0)
     return dataclasses.replace(options, user=request.user)
@@ -60,21 +65,20 @@ def _merge(options: DeleteOptions, body: meta.DeleteOptions) -> DeleteOptions:
     changes: dict[str, object] = {}
     if body.HasField("gracePeriodSeconds"):
         changes["grace_period_seconds"] = body.gracePeriodSeconds
-    if body.propagationPolicy:
+    if body.HasField("propagationPolicy"):
         changes["propagation_policy"] = body.propagationPolicy
     if body.HasField("orphanDependents"):
         changes["orphan_dependents"] = body.orphanDependents
+    if body.HasField("ignoreStoreReadErrorWithClusterBreakingPotential"):
+        changes["ignore_store_read_error"] = body.ignoreStoreReadErrorWithClusterBreakingPotential
     if body.HasField("preconditions"):
+        changes["preconditions"] = True
         if body.preconditions.HasField("uid"):
             changes["precondition_uid"] = body.preconditions.uid
         if body.preconditions.HasField("resourceVersion"):
             changes["precondition_resource_version"] = body.preconditions.resourceVersion
     if list(body.dryRun):
-        if any(v != "All" for v in body.dryRun):
-            raise errors.invalid_options(
-                "DeleteOptions", [FieldError.not_supported("dryRun", list(body.dryRun), ["All"])]
-            )
-        changes["dry_run"] = True
+        changes["dry_run_values"] = tuple(body.dryRun)
     return dataclasses.replace(options, **changes)
 
 
