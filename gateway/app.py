@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from quart import Quart, Response, request
 
@@ -42,6 +42,7 @@ from gateway.registry.ownership import Ownership
 from gateway.registry.rest import verbs_served
 from gateway.registry.store import Store
 from gateway.registry.subresources import FinalizeStore, ScaleStore, StatusStore
+from gateway.registry.unsafedelete import UnsafeDeleter
 from gateway.request import ApiRequest
 from gateway.routes import NonResourceRoutes
 from gateway.routing import Router, ScopeKey
@@ -83,6 +84,7 @@ class Settings:
     encryption: Encryption | None = None  # --encryption-provider-config
     identity: str = "protokube"  # this gateway's name in leader election (unique among gateways)
     leader_election: LeaderElection = DEFAULT_TIMING
+    unsafe_corrupt_object_deletion: bool = False  # the AllowUnsafeMalformedObjectDeletion feature gate
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -181,7 +183,10 @@ class APIServer:
         ownership = Ownership.of(resource, cacher.codec, strategy.status_is_separate)
         store = Store(cacher, strategy, self.admission, ownership)
         self.stores[resource.key] = store
-        self.scopes[(*resource.key, "")] = self._scope(resource, "", store, resource.verbs)
+        scope = self._scope(resource, "", store, resource.verbs)
+        if self.settings.unsafe_corrupt_object_deletion:
+            scope = replace(scope, unsafe_deleter=UnsafeDeleter(store, self.authorizer))
+        self.scopes[(*resource.key, "")] = scope
         for name, sub in resource.subresources.items():
             storage: object | None = None
             if name in SUBRESOURCE_STORAGES:

@@ -176,7 +176,9 @@ def validate_delete_options(options: DeleteOptions) -> None:
     policy = options.propagation_policy
     if options.orphan_dependents is not None and policy is not None:
         found.append(
-            FieldError.invalid("propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set")
+            FieldError.invalid(
+                "propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set"
+            )
         )
     if policy is not None and policy not in PROPAGATION_POLICIES:
         found.append(FieldError.not_supported("propagationPolicy", policy, [*PROPAGATION_POLICIES, "nil"]))

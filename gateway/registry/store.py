@@ -123,6 +123,10 @@ class Store:
         attributes = Attributes(operation, self.resource, subresource, namespace, name, obj, old, user)
         await self.admission.validate(attributes)
 
+    async def admit_delete(self, namespace: str, name: str, old: Obj | None, user: UserInfo) -> None:
+        """Admission of the removal of ``old`` (None: an object that cannot be read)."""
+        await self._admit(DELETE, namespace, name, None, old, user)
+
     # ---- create ----------------------------------------------------------------------------------
     def _prepare_create(self, namespace: str, obj: Obj) -> None:
         """System fields, the kind's create strategy and validation (upstream's BeforeCreate)."""
@@ -311,7 +315,7 @@ class Store:
             finalizers = deletion_finalizers(list(meta.finalizers), options, self.gc_policy)
             if finalizers or grace > 0 or self.strategy.blocks_deletion(obj):
                 return self._mark_deleting(current, grace, finalizers)
-            await self._admit(DELETE, namespace, name, None, obj, options.user)
+            await self.admit_delete(namespace, name, obj, options.user)
             return Removal()
 
         result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)

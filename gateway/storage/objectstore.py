@@ -19,7 +19,6 @@ from typing import Protocol
 from gateway.objects.codec import Codec, Obj
 from gateway.objects.view import ObjectView
 from gateway.storage import keys
-from gateway.storage.corrupt import CorruptObject
 from gateway.storage.backend import (
     MAX_REVISION,
     Backend,
@@ -30,6 +29,7 @@ from gateway.storage.backend import (
     ModRevisionMismatch,
     prefix_end,
 )
+from gateway.storage.corrupt import CorruptObject
 from protokube.schema.registry import Resource
 
 
