@@ -25,6 +25,7 @@ from gateway.auth.rbac import RBAC_GROUP, RBACIndex
 from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
 from gateway.auth.reviews import Review, review_answers
 from gateway.controllers import bootstrap
+from gateway.controllers.garbagecollector import GarbageCollector
 from gateway.controllers.informer import Informer
 from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
 from gateway.controllers.namespace import NamespaceController
@@ -141,12 +142,13 @@ class APIServer:
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage
         assert isinstance(finalize, FinalizeStore)
         self.namespace_controller = NamespaceController(namespaces, finalize, self.stores.values)
+        self.garbage_collector = GarbageCollector(self.stores.values)
         # The controllers kube-controller-manager would run: once per cluster, in the elected gateway.
         self.elector = LeaderElector(
             self.stores.get(LEASES),
             CONTROLLERS_LEASE,
             settings.identity,
-            [self.namespace_controller.run],
+            [self.namespace_controller.run, self.garbage_collector.run],
             settings.leader_election,
         )
 
