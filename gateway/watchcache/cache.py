@@ -185,6 +185,7 @@ class WatchCache:
             entry = self._entry(event.kv)
             if entry is None:  # unreadable now: out of the cache (watchers hear of it no more)
                 self.store.pop(key, None)
+                self.last_change = revision
                 self._advance(revision)
                 return
             self.store[key] = entry
