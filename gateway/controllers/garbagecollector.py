@@ -39,6 +39,9 @@ log = logging.getLogger("protokube.gc")
 RESYNC_SECONDS = 30.0  # how often the whole graph is looked over again
 RETRY_SECONDS = 1.0  # an item that failed is tried again after this long
 MANAGER = "kube-controller-manager"  # the field manager of the collector's writes (upstream's)
+# What an owner reference leads to: an owner that keeps the dependent, none (missing, or another
+# object under the name), or an owner deleting in foreground that waits for its dependents.
+SOLID, DANGLING, WAITING = "solid", "dangling", "waiting"
 
 
 class Gone(Exception):
@@ -124,6 +127,8 @@ class GarbageCollector:
                 except (StatusError, StorageError) as err:
                     log.warning("garbage collector: %s %s: %s", *item, err)
                     asyncio.get_running_loop().call_later(RETRY_SECONDS, self.attend, [item])
+                except Exception:  # a fault of ours: logged, and the collector goes on with the rest
+                    log.exception("garbage collector: %s %s failed", *item)
             self._wake.clear()
 
     async def _attempt(self, item: Attention) -> None:
@@ -150,16 +155,16 @@ class GarbageCollector:
         refs = [OwnerRef(r.apiVersion, r.kind, r.name, r.uid, r.blockOwnerDeletion) for r in meta.ownerReferences]
         if not refs:
             return
-        solid, dangling, waiting = [], [], []
+        states: dict[str, list[OwnerRef]] = {SOLID: [], DANGLING: [], WAITING: []}
         for ref in refs:
-            state = await self._owner_state(ref, node)
-            {"solid": solid, "dangling": dangling, "waiting": waiting}[state].append(ref)
+            states[await self._owner_state(ref, node)].append(ref)
+        solid, dangling, waiting = states[SOLID], states[DANGLING], states[WAITING]
         if solid:
             if dangling or waiting:  # only the owners still there keep it
                 gone = {ref.uid for ref in dangling + waiting}
                 await self._update(store, node, lambda o: _drop_owner_refs(o, gone))
             return
-        if waiting and any(True for _ in self.graph.dependents(node)):
+        if waiting and next(self.graph.dependents(node), None) is not None:
             await self._delete(store, node, FOREGROUND)  # its own dependents first, then it
             return
         if ORPHAN_FINALIZER in meta.finalizers:
@@ -171,21 +176,21 @@ class GarbageCollector:
         await self._delete(store, node, policy)
 
     async def _owner_state(self, ref: OwnerRef, dependent: Node) -> str:
-        """ "dangling" (no such owner), "waiting" (deleting in foreground) or "solid"."""
+        """DANGLING (no such owner), WAITING (deleting in foreground) or SOLID."""
         owner_store = self._store_of(ref)
         if owner_store is None:
-            return "solid"  # a kind not served: nothing can be decided (upstream retries forever)
+            return SOLID  # a kind not served: nothing can be decided (upstream retries forever)
         if owner_store.resource.namespaced and not dependent.namespace:
-            return "solid"  # a cluster-scoped dependent cannot name a namespaced owner: unresolvable
+            return SOLID  # a cluster-scoped dependent cannot name a namespaced owner: unresolvable
         namespace = dependent.namespace if owner_store.resource.namespaced else ""
         known = self.graph.nodes.get(ref.uid)
         if known is not None and not known.deleting and (known.namespace, known.name) == (namespace, ref.name):
-            return "solid"  # the graph has it, alive: no read needed
+            return SOLID  # the graph has it, alive: no read needed
         latest = await owner_store.storage.get_latest(namespace, ref.name)
         if latest is None or latest.obj.metadata.uid != ref.uid:
-            return "dangling"
+            return DANGLING
         meta = latest.obj.metadata
-        return "waiting" if meta.HasField("deletionTimestamp") and FOREGROUND_FINALIZER in meta.finalizers else "solid"
+        return WAITING if meta.HasField("deletionTimestamp") and FOREGROUND_FINALIZER in meta.finalizers else SOLID
 
     def _store_of(self, ref: OwnerRef) -> Store | None:
         group, _, version = ref.api_version.rpartition("/")
