@@ -34,6 +34,7 @@ from gateway.params import DeleteOptions, WriteOptions
 from gateway.registry.deletion import BACKGROUND, FOREGROUND, FOREGROUND_FINALIZER, ORPHAN, ORPHAN_FINALIZER
 from gateway.registry.store import Store
 from gateway.storage.backend import StorageError
+from gateway.storage.corrupt import CorruptObject
 
 log = logging.getLogger("protokube.gc")
 RESYNC_SECONDS = 30.0  # how often the whole graph is looked over again
@@ -137,7 +138,10 @@ class GarbageCollector:
         store = self._by_key.get(node.resource) if node is not None else None
         if node is None or store is None:
             return
-        latest = await store.storage.get_latest(node.namespace, node.name)
+        try:
+            latest = await store.storage.get_latest(node.namespace, node.name)
+        except CorruptObject:
+            return  # unreadable now: left for an unsafe delete
         if latest is None or latest.obj.metadata.uid != uid:
             return  # gone: the informer tells the graph soon
         if action == ATTEMPT_ORPHAN:
@@ -186,7 +190,10 @@ class GarbageCollector:
         known = self.graph.nodes.get(ref.uid)
         if known is not None and not known.deleting and (known.namespace, known.name) == (namespace, ref.name):
             return SOLID  # the graph has it, alive: no read needed
-        latest = await owner_store.storage.get_latest(namespace, ref.name)
+        try:
+            latest = await owner_store.storage.get_latest(namespace, ref.name)
+        except CorruptObject:
+            return SOLID  # an owner that cannot be read may still be there
         if latest is None or latest.obj.metadata.uid != ref.uid:
             return DANGLING
         meta = latest.obj.metadata
