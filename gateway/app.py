@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from quart import Quart, Response, request
 
@@ -41,6 +41,7 @@ from gateway.auth.tokens.request import Issuer, TokenRequestStore
 from gateway.auth.tokens.review import TokenReviewStore
 from gateway.controllers import bootstrap
 from gateway.controllers.clusterroleaggregation import ClusterRoleAggregation
+from gateway.controllers.garbagecollector import GarbageCollector
 from gateway.controllers.informer import Informer
 from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
 from gateway.controllers.namespace import NamespaceController
@@ -60,6 +61,7 @@ from gateway.registry.rest import verbs_served
 from gateway.registry.store import Store
 from gateway.registry.subresources import FinalizeStore
 from gateway.registry.substorages import subresource_storage, virtual_storage
+from gateway.registry.unsafedelete import UnsafeDeleter
 from gateway.request import ApiRequest
 from gateway.routes import NonResourceRoutes
 from gateway.routing import Router, ScopeKey
@@ -105,6 +107,7 @@ class Settings:
     max_requests_inflight: int = 400  # read-only seats (with the next: APF's server limit)
     max_mutating_requests_inflight: int = 200
     priority_and_fairness: bool = True  # --enable-priority-and-fairness
+    unsafe_corrupt_object_deletion: bool = False  # the AllowUnsafeMalformedObjectDeletion feature gate
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -177,7 +180,8 @@ class APIServer:
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage
         assert isinstance(finalize, FinalizeStore)
         self.namespace_controller = NamespaceController(namespaces, finalize, self.stores.values)
-        controllers = [self.namespace_controller.run]
+        self.garbage_collector = GarbageCollector(self.stores.values)
+        controllers = [self.namespace_controller.run, self.garbage_collector.run]
         cluster_roles = self.stores.get((RBAC_GROUP, "v1", "clusterroles"))
         if cluster_roles is not None:
             controllers.append(ClusterRoleAggregation(cluster_roles).run)
@@ -221,7 +225,10 @@ class APIServer:
         ownership = Ownership.of(resource, cacher.codec, strategy.status_is_separate)
         store = Store(cacher, strategy, self.admission, ownership)
         self.stores[resource.key] = store
-        self.scopes[(*resource.key, "")] = self._scope(resource, "", store, resource.verbs)
+        scope = self._scope(resource, "", store, resource.verbs)
+        if self.settings.unsafe_corrupt_object_deletion:
+            scope = replace(scope, unsafe_deleter=UnsafeDeleter(store, self.authorizer))
+        self.scopes[(*resource.key, "")] = scope
         for name, sub in resource.subresources.items():
             storage: object | None
             if name == "token" and self.settings.service_account_tokens is not None:

@@ -133,7 +133,8 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         type=feature_gates,
         default=dict(KNOWN_GATES),
         metavar="GATE=BOOL,...",
-        help="CBORServingAndStorage=true serves and accepts CBOR (off by default, as in 1.32)",
+        help="CBORServingAndStorage=true serves and accepts CBOR; AllowUnsafeMalformedObjectDeletion=true lets "
+        "DELETE ignoreStoreReadErrorWithClusterBreakingPotential remove corrupt objects (both off, as in 1.32)",
     )
     p.add_argument(
         "--encryption-provider-config",
@@ -214,7 +215,7 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
     return args
 
 
-KNOWN_GATES = {"CBORServingAndStorage": False}
+KNOWN_GATES = {"CBORServingAndStorage": False, "AllowUnsafeMalformedObjectDeletion": False}
 AUTHORIZATION_MODES = ("RBAC", "AlwaysAllow", "AlwaysDeny")
 
 
@@ -340,6 +341,7 @@ async def run(args: argparse.Namespace) -> None:
             watch_cache_window=args.watch_cache_window,
             bookmark_interval=args.bookmark_interval,
             formats=Formats(cbor=args.feature_gates["CBORServingAndStorage"]),
+            unsafe_corrupt_object_deletion=args.feature_gates["AllowUnsafeMalformedObjectDeletion"],
             anonymous_auth=args.anonymous_auth,
             token_file=args.token_auth_file,
             service_account_tokens=token_issuer(args),

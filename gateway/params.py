@@ -131,25 +131,44 @@ def write_options(query: Mapping[str, list[str]], kind: str, patch_type: str = "
 APPLY_PATCH_TYPES = ("application/apply-patch+yaml", "application/apply-patch+cbor")
 
 
+PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+IGNORE_READ_ERROR = "ignoreStoreReadErrorWithClusterBreakingPotential"
+
+
 @dataclass(frozen=True, slots=True)
 class DeleteOptions:
-    dry_run: bool = False
+    dry_run_values: tuple[str, ...] = ()
     grace_period_seconds: int | None = None
-    propagation_policy: str = ""
+    propagation_policy: str | None = None
     orphan_dependents: bool | None = None
+    preconditions: bool = False  # a preconditions object was given (even an empty one)
     precondition_uid: str | None = None
     precondition_resource_version: str | None = None
+    # Delete an object whose stored bytes cannot be read (behind AllowUnsafeMalformedObjectDeletion).
+    ignore_store_read_error: bool | None = None
     user: UserInfo = LOOPBACK_USER  # who asks
+
+    @property
+    def dry_run(self) -> bool:
+        return bool(self.dry_run_values)
+
+    @property
+    def unsafe(self) -> bool:
+        """The request asks for the unsafe deletion of a corrupt object."""
+        return bool(self.ignore_store_read_error)
 
 
 def delete_options_from_query(query: Mapping[str, list[str]]) -> DeleteOptions:
+    """DeleteOptions as query parameters (validated once merged with a body: validate_delete_options)."""
     single = {k: v[0] for k, v in query.items() if v}
     orphan = single.get("orphanDependents")
+    ignore = single.get(IGNORE_READ_ERROR)
     return DeleteOptions(
-        dry_run=_dry_run(query, "DeleteOptions"),
+        dry_run_values=tuple(query.get("dryRun", [])),
         grace_period_seconds=_int(single, "gracePeriodSeconds"),
-        propagation_policy=single.get("propagationPolicy", ""),
+        propagation_policy=single.get("propagationPolicy"),
         orphan_dependents=None if orphan is None else parse_bool("orphanDependents", orphan),
+        ignore_store_read_error=None if ignore is None else parse_bool(IGNORE_READ_ERROR, ignore),
     )
 
 
@@ -158,37 +177,59 @@ def merged_delete_options(options: DeleteOptions, body: meta.DeleteOptions) -> D
     changes: dict[str, object] = {}
     if body.HasField("gracePeriodSeconds"):
         changes["grace_period_seconds"] = body.gracePeriodSeconds
-    if body.propagationPolicy:
+    if body.HasField("propagationPolicy"):
         changes["propagation_policy"] = body.propagationPolicy
     if body.HasField("orphanDependents"):
         changes["orphan_dependents"] = body.orphanDependents
+    if body.HasField("ignoreStoreReadErrorWithClusterBreakingPotential"):
+        changes["ignore_store_read_error"] = body.ignoreStoreReadErrorWithClusterBreakingPotential
     if body.HasField("preconditions"):
+        changes["preconditions"] = True
         if body.preconditions.HasField("uid"):
             changes["precondition_uid"] = body.preconditions.uid
         if body.preconditions.HasField("resourceVersion"):
             changes["precondition_resource_version"] = body.preconditions.resourceVersion
     if list(body.dryRun):
-        if any(v != "All" for v in body.dryRun):
-            raise errors.invalid_options(
-                "DeleteOptions", [FieldError.not_supported("dryRun", list(body.dryRun), ["All"])]
-            )
-        changes["dry_run"] = True
+        changes["dry_run_values"] = tuple(body.dryRun)
     return dataclasses.replace(options, **changes)
 
 
-PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
-
-
 def checked_delete_options(options: DeleteOptions) -> DeleteOptions:
-    """422 for an unknown propagationPolicy; a negative grace period means 0."""
-    if options.propagation_policy and options.propagation_policy not in PROPAGATION_POLICIES:
-        raise errors.invalid_options(
-            "DeleteOptions",
-            [FieldError.not_supported("propagationPolicy", options.propagation_policy, PROPAGATION_POLICIES)],
-        )
+    """Validated (422 with every problem); a negative grace period means 0."""
+    validate_delete_options(options)
     if options.grace_period_seconds is not None and options.grace_period_seconds < 0:
         return dataclasses.replace(options, grace_period_seconds=0)
     return options
+
+
+def validate_delete_options(options: DeleteOptions) -> None:
+    """upstream's ValidateDeleteOptions: every problem at once, 422 ``DeleteOptions.meta.k8s.io "" is invalid``."""
+    found: list[FieldError] = []
+    policy = options.propagation_policy
+    if options.orphan_dependents is not None and policy is not None:
+        found.append(
+            FieldError.invalid(
+                "propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set"
+            )
+        )
+    if policy is not None and policy not in PROPAGATION_POLICIES:
+        found.append(FieldError.not_supported("propagationPolicy", policy, [*PROPAGATION_POLICIES, "nil"]))
+    found += _dry_run_problems(list(options.dry_run_values))
+    if options.unsafe:
+        others = (
+            ("dryRun", options.dry_run),
+            ("propagationPolicy", policy is not None),
+            ("orphanDependents", options.orphan_dependents is not None),
+            ("gracePeriodSeconds", options.grace_period_seconds is not None),
+            ("preconditions", options.preconditions),
+        )
+        found += [
+            FieldError.invalid(IGNORE_READ_ERROR, True, f"cannot be set together with .{name}")
+            for name, given in others
+            if given
+        ]
+    if found:
+        raise errors.invalid_options("DeleteOptions", found)
 
 
 LIST_OPTIONS = "ListOptions"

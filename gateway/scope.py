@@ -8,11 +8,15 @@ it plays (registry/rest.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gateway.negotiation.negotiate import Formats
 from gateway.objects.codec import Codec
 from gateway.requestinfo import RequestInfo
 from protokube.schema.registry import Registry, Resource
+
+if TYPE_CHECKING:
+    from gateway.registry.unsafedelete import UnsafeDeleter
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +27,8 @@ class RequestScope:
     verbs: frozenset[str]  # what this storage can serve
     formats: Formats  # the wire formats this resource is served in
     registry: Registry  # every kind the server knows (to word errors about a body's kind)
+    # Deletes corrupt objects (only with the AllowUnsafeMalformedObjectDeletion gate on).
+    unsafe_deleter: UnsafeDeleter | None = None
 
     @property
     def codec(self) -> Codec:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from gateway.errors import StatusError
 from gateway.objects.codec import Obj
 from gateway.params import DeleteOptions, ListOptions, WriteOptions
+from gateway.registry.deletion import BACKGROUND
 from gateway.registry.store import Store
 from gateway.registry.subresources import FinalizeStore
 from gateway.storage.backend import StorageError
@@ -23,6 +24,8 @@ from gateway.storage.backend import StorageError
 log = logging.getLogger("protokube.namespaces")
 SWEEP_INTERVAL = 2.0
 FINALIZER = "kubernetes"
+# How the namespace's objects are deleted: at once, their dependents collected after them (upstream's).
+EMPTYING = DeleteOptions(grace_period_seconds=0, propagation_policy=BACKGROUND)
 
 
 class NamespaceController:
@@ -55,7 +58,7 @@ class NamespaceController:
                 continue
             for view in (await store.list(name, ListOptions())).items:
                 try:
-                    result = await store.delete(name, view.obj.metadata.name, DeleteOptions(grace_period_seconds=0))
+                    result = await store.delete(name, view.obj.metadata.name, EMPTYING)
                 except StatusError as err:
                     if err.code != 404:
                         raise

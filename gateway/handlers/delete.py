@@ -14,9 +14,11 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
 from gateway import errors
+from gateway.errors import FieldError
 from gateway.handlers.common import info_of, negotiated
 from gateway.negotiation.negotiate import COLLECTION
 from gateway.params import (
+    IGNORE_READ_ERROR,
     DeleteOptions,
     checked_delete_options,
     delete_options_from_query,
@@ -24,10 +26,11 @@ from gateway.params import (
     merged_delete_options,
     validate_list_options,
 )
+from gateway.registry.deletion import default_policy_warnings
 from gateway.registry.rest import CollectionDeleter, GracefulDeleter
 from gateway.representation import list_body, object_body
 from gateway.request import ApiRequest
-from gateway.responses import STATUS_GVK, respond, success_status
+from gateway.responses import STATUS_GVK, add_warnings, respond, success_status
 from gateway.scope import RequestScope
 from protokube.schema import jsondecode
 from protokube.schema.jsondecode import DecodeError
@@ -36,7 +39,9 @@ DELETE_OPTIONS = "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 DELETE_OPTIONS_VERSIONS = ("v1", "meta.k8s.io/v1", "")
 
 
-async def delete_options(request: ApiRequest) -> DeleteOptions:
+async def delete_options(request: ApiRequest, scope: RequestScope) -> DeleteOptions:
+    """The query's options merged with a body's, validated as upstream does; without the
+    AllowUnsafeMalformedObjectDeletion gate ignoreStoreReadErrorWithClusterBreakingPotential is dropped."""
     options = delete_options_from_query(request.query_lists())
     body = await request.body()
     if body.strip():
@@ -51,6 +56,8 @@ async def delete_options(request: ApiRequest) -> DeleteOptions:
                 f'{decoded.kind} in version "{decoded.api_version}" cannot be handled as a DeleteOptions'
             )
         options = merged_delete_options(options, decoded.message)
+    if scope.unsafe_deleter is None:
+        options = dataclasses.replace(options, ignore_store_read_error=None)
     return dataclasses.replace(checked_delete_options(options), user=request.user)
 
 
@@ -59,15 +66,35 @@ async def delete(request: ApiRequest, scope: RequestScope) -> Response:
     encoder = target.encoder
     storage: GracefulDeleter = scope.storage  # type: ignore[assignment]
     info = info_of(request)
-    options = await delete_options(request)
-    result = await storage.delete(scope.namespace(info), info.name, options)
+    namespace = scope.namespace(info)
+    options = await delete_options(request, scope)
+    if options.unsafe:
+        return await _delete_unsafely(request, scope, namespace, info.name)
+    result = await storage.delete(namespace, info.name, options)
+    # upstream answers 202 to an old client's cascading delete (orphanDependents=false) left waiting
+    code = 202 if not result.deleted and options.orphan_dependents is False else 200
     if not result.deleted or scope.resource.return_deleted_object:
-        return respond(request, object_body(request, scope, target, result.view), 200, encoder)
-    obj_meta = result.view.obj.metadata
-    details = meta.StatusDetails(name=obj_meta.name, kind=scope.resource.plural, uid=obj_meta.uid)
-    if scope.resource.group:
-        details.group = scope.resource.group
-    status = success_status(details)
+        response = respond(request, object_body(request, scope, target, result.view), code, encoder)
+    else:
+        obj_meta = result.view.obj.metadata
+        details = meta.StatusDetails(name=obj_meta.name, kind=scope.resource.plural, uid=obj_meta.uid)
+        if scope.resource.group:
+            details.group = scope.resource.group
+        response = respond(request, encoder.message(success_status(details), STATUS_GVK), code, encoder)
+    add_warnings(response, default_policy_warnings(scope.resource.key, options))
+    return response
+
+
+async def _delete_unsafely(request: ApiRequest, scope: RequestScope, namespace: str, name: str) -> Response:
+    """ignoreStoreReadErrorWithClusterBreakingPotential: authorized, then the corrupt object removed;
+    the answer names the kind, as upstream's for a deleter that returns no object."""
+    deleter = scope.unsafe_deleter
+    assert deleter is not None  # the option is dropped where there is none
+    deleter.authorize(request.user, namespace, name)
+    await deleter.delete(namespace, name, request.user)
+    encoder = negotiated(request, scope).encoder
+    status = success_status(meta.StatusDetails(name=name, kind=scope.resource.kind))
+    status.code = 200
     return respond(request, encoder.message(status, STATUS_GVK), 200, encoder)
 
 
@@ -75,7 +102,16 @@ async def delete_collection(request: ApiRequest, scope: RequestScope) -> Respons
     """Delete every object the list options select; answers with the list of them."""
     target = negotiated(request, scope, COLLECTION)
     storage: CollectionDeleter = scope.storage  # type: ignore[assignment]
-    options = await delete_options(request)
+    options = await delete_options(request, scope)
+    if options.unsafe:
+        problem = FieldError.invalid(
+            IGNORE_READ_ERROR, True, "is not allowed with DELETECOLLECTION, try again after removing the option"
+        )
+        raise errors.invalid_options("DeleteOptions", [problem])
     list_opts = validate_list_options(list_options(request.query()))
     removed = await storage.delete_collection(scope.namespace(info_of(request)), options, list_opts)
-    return respond(request, list_body(request, scope, target, removed.items, removed.list_meta), 200, target.encoder)
+    response = respond(
+        request, list_body(request, scope, target, removed.items, removed.list_meta), 200, target.encoder
+    )
+    add_warnings(response, default_policy_warnings(scope.resource.key, options))
+    return response

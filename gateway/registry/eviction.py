@@ -27,6 +27,7 @@ MAX_DISRUPTED_PODS = 2000
 # Attempts when a pod or budget changes under an eviction.
 ATTEMPTS = 20
 DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
+DRY_RUN_ALL = ("All",)
 TOO_MANY = "Cannot evict pod as it would violate the pod's disruption budget."
 MORE_THAN_ONE = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
 
@@ -90,10 +91,11 @@ class EvictionStore:
 
     def _delete_options(self, eviction: Obj, options: WriteOptions) -> DeleteOptions:
         """The Eviction's DeleteOptions; dry run if either the request or they ask for it."""
-        found = DeleteOptions(dry_run=options.dry_run, user=options.user)
+        found = DeleteOptions(dry_run_values=DRY_RUN_ALL if options.dry_run else (), user=options.user)
         if eviction.HasField("deleteOptions"):
             found = merged_delete_options(found, eviction.deleteOptions)
-        return checked_delete_options(dataclasses.replace(found, dry_run=found.dry_run or options.dry_run))
+        dry_run = DRY_RUN_ALL if found.dry_run or options.dry_run else ()
+        return checked_delete_options(dataclasses.replace(found, dry_run_values=dry_run))
 
     async def create_for(self, namespace: str, name: str, obj: Obj, options: WriteOptions) -> meta.Status:
         if name != obj.metadata.name:

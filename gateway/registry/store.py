@@ -21,6 +21,7 @@ from gateway.errors import FieldError
 from gateway.objects.codec import Obj
 from gateway.objects.view import ObjectView
 from gateway.params import DeleteOptions, ListOptions, WriteOptions, parse_resource_version
+from gateway.registry.deletion import default_policy, deletion_finalizers
 from gateway.registry.ownership import Ownership
 from gateway.registry.rest import DeleteResult, UpdatedObject
 from gateway.registry.strategy import Strategy
@@ -72,6 +73,7 @@ class Store:
         self.strategy = strategy
         self.admission = admission or Admission()
         self.ownership = ownership  # managedFields; None for kinds without a type to track them by
+        self.gc_policy = default_policy(self.resource.key)  # what a delete does to dependents by default
 
     # ---- reading ---------------------------------------------------------------------------------
     async def get(self, namespace: str, name: str, resource_version: str | None) -> ObjectView:
@@ -120,6 +122,10 @@ class Store:
     ) -> None:
         attributes = Attributes(operation, self.resource, subresource, namespace, name, obj, old, user)
         await self.admission.validate(attributes)
+
+    async def admit_delete(self, namespace: str, name: str, old: Obj | None, user: UserInfo) -> None:
+        """Admission of the removal of ``old`` (None: an object that cannot be read)."""
+        await self._admit(DELETE, namespace, name, None, old, user)
 
     # ---- create ----------------------------------------------------------------------------------
     def _prepare_create(self, namespace: str, obj: Obj) -> None:
@@ -292,15 +298,24 @@ class Store:
 
     # ---- delete ----------------------------------------------------------------------------------
     async def delete(self, namespace: str, name: str, options: DeleteOptions) -> DeleteResult:
+        """Remove the object, or mark it deleting while finalizers (those of garbage collection
+        included, as the options ask), a grace period or the kind hold it (upstream's Store.Delete)."""
+
         async def transform(current: ObjectView | None) -> Obj | Removal:
             if current is None:
                 raise errors.not_found(self.resource, name)
             obj = current.obj
             self._check_preconditions(name, obj, options)
+            meta = obj.metadata
             grace = self.strategy.grace_period_seconds(obj, options.grace_period_seconds)
-            if obj.metadata.finalizers or grace > 0 or self.strategy.blocks_deletion(obj):
-                return self._mark_deleting(current, grace)
-            await self._admit(DELETE, namespace, name, None, obj, options.user)
+            if meta.HasField("deletionTimestamp"):
+                if 0 < meta.deletionGracePeriodSeconds <= grace:
+                    return current.copy()  # graceful deletion pending, and this request would not shorten it
+                grace = min(grace, meta.deletionGracePeriodSeconds)  # a grace period may only get shorter
+            finalizers = deletion_finalizers(list(meta.finalizers), options, self.gc_policy)
+            if finalizers or grace > 0 or self.strategy.blocks_deletion(obj):
+                return self._mark_deleting(current, grace, finalizers)
+            await self.admit_delete(namespace, name, obj, options.user)
             return Removal()
 
         result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)
@@ -323,16 +338,24 @@ class Store:
                 f"ResourceVersion in object meta: {meta.resourceVersion}",
             )
 
-    def _mark_deleting(self, current: ObjectView, grace: int) -> Obj:
-        """Graceful deletion or finalizers: set deletionTimestamp instead of removing the object."""
+    def _mark_deleting(self, current: ObjectView, grace: int, finalizers: list[str]) -> Obj:
+        """Graceful deletion or finalizers: set deletionTimestamp instead of removing the object
+        (upstream's BeforeDelete and markAsDeleting); generation moves when deletion starts."""
         obj = current.copy()
         meta = obj.metadata
-        if meta.HasField("deletionTimestamp") and meta.deletionGracePeriodSeconds <= grace:
-            return obj  # already marked, and the new request would not shorten the wait
+        if list(meta.finalizers) != finalizers:
+            del meta.finalizers[:]
+            meta.finalizers.extend(finalizers)
+        now = now_seconds()
+        if not meta.HasField("deletionTimestamp"):
+            if meta.generation > 0:
+                meta.generation += 1
+            self.strategy.mark_deleting(obj)
+        elif grace == 0 and meta.deletionTimestamp.seconds <= now:
+            return obj  # finalizers hold it already: the first deletion's time stays
         meta.deletionTimestamp.Clear()
-        meta.deletionTimestamp.seconds = now_seconds() + grace
+        meta.deletionTimestamp.seconds = now + grace
         meta.deletionGracePeriodSeconds = grace
-        self.strategy.mark_deleting(obj)
         return obj
 
     async def delete_collection(self, namespace: str, options: DeleteOptions, list_options: ListOptions) -> Listed:

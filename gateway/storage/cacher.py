@@ -23,6 +23,7 @@ from gateway.selectors import Filter
 from gateway.storage import continuetoken, readpath
 from gateway.storage.backend import Compacted, FutureRevision
 from gateway.storage.continuetoken import ContinueTokenError
+from gateway.storage.corrupt import CorruptObject, list_error
 from gateway.storage.objectstore import ObjectStore, Transform, Updated
 from gateway.storage.readpath import CACHE, CONSISTENT, NOT_OLDER_THAN, CacheState, ReadPlan
 from gateway.watchcache.cache import TooLargeResourceVersion, WatchCache
@@ -127,7 +128,10 @@ class Cacher:
     # ---- the cache's view ----------------------------------------------------------------------
     def cached(self, namespace: str, name: str) -> ObjectView | None:
         """The cache's copy of an object, if the cache is ready and has one (a guess, not a read)."""
-        entry = self.cache.get(namespace, name) if self.cache.ready.is_set() else None
+        try:
+            entry = self.cache.get(namespace, name) if self.cache.ready.is_set() else None
+        except CorruptObject:
+            return None  # storage says so itself
         return entry.view if entry is not None else None
 
     def _state(self) -> CacheState:
@@ -204,6 +208,9 @@ class Cacher:
     def _cache_list(self, flt: Filter, limit: int, start: str = "", revision: int = 0) -> Listed:
         """A list from the cache's current state (which is the state at ``revision``, when given)."""
         cache = self.cache
+        corrupt = cache.corrupt_in(flt.namespace, start)
+        if corrupt:
+            raise list_error(self.resource, corrupt)
         revision = revision or cache.revision
         items, last_key, more = [], "", False
         for entry in cache.select(flt, start):
@@ -224,6 +231,7 @@ class Cacher:
         cache's encodings of objects that did not change."""
         store, cache = self.store, self.cache
         items: list[ObjectView] = []
+        corrupt: list[CorruptObject] = []
         last_key, more, remaining = "", False, None
         page_limit = (max(limit, SELECTOR_PAGE) if flt.has_selectors else limit) if limit else 0
         namespace = flt.namespace if self.resource.namespaced else ""
@@ -238,7 +246,11 @@ class Cacher:
                     if cached is not None and cached.resource_version == kv.mod_revision:
                         entry, view = cached, cached.view
                     else:
-                        entry, view = None, store.view(kv)
+                        try:
+                            entry, view = None, store.view(kv)
+                        except CorruptObject as err:
+                            corrupt.append(err)  # every one is reported, after the whole read
+                            continue
                     if flt.has_selectors:
                         entry = entry or make_entry(key, view, cache.selectable)
                         if not flt.matches(entry.namespace, entry.labels, lambda e=entry: entry_fields(e)):
@@ -258,6 +270,8 @@ class Cacher:
             raise errors.expired(LIST_TOO_OLD) from None
         except FutureRevision:
             raise too_large(revision, await store.backend.current_revision(), 0) from None
+        if corrupt:
+            raise list_error(self.resource, corrupt)
         list_meta = meta.ListMeta(resourceVersion=str(revision))
         if more:
             set_continue(list_meta, continuetoken.encode(revision, last_key + "\x00"))
@@ -324,6 +338,9 @@ class Cacher:
     ) -> Updated:
         cached = self.cached(namespace, name)
         return await self.store.guaranteed_update(namespace, name, transform, cached=cached, dry_run=dry_run)
+
+    async def remove_unreadable(self, namespace: str, name: str) -> bool:
+        return await self.store.remove_unreadable(namespace, name)
 
     async def wait_ready(self) -> None:
         await self.cache.wait_ready()

@@ -29,6 +29,7 @@ from gateway.storage.backend import (
     ModRevisionMismatch,
     prefix_end,
 )
+from gateway.storage.corrupt import CorruptObject
 from protokube.schema.registry import Resource
 
 
@@ -81,7 +82,13 @@ class ObjectStore:
         return keys.object_key(self.resource, namespace, name)
 
     def view(self, kv: KeyValue) -> ObjectView:
-        return ObjectView(self.codec, kv.mod_revision, value=kv.value)
+        """The object of a stored value, decoded now: CorruptObject when it cannot be."""
+        try:
+            obj = self.codec.decode(kv.value)
+        except Exception as err:  # whatever the codec meets, the value is unreadable
+            raise CorruptObject(kv.key.decode(errors="replace"), kv.mod_revision, str(err)) from None
+        obj.metadata.resourceVersion = str(kv.mod_revision)
+        return ObjectView(self.codec, kv.mod_revision, value=kv.value, obj=obj)
 
     # ---- reading ---------------------------------------------------------------------------------
     async def get(self, namespace: str, name: str) -> ObjectView | None:
@@ -160,6 +167,21 @@ class ObjectStore:
             if updated is not None:
                 return updated
             current, confirmed = await self.get(namespace, name), True  # a no-op on a guess: confirm it
+
+    async def remove_unreadable(self, namespace: str, name: str) -> bool:
+        """Remove whatever value the object's key holds without reading it as an object (the
+        unsafe deletion of a corrupt object); False when there is none."""
+        key = self.key(namespace, name)
+        while True:
+            kv, _ = await self.backend.get(key)
+            if kv is None:
+                return False
+            try:
+                with self._measured("delete"):
+                    await self.backend.delete(key, kv.mod_revision)
+            except ModRevisionMismatch:
+                continue  # written meanwhile: remove what is there now
+            return True
 
     async def _create(self, key: bytes, obj: Obj, dry_run: bool) -> Updated:
         if dry_run:

@@ -24,6 +24,7 @@ from sortedcontainers import SortedDict
 from gateway.objects.view import ObjectView
 from gateway.selectors import Filter
 from gateway.storage.backend import Compacted, Event, KeyValue, StorageError, Watch, prefix_end
+from gateway.storage.corrupt import CorruptObject
 from gateway.storage.objectstore import ObjectStore
 from gateway.watchcache.entries import CacheEvent, Entry, Selectable, entry_fields, make_entry
 from gateway.watchcache.watcher import CacheWatcher
@@ -65,6 +66,7 @@ class WatchCache:
         self.selectable = selectable
         self.prefix = store.prefix
         self.store: SortedDict[str, Entry] = SortedDict()
+        self.corrupt: dict[str, CorruptObject] = {}  # keys whose values cannot be decoded, by store key
         self.events: deque[tuple[float, CacheEvent]] = deque()
         self.window = window
         self.window_seconds = window_seconds
@@ -81,13 +83,25 @@ class WatchCache:
         self._unsent: list[asyncio.Future[None]] = []
 
     # ---- feeding ---------------------------------------------------------------------------
-    def _entry(self, kv: KeyValue) -> Entry:
+    def _entry(self, kv: KeyValue) -> Entry | None:
+        """The entry of a stored value; None for a value that cannot be decoded, which is kept
+        aside as corrupt (lists report it) instead of stopping the cache."""
+        key = kv.key[len(self.prefix) :].decode()
         view = ObjectView(self.objects.codec, kv.mod_revision, value=kv.value, keep_object=False)
-        return make_entry(kv.key[len(self.prefix) :].decode(), view, self.selectable)
+        try:
+            entry = make_entry(key, view, self.selectable)
+        except Exception as err:  # whatever the codec meets, the value is unreadable
+            corrupt = CorruptObject(kv.key.decode(errors="replace"), kv.mod_revision, str(err))
+            log.warning("watch cache of %s skips a corrupt object: %s", self.resource.plural, corrupt)
+            self.corrupt[key] = corrupt
+            return None
+        self.corrupt.pop(key, None)
+        return entry
 
     async def _load(self) -> int:
         """Fill the store from a consistent paginated list; returns its revision."""
         self.store.clear()
+        self.corrupt.clear()
         end = prefix_end(self.prefix)
         start, revision = self.prefix, 0
         while True:
@@ -95,7 +109,8 @@ class WatchCache:
             revision = page.revision
             for kv in page.kvs:
                 entry = self._entry(kv)
-                self.store[entry.key] = entry
+                if entry is not None:
+                    self.store[entry.key] = entry
             if not page.more:
                 return revision
             start = page.kvs[-1].key + b"\x00"
@@ -153,6 +168,7 @@ class WatchCache:
         key = event.kv.key[len(self.prefix) :].decode()
         prev = self.store.get(key)
         if event.type == Event.DELETE:
+            self.corrupt.pop(key, None)
             if prev is None:
                 return
             del self.store[key]
@@ -167,6 +183,11 @@ class WatchCache:
             cache_event = CacheEvent("DELETED", revision, last, prev)
         else:
             entry = self._entry(event.kv)
+            if entry is None:  # unreadable now: out of the cache (watchers hear of it no more)
+                self.store.pop(key, None)
+                self.last_change = revision
+                self._advance(revision)
+                return
             self.store[key] = entry
             cache_event = CacheEvent("ADDED" if prev is None else "MODIFIED", revision, entry, prev)
         self.last_change = revision
@@ -266,7 +287,17 @@ class WatchCache:
             yield self.store[key]
 
     def get(self, namespace: str, name: str) -> Entry | None:
-        return self.store.get(f"{namespace}/{name}" if self.resource.namespaced else name)
+        """An object's entry (None: there is none); CorruptObject when its value cannot be read."""
+        key = f"{namespace}/{name}" if self.resource.namespaced else name
+        corrupt = self.corrupt.get(key)
+        if corrupt is not None:
+            raise corrupt
+        return self.store.get(key)
+
+    def corrupt_in(self, namespace: str = "", start_key: str = "") -> list[CorruptObject]:
+        """The corrupt objects of one namespace (all, when empty) from ``start_key`` on, in key order."""
+        low = f"{namespace}/" if namespace and self.resource.namespaced else ""
+        return [corrupt for key, corrupt in sorted(self.corrupt.items()) if key.startswith(low) and key >= start_key]
 
     def get_key(self, key: str) -> Entry | None:
         """The entry of a storage key below the resource's prefix."""
