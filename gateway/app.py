@@ -18,6 +18,7 @@ from quart import Quart, Response, request
 
 from gateway.admission import Admission
 from gateway.admission.namespace import NamespaceLifecycle
+from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.auth.authentication import Authenticator, ClientCertificate, InsecurePort, TokenFile
 from gateway.auth.authorization import AlwaysAllow, AlwaysDeny, Authorizer, Privileged, Union
 from gateway.auth.escalation import RBACEscalation
@@ -109,7 +110,8 @@ class APIServer:
             r.key: self._cacher(r) for r in registry.resources.values() if not r.virtual and r.key not in self.computed
         }
         self.admission = Admission(
-            [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)]
+            [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)],
+            mutating=[DefaultTolerationSeconds(), Priority(self.cachers[PRIORITY_CLASSES])],
         )
         self.stores: dict[tuple[str, str, str], Store] = {}
         self.scopes: dict[ScopeKey, RequestScope] = {}

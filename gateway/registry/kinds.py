@@ -19,6 +19,10 @@ POD_TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 class PodStrategy(ProtoStrategy):
+    def __init__(self, resource: Resource, codec: Codec) -> None:
+        super().__init__(resource, codec)
+        self.uses_generation = False  # Kubernetes 1.32 sets no metadata.generation on pods
+
     def prepare_for_create(self, obj: Message) -> None:
         super().prepare_for_create(obj)
         obj.status.phase = "Pending"
@@ -77,7 +81,26 @@ class EventStrategy(ProtoStrategy):
         return values
 
 
+JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
+CONTROLLER_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+
+
 class JobStrategy(ProtoStrategy):
+    def prepare_for_create(self, obj: Message) -> None:
+        """Unless spec.manualSelector, the pods' labels name the job and its uid, and the selector
+        is the uid label (upstream's generateSelector); validation reports conflicting values."""
+        super().prepare_for_create(obj)
+        if obj.spec.manualSelector:
+            return
+        labels = obj.spec.template.metadata.labels
+        for keys, value in ((JOB_NAME_LABELS, obj.metadata.name), (CONTROLLER_UID_LABELS, obj.metadata.uid)):
+            for key in keys:
+                if key not in labels:
+                    labels[key] = value
+        selector = obj.spec.selector.matchLabels
+        if CONTROLLER_UID_LABELS[1] not in selector:
+            selector[CONTROLLER_UID_LABELS[1]] = obj.metadata.uid
+
     def field_values(self, obj: Message) -> dict[str, str]:
         """upstream's Job field label status.successful is the value of status.succeeded."""
         values = super().field_values(obj)
