@@ -36,11 +36,13 @@ from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
 from gateway.objects.codecs import codec_for, kind_codec
 from gateway.params import WriteOptions
+from gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, ServiceAllocator
 from gateway.registry.approval import ApprovalStore
 from gateway.registry.componentstatus import ComponentStatuses
 from gateway.registry.kinds import strategy_for
 from gateway.registry.ownership import Ownership
 from gateway.registry.rest import verbs_served
+from gateway.registry.services import SERVICE, ServiceStore
 from gateway.registry.store import Store
 from gateway.registry.subresources import FinalizeStore, ScaleStore, StatusStore
 from gateway.request import ApiRequest
@@ -62,6 +64,7 @@ NAMESPACES = ("", "v1", "namespaces")
 COMPONENT_STATUSES = ("", "v1", "componentstatuses")
 PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
 APISERVICES = ("apiregistration.k8s.io", "v1", "apiservices")
+SERVICES = ("", "v1", "services")
 LEASES = ("coordination.k8s.io", "v1", "leases")
 CONTROLLERS_LEASE = "protokube-controller-manager"
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -84,6 +87,8 @@ class Settings:
     encryption: Encryption | None = None  # --encryption-provider-config
     identity: str = "protokube"  # this gateway's name in leader election (unique among gateways)
     leader_election: LeaderElection = DEFAULT_TIMING
+    service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR  # --service-cluster-ip-range
+    service_node_port_range: str = DEFAULT_NODE_PORTS  # --service-node-port-range
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -112,6 +117,9 @@ class APIServer:
         self.admission = Admission(
             [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)],
             mutating=[DefaultTolerationSeconds(), Priority(self.cachers[PRIORITY_CLASSES])],
+        )
+        self.service_allocator = ServiceAllocator(
+            backend, settings.service_cluster_ip_range, settings.service_node_port_range
         )
         self.stores: dict[tuple[str, str, str], Store] = {}
         self.scopes: dict[ScopeKey, RequestScope] = {}
@@ -181,7 +189,10 @@ class APIServer:
         cacher = self.cachers[resource.key]
         strategy = strategy_for(resource, cacher.codec)
         ownership = Ownership.of(resource, cacher.codec, strategy.status_is_separate)
-        store = Store(cacher, strategy, self.admission, ownership)
+        if resource.message == SERVICE:
+            store: Store = ServiceStore(cacher, strategy, self.admission, ownership, self.service_allocator)
+        else:
+            store = Store(cacher, strategy, self.admission, ownership)
         self.stores[resource.key] = store
         self.scopes[(*resource.key, "")] = self._scope(resource, "", store, resource.verbs)
         for name, sub in resource.subresources.items():
@@ -304,8 +315,11 @@ class APIServer:
         """The post-start hooks' objects, once the watch caches serve (retried while storage is away)."""
         priority_classes = self.stores.get(PRIORITY_CLASSES)
         apiservices = self.stores.get(APISERVICES)
+        services = self.stores.get(SERVICES)
         while True:
             try:
+                if isinstance(services, ServiceStore):
+                    await services.repair()
                 if priority_classes is not None:
                     await bootstrap.ensure_system_priority_classes(priority_classes)
                 if apiservices is not None:

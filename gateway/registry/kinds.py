@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 
 from gateway.auth.user import UserInfo
 from gateway.objects.codec import Codec
+from gateway.registry.allocators.service import drop_type_dependent_fields
 from gateway.registry.strategy import ProtoStrategy, Strategy, UnstructuredStrategy
 from protokube.schema.registry import Resource
 
@@ -145,6 +146,12 @@ def _fold_string_data(secret: Message) -> None:
     secret.ClearField("stringData")
 
 
+class ServiceStrategy(ProtoStrategy):
+    def prepare_for_update(self, new: Message, old: Message) -> None:
+        super().prepare_for_update(new, old)
+        drop_type_dependent_fields(new, old)
+
+
 class NodeStrategy(ProtoStrategy):
     def prepare_for_create(self, obj: Message) -> None:
         """Nodes may set every field, status included, on create."""
@@ -156,6 +163,7 @@ STRATEGIES: dict[str, type[ProtoStrategy]] = {
     "k8s.io.api.core.v1.Namespace": NamespaceStrategy,
     "k8s.io.api.core.v1.Node": NodeStrategy,
     "k8s.io.api.core.v1.Secret": SecretStrategy,
+    "k8s.io.api.core.v1.Service": ServiceStrategy,
     "k8s.io.api.core.v1.Event": EventStrategy,
     "k8s.io.api.batch.v1.Job": JobStrategy,
     "k8s.io.api.certificates.v1.CertificateSigningRequest": CertificateSigningRequestStrategy,
