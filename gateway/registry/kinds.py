@@ -20,10 +20,6 @@ POD_TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 class PodStrategy(ProtoStrategy):
-    def __init__(self, resource: Resource, codec: Codec) -> None:
-        super().__init__(resource, codec)
-        self.uses_generation = False  # Kubernetes 1.32 sets no metadata.generation on pods
-
     def prepare_for_create(self, obj: Message) -> None:
         super().prepare_for_create(obj)
         obj.status.phase = "Pending"
@@ -170,10 +166,20 @@ STRATEGIES: dict[str, type[ProtoStrategy]] = {
 }
 
 
+# Kinds with a spec whose upstream strategy sets no metadata.generation (Kubernetes 1.32).
+WITHOUT_GENERATION = frozenset(
+    f"k8s.io.api.core.v1.{kind}"
+    for kind in ("Pod", "Service", "Namespace", "Node", "PersistentVolume", "PersistentVolumeClaim")
+)
+
+
 def strategy_for(resource: Resource, codec: Codec) -> Strategy:
     if not resource.message:
         return UnstructuredStrategy(resource, codec)
-    return STRATEGIES.get(resource.message, ProtoStrategy)(resource, codec)
+    strategy = STRATEGIES.get(resource.message, ProtoStrategy)(resource, codec)
+    if resource.message in WITHOUT_GENERATION:
+        strategy.uses_generation = False
+    return strategy
 
 
 def now_seconds() -> int:
