@@ -27,6 +27,7 @@ from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
 from gateway.auth.reviews import Review, review_answers
 from gateway.controllers import bootstrap
 from gateway.controllers.informer import Informer
+from gateway.controllers.kubernetesservice import ensure_kubernetes_service
 from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
@@ -65,6 +66,8 @@ COMPONENT_STATUSES = ("", "v1", "componentstatuses")
 PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
 APISERVICES = ("apiregistration.k8s.io", "v1", "apiservices")
 SERVICES = ("", "v1", "services")
+ENDPOINTS = ("", "v1", "endpoints")
+ENDPOINT_SLICES = ("discovery.k8s.io", "v1", "endpointslices")
 LEASES = ("coordination.k8s.io", "v1", "leases")
 CONTROLLERS_LEASE = "protokube-controller-manager"
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -104,6 +107,7 @@ def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
 class APIServer:
     def __init__(self, backend: Backend, server_address: str, registry: Registry, settings: Settings) -> None:
         self.backend = backend
+        self.server_address = server_address
         self.registry = registry
         self.settings = settings
         self.metrics = Metrics(object_counts=self._object_counts)
@@ -116,7 +120,7 @@ class APIServer:
         }
         self.admission = Admission(
             [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)],
-            mutating=[DefaultTolerationSeconds(), Priority(self.cachers[PRIORITY_CLASSES])],
+            mutating=[DefaultTolerationSeconds(), Priority(self.cachers.get(PRIORITY_CLASSES))],
         )
         self.service_allocator = ServiceAllocator(
             backend, settings.service_cluster_ip_range, settings.service_node_port_range
@@ -320,6 +324,13 @@ class APIServer:
             try:
                 if isinstance(services, ServiceStore):
                     await services.repair()
+                    await ensure_kubernetes_service(
+                        services,
+                        self.stores.get(ENDPOINTS),
+                        self.stores.get(ENDPOINT_SLICES),
+                        self.service_allocator.ips.address(0),
+                        self.server_address,
+                    )
                 if priority_classes is not None:
                     await bootstrap.ensure_system_priority_classes(priority_classes)
                 if apiservices is not None:

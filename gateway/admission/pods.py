@@ -13,6 +13,7 @@ from google.protobuf.message import Message
 
 from gateway import errors
 from gateway.admission import CREATE, UPDATE, Attributes
+from gateway.objects.view import ObjectView
 from gateway.params import ListOptions
 from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from gateway.storage.cacher import Cacher
@@ -42,7 +43,9 @@ class DefaultTolerationSeconds:
 
 
 class Priority:
-    def __init__(self, priority_classes: Cacher) -> None:
+    """``priority_classes``: None when scheduling.k8s.io is not served (no class then exists)."""
+
+    def __init__(self, priority_classes: Cacher | None) -> None:
         self.priority_classes = priority_classes
 
     async def admit(self, attributes: Attributes) -> None:
@@ -58,9 +61,7 @@ class Priority:
     async def _set_priority(self, pod: Message, attributes: Attributes) -> None:
         spec = pod.spec
         if spec.priorityClassName:
-            view = self.priority_classes.cached("", spec.priorityClassName) or await self.priority_classes.get_latest(
-                "", spec.priorityClassName
-            )
+            view = await self._priority_class(spec.priorityClassName)
             if view is None:
                 raise self._forbidden(attributes, f"no PriorityClass with name {spec.priorityClassName} was found")
             priority, policy = view.obj.value, view.obj.preemptionPolicy or None
@@ -87,8 +88,16 @@ class Priority:
                 )
             spec.preemptionPolicy = policy
 
+    async def _priority_class(self, name: str) -> ObjectView | None:
+        classes = self.priority_classes
+        if classes is None:
+            return None
+        return classes.cached("", name) or await classes.get_latest("", name)
+
     async def _global_default(self) -> Message | None:
         """The global default class; of several, the one of the highest value (as upstream)."""
+        if self.priority_classes is None:
+            return None
         listed = await self.priority_classes.list(Filter("", EVERYTHING, NO_FIELDS), ListOptions())
         defaults = [view.obj for view in listed.items if view.obj.globalDefault]
         return max(defaults, key=lambda pc: pc.value, default=None)

@@ -17,7 +17,7 @@ import pytest
 
 from .helpers import GatewayProcess
 
-SMALL_CIDR = "10.0.0.0/29"  # six addresses: 10.0.0.1 - 10.0.0.6
+SMALL_CIDR = "10.0.0.0/29"  # six addresses: 10.0.0.1 (the kubernetes service's) - 10.0.0.6
 SMALL_PORTS = "30000-30003"
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
 
@@ -211,9 +211,11 @@ def test_dry_run_shows_values_but_takes_none(client: httpx.Client, namespace: st
 def test_exhaustion_is_upstreams_error_and_deletes_free_room(small: GatewayProcess) -> None:
     with small.client() as client:
         namespace = "default"
-        ips = [created(client, namespace, service(f"s{i}"))["clusterIP"] for i in range(6)]
-        assert sorted(ips, key=ipaddress.ip_address) == [f"10.0.0.{i}" for i in range(1, 7)]
-        full = create(client, namespace, service("s6"))
+        kubernetes = client.get(f"/api/v1/namespaces/{namespace}/services/kubernetes").json()
+        assert kubernetes["spec"]["clusterIP"] == "10.0.0.1"
+        ips = [created(client, namespace, service(f"s{i}"))["clusterIP"] for i in range(5)]
+        assert sorted(ips, key=ipaddress.ip_address) == [f"10.0.0.{i}" for i in range(2, 7)]
+        full = create(client, namespace, service("s5"))
         assert full.status_code == 500, full.text
         status = full.json()
         assert (status["reason"], status["message"]) == (
@@ -221,9 +223,9 @@ def test_exhaustion_is_upstreams_error_and_deletes_free_room(small: GatewayProce
             "Internal error occurred: failed to allocate a serviceIP: range is full",
         )
         delete(client, namespace, "s3")
-        assert created(client, namespace, service("s6"))["clusterIP"] == ips[3]
+        assert created(client, namespace, service("s5"))["clusterIP"] == ips[3]
 
-        for i in (0, 1, 2, 4, 5, 6):
+        for i in (0, 1, 2, 4, 5):
             delete(client, namespace, f"s{i}")
         ports = [created(client, namespace, service(f"n{i}", "NodePort"))["ports"][0]["nodePort"] for i in range(4)]
         assert sorted(ports) == [30000, 30001, 30002, 30003]
@@ -258,8 +260,39 @@ def test_allocations_survive_a_restart_and_are_shared_by_two_gateways(tmp_path: 
             with ThreadPoolExecutor(8) as pool:
                 answers = list(pool.map(make, range(8)))
         made = [a.json()["spec"]["clusterIP"] for a in answers if a.status_code == 201]
-        assert len(made) == 5 and len(set(made) | {held}) == 6  # the five free addresses, each once
-        assert sorted(a.status_code for a in answers) == [201] * 5 + [500] * 3
+        # the four addresses not the kubernetes service's or held, each once
+        assert sorted(made, key=ipaddress.ip_address) == ["10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6"]
+        assert sorted(a.status_code for a in answers) == [201] * 4 + [500] * 4
     finally:
         second.kill()
         restarted.kill()
+
+
+def test_the_kubernetes_service_and_its_endpoints(server: GatewayProcess, client: httpx.Client) -> None:
+    """As kube-apiserver's kubernetes-service controller makes them: the first IP of the range,
+    port https 443 to the server's port, endpoints naming the server's address."""
+    port = server.secure_port
+    got = client.get("/api/v1/namespaces/default/services/kubernetes").json()
+    assert got["metadata"]["labels"] == {"component": "apiserver", "provider": "kubernetes"}
+    assert got["spec"] == {
+        "ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": port}],
+        "clusterIP": "10.96.0.1",
+        "clusterIPs": ["10.96.0.1"],
+        "type": "ClusterIP",
+        "sessionAffinity": "None",
+        "ipFamilies": ["IPv4"],
+        "ipFamilyPolicy": "SingleStack",
+        "internalTrafficPolicy": "Cluster",
+    }
+    endpoints = client.get("/api/v1/namespaces/default/endpoints/kubernetes").json()
+    assert endpoints["metadata"]["labels"] == {"endpointslice.kubernetes.io/skip-mirror": "true"}
+    assert endpoints["subsets"] == [
+        {"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}
+    ]
+    slice_ = client.get("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes").json()
+    assert slice_["metadata"]["labels"] == {"kubernetes.io/service-name": "kubernetes"}
+    assert (slice_["addressType"], slice_["endpoints"], slice_["ports"]) == (
+        "IPv4",
+        [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}],
+        [{"name": "https", "protocol": "TCP", "port": port}],
+    )
