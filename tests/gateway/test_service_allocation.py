@@ -296,3 +296,23 @@ def test_the_kubernetes_service_and_its_endpoints(server: GatewayProcess, client
         [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}],
         [{"name": "https", "protocol": "TCP", "port": port}],
     )
+
+
+def test_a_new_range_starts_with_what_existing_services_hold(tmp_path: Path) -> None:
+    """With another --service-cluster-ip-range, the stored allocation no longer applies; the repair
+    at start marks the IPs of existing services, so none is handed out again."""
+    first = GatewayProcess(tmp_path, "--service-cluster-ip-range", SMALL_CIDR).start()
+    try:
+        with first.client() as client:
+            assert created(client, "default", service("old", clusterIP="10.0.0.3"))["clusterIP"] == "10.0.0.3"
+    finally:
+        first.kill()
+    wider = GatewayProcess(tmp_path, "--service-cluster-ip-range", "10.0.0.0/28").start()
+    try:
+        with wider.client() as client:
+            taken = create(client, "default", service("new", clusterIP="10.0.0.3"))
+            assert taken.status_code == 422, taken.text
+            picked = {created(client, "default", service(f"n{i}"))["clusterIP"] for i in range(12)}
+            assert picked.isdisjoint({"10.0.0.1", "10.0.0.3"}) and len(picked) == 12
+    finally:
+        wider.kill()
