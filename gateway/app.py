@@ -18,6 +18,7 @@ from quart import Quart, Response, request
 
 from gateway.admission import Admission
 from gateway.admission.namespace import NamespaceLifecycle
+from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.auth.authentication import (
     AudienceAgnostic,
     Authenticator,
@@ -43,6 +44,7 @@ from gateway.controllers import bootstrap
 from gateway.controllers.clusterroleaggregation import ClusterRoleAggregation
 from gateway.controllers.garbagecollector import GarbageCollector
 from gateway.controllers.informer import Informer
+from gateway.controllers.kubernetesservice import ensure_kubernetes_service
 from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
 from gateway.controllers.namespace import NamespaceController
 from gateway.controllers.tokens import TokensController
@@ -54,10 +56,12 @@ from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
 from gateway.objects.codecs import codec_for, kind_codec
 from gateway.params import WriteOptions
+from gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, ServiceAllocator
 from gateway.registry.componentstatus import ComponentStatuses
 from gateway.registry.kinds import strategy_for
 from gateway.registry.ownership import Ownership
 from gateway.registry.rest import verbs_served
+from gateway.registry.services import SERVICE, ServiceStore
 from gateway.registry.store import Store
 from gateway.registry.subresources import FinalizeStore
 from gateway.registry.substorages import subresource_storage, virtual_storage
@@ -81,6 +85,9 @@ NAMESPACES = ("", "v1", "namespaces")
 COMPONENT_STATUSES = ("", "v1", "componentstatuses")
 PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
 APISERVICES = ("apiregistration.k8s.io", "v1", "apiservices")
+SERVICES = ("", "v1", "services")
+ENDPOINTS = ("", "v1", "endpoints")
+ENDPOINT_SLICES = ("discovery.k8s.io", "v1", "endpointslices")
 LEASES = ("coordination.k8s.io", "v1", "leases")
 TOKEN_REVIEWS = ("authentication.k8s.io", "v1", "tokenreviews")
 CONTROLLERS_LEASE = "protokube-controller-manager"
@@ -108,6 +115,8 @@ class Settings:
     max_mutating_requests_inflight: int = 200
     priority_and_fairness: bool = True  # --enable-priority-and-fairness
     unsafe_corrupt_object_deletion: bool = False  # the AllowUnsafeMalformedObjectDeletion feature gate
+    service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR  # --service-cluster-ip-range
+    service_node_port_range: str = DEFAULT_NODE_PORTS  # --service-node-port-range
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -123,6 +132,7 @@ def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
 class APIServer:
     def __init__(self, backend: Backend, server_address: str, registry: Registry, settings: Settings) -> None:
         self.backend = backend
+        self.server_address = server_address
         self.registry = registry
         self.settings = settings
         self.metrics = Metrics(object_counts=self._object_counts)
@@ -137,7 +147,11 @@ class APIServer:
             r.key: self._cacher(r) for r in registry.resources.values() if not r.virtual and r.key not in self.computed
         }
         self.admission = Admission(
-            [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)]
+            [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)],
+            mutating=[DefaultTolerationSeconds(), Priority(self.cachers.get(PRIORITY_CLASSES))],
+        )
+        self.service_allocator = ServiceAllocator(
+            backend, settings.service_cluster_ip_range, settings.service_node_port_range
         )
         self.scopes: dict[ScopeKey, RequestScope] = {}
         for resource in sorted(registry.resources.values(), key=lambda r: r.virtual):  # virtual ones use others
@@ -223,7 +237,10 @@ class APIServer:
         cacher = self.cachers[resource.key]
         strategy = strategy_for(resource, cacher.codec)
         ownership = Ownership.of(resource, cacher.codec, strategy.status_is_separate)
-        store = Store(cacher, strategy, self.admission, ownership)
+        if resource.message == SERVICE:
+            store: Store = ServiceStore(cacher, strategy, self.admission, ownership, self.service_allocator)
+        else:
+            store = Store(cacher, strategy, self.admission, ownership)
         self.stores[resource.key] = store
         scope = self._scope(resource, "", store, resource.verbs)
         if self.settings.unsafe_corrupt_object_deletion:
@@ -367,8 +384,18 @@ class APIServer:
         """The post-start hooks' objects, once the watch caches serve (retried while storage is away)."""
         priority_classes = self.stores.get(PRIORITY_CLASSES)
         apiservices = self.stores.get(APISERVICES)
+        services = self.stores.get(SERVICES)
         while True:
             try:
+                if isinstance(services, ServiceStore):
+                    await services.repair()
+                    await ensure_kubernetes_service(
+                        services,
+                        self.stores.get(ENDPOINTS),
+                        self.stores.get(ENDPOINT_SLICES),
+                        self.service_allocator.ips.address(0),
+                        self.server_address,
+                    )
                 if priority_classes is not None:
                     await bootstrap.ensure_system_priority_classes(priority_classes)
                 if apiservices is not None:

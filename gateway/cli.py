@@ -31,6 +31,7 @@ from gateway.auth.tokens.request import Issuer
 from gateway.controllers.leaderelection import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElection
 from gateway.embedded import EmbeddedStorage
 from gateway.negotiation.negotiate import Formats
+from gateway.registry.allocators.flags import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, node_port_range, service_cidr
 from gateway.runtimeconfig import RuntimeConfig, RuntimeConfigError
 from gateway.security import certs, kubeconfig
 from gateway.server import TLSSettings, listen_socket, serve_app
@@ -176,6 +177,20 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         default=1,
         metavar="N",
         help="gateway processes sharing the listening addresses (SO_REUSEPORT), to use N cores",
+    )
+    p.add_argument(
+        "--service-cluster-ip-range",
+        type=service_cidr,
+        default=DEFAULT_SERVICE_CIDR,
+        metavar="CIDR",
+        help="the range Service cluster IPs come from",
+    )
+    p.add_argument(
+        "--service-node-port-range",
+        type=node_port_range,
+        default=DEFAULT_NODE_PORTS,
+        metavar="FIRST-LAST",
+        help="the range Service node ports come from",
     )
     p.add_argument("--gateway-index", type=int, default=0, help=argparse.SUPPRESS)  # a worker of --gateways
     p.add_argument(
@@ -348,6 +363,8 @@ async def run(args: argparse.Namespace) -> None:
             root_ca=(args.data_dir / "pki" / "ca.crt").read_bytes(),
             authorization_modes=args.authorization_mode,
             encryption=args.encryption_provider_config,
+            service_cluster_ip_range=args.service_cluster_ip_range,
+            service_node_port_range=args.service_node_port_range,
             identity=f"{socket.gethostname()}_{args.listen}" + (f"#{args.gateway_index}" if shared else ""),
             leader_election=LeaderElection(
                 args.leader_elect_lease_duration, args.leader_elect_renew_deadline, args.leader_elect_retry_period

@@ -1,8 +1,9 @@
-"""Admission: checks (and later, changes) that run on writes after decoding and before storage.
+"""Admission: changes and checks that run on writes after decoding and before storage.
 
 Upstream runs admission plugins in a chain for every create, update, delete and connect; each
-plugin looks at the request's attributes and may refuse it with a StatusError. The store calls
-``Admission.validate`` for every write it is about to make.
+plugin looks at the request's attributes and may refuse it with a StatusError. Mutating plugins
+change the object first (``Admission.admit``, before the kind's strategy and validation); the
+store calls ``Admission.validate`` for every write it is about to make.
 """
 
 from __future__ import annotations
@@ -35,11 +36,21 @@ class Plugin(Protocol):
         """Raise a StatusError to refuse the request."""
 
 
+class MutatingPlugin(Protocol):
+    async def admit(self, attributes: Attributes) -> None:
+        """Change ``attributes.obj`` in place, or raise a StatusError to refuse the request."""
+
+
 class Admission:
     """The plugins, in order; the first refusal wins."""
 
-    def __init__(self, plugins: Sequence[Plugin] = ()) -> None:
+    def __init__(self, plugins: Sequence[Plugin] = (), mutating: Sequence[MutatingPlugin] = ()) -> None:
         self.plugins = tuple(plugins)
+        self.mutating = tuple(mutating)
+
+    async def admit(self, attributes: Attributes) -> None:
+        for plugin in self.mutating:
+            await plugin.admit(attributes)
 
     async def validate(self, attributes: Attributes) -> None:
         for plugin in self.plugins:

@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 
 from gateway.auth.user import UserInfo
 from gateway.objects.codec import Codec
+from gateway.registry.allocators.service import drop_type_dependent_fields
 from gateway.registry.strategy import ProtoStrategy, Strategy, UnstructuredStrategy
 from protokube.schema.registry import Resource
 
@@ -82,7 +83,26 @@ class EventStrategy(ProtoStrategy):
         return values
 
 
+JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
+CONTROLLER_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+
+
 class JobStrategy(ProtoStrategy):
+    def prepare_for_create(self, obj: Message) -> None:
+        """Unless spec.manualSelector, the pods' labels name the job and its uid, and the selector
+        is the uid label (upstream's generateSelector); validation reports conflicting values."""
+        super().prepare_for_create(obj)
+        if obj.spec.manualSelector:
+            return
+        labels = obj.spec.template.metadata.labels
+        for keys, value in ((JOB_NAME_LABELS, obj.metadata.name), (CONTROLLER_UID_LABELS, obj.metadata.uid)):
+            for key in keys:
+                if key not in labels:
+                    labels[key] = value
+        selector = obj.spec.selector.matchLabels
+        if CONTROLLER_UID_LABELS[1] not in selector:
+            selector[CONTROLLER_UID_LABELS[1]] = obj.metadata.uid
+
     def field_values(self, obj: Message) -> dict[str, str]:
         """upstream's Job field label status.successful is the value of status.succeeded."""
         values = super().field_values(obj)
@@ -127,6 +147,12 @@ def _fold_string_data(secret: Message) -> None:
     secret.ClearField("stringData")
 
 
+class ServiceStrategy(ProtoStrategy):
+    def prepare_for_update(self, new: Message, old: Message) -> None:
+        super().prepare_for_update(new, old)
+        drop_type_dependent_fields(new, old)
+
+
 class NodeStrategy(ProtoStrategy):
     def prepare_for_create(self, obj: Message) -> None:
         """Nodes may set every field, status included, on create."""
@@ -138,16 +164,27 @@ STRATEGIES: dict[str, type[ProtoStrategy]] = {
     "k8s.io.api.core.v1.Namespace": NamespaceStrategy,
     "k8s.io.api.core.v1.Node": NodeStrategy,
     "k8s.io.api.core.v1.Secret": SecretStrategy,
+    "k8s.io.api.core.v1.Service": ServiceStrategy,
     "k8s.io.api.core.v1.Event": EventStrategy,
     "k8s.io.api.batch.v1.Job": JobStrategy,
     "k8s.io.api.certificates.v1.CertificateSigningRequest": CertificateSigningRequestStrategy,
 }
 
 
+# Kinds with a spec whose upstream strategy sets no metadata.generation (Kubernetes 1.32).
+WITHOUT_GENERATION = frozenset(
+    f"k8s.io.api.core.v1.{kind}"
+    for kind in ("Pod", "Service", "Namespace", "Node", "PersistentVolume", "PersistentVolumeClaim")
+)
+
+
 def strategy_for(resource: Resource, codec: Codec) -> Strategy:
     if not resource.message:
         return UnstructuredStrategy(resource, codec)
-    return STRATEGIES.get(resource.message, ProtoStrategy)(resource, codec)
+    strategy = STRATEGIES.get(resource.message, ProtoStrategy)(resource, codec)
+    if resource.message in WITHOUT_GENERATION:
+        strategy.uses_generation = False
+    return strategy
 
 
 def now_seconds() -> int:

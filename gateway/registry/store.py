@@ -119,9 +119,12 @@ class Store:
         old: Obj | None,
         user: UserInfo,
         subresource: str = "",
+        *,
+        mutating: bool = False,
     ) -> None:
+        """Validating admission, or (``mutating``) the plugins that change the object first."""
         attributes = Attributes(operation, self.resource, subresource, namespace, name, obj, old, user)
-        await self.admission.validate(attributes)
+        await (self.admission.admit if mutating else self.admission.validate)(attributes)
 
     async def admit_delete(self, namespace: str, name: str, old: Obj | None, user: UserInfo) -> None:
         """Admission of the removal of ``old`` (None: an object that cannot be read)."""
@@ -145,6 +148,7 @@ class Store:
         self.strategy.prepare_for_create(obj)
         if meta.generateName and not meta.name:
             meta.name = generate_name(meta.generateName)
+        self.strategy.default(obj)  # again, as upstream's read-back from storage defaults
         self._validate(obj, None)
         self.codec.normalize(obj)
 
@@ -157,6 +161,7 @@ class Store:
         generated = bool(obj.metadata.generateName) and not obj.metadata.name
         self.strategy.default(obj)
         self._track(None, obj, options)
+        await self._admit(CREATE, namespace, obj.metadata.name, obj, None, options.user, mutating=True)
         self._prepare_create(namespace, obj)
         self.strategy.record_requester(obj, options.user)
         meta = obj.metadata
@@ -213,6 +218,7 @@ class Store:
             if current is None:
                 if wanted:
                     raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
+                await self._admit(CREATE, namespace, name, new, None, options.user, mutating=True)
                 self._prepare_create(namespace, new)
                 await self._admit(CREATE, namespace, name, new, None, options.user)
                 return new
@@ -220,7 +226,9 @@ class Store:
                 raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
             assert old is not None
             self._keep_system_metadata(new, old)
+            await self._admit(UPDATE, namespace, name, new, old, options.user, subresource, mutating=True)
             prepare(new, old)
+            self.strategy.default(new)
             self.codec.normalize(new)  # in Go's shape, as the stored object is, before comparing them
             self._set_generation(new, old)
             self._validate(new, old)
@@ -281,7 +289,7 @@ class Store:
 
     def _set_generation(self, new: Obj, old: Obj) -> None:
         if not self.strategy.uses_generation:
-            new.metadata.ClearField("generation")
+            new.metadata.generation = 0  # as normalize leaves it on create: a no-op update writes nothing
             return
         changed = self.codec.spec_changed(new, old)
         new.metadata.generation = old.metadata.generation + 1 if changed else old.metadata.generation

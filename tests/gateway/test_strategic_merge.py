@@ -192,11 +192,11 @@ CASES: list[tuple[str, str, dict, Any, Any]] = [
         ["a.example/two", "a.example/one"],
     ),
     (
-        "tolerations are replaced (no merge key)",
+        "tolerations are replaced (no merge key)",  # then DefaultTolerationSeconds adds its two again
         "pod",
         {"spec": {"tolerations": [{"key": "k3", "operator": "Exists"}]}},
         lambda o: [t["key"] for t in o["spec"]["tolerations"]],
-        ["k3"],
+        ["k3", "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"],
     ),
     (
         "volumes merge by name",
