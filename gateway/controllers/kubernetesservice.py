@@ -59,9 +59,16 @@ async def ensure_kubernetes_service(
         },
     }
     try:
-        await _create(services, service)
-    except StatusError as err:  # its IP is another service's: upstream's controller logs and goes on
-        log.warning("the kubernetes service cannot be made: %s", err.status.message)
+        await services.get(NAMESPACE, NAME, None)
+    except StatusError:  # not there yet
+        try:
+            await _create(services, service)
+        except StatusError as err:  # its IP is another service's: upstream's controller logs and goes on
+            log.warning("the kubernetes service cannot be made: %s", err.status.message)
+    if ipaddress.ip_address(ip).is_loopback:
+        # Endpoints may not name a loopback address (upstream's validation, which a kube-apiserver
+        # advertising one meets too): a server listening on loopback only publishes no endpoints.
+        return
     if endpoints is not None:
         await _put(
             endpoints,

@@ -205,6 +205,11 @@ def test_service_ports_and_type(client: httpx.Client, namespace: str) -> None:
             ),
             ("FieldValueRequired", "spec.ports[1].name", "Required value"),
             ("FieldValueInvalid", "spec.ports[1].port", "Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            (  # defaulted from the port before validation, as upstream defaults it
+                "FieldValueInvalid",
+                "spec.ports[1].targetPort",
+                "Invalid value: 70000: must be between 1 and 65535, inclusive",
+            ),
             (
                 "FieldValueNotSupported",
                 "spec.type",
