@@ -55,6 +55,9 @@ INTERESTING = st.sampled_from(
     ]
 )
 STRINGS = st.one_of(TEXT, INTERESTING)
+# What a URL's query or path can carry once the server has decoded it: valid text only (its
+# percent-decoding replaces invalid UTF-8 with U+FFFD), so no lone surrogates.
+URL_TEXT = st.one_of(st.text(st.characters(codec="utf-8"), max_size=20), INTERESTING.filter(lambda s: s != "\ud800"))
 INTEGERS = st.one_of(
     st.integers(-(2**70), 2**70),
     st.sampled_from([0, 1, -1, 2**31, 2**53 + 1, 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**64]),
