@@ -7,6 +7,7 @@ user). Handlers read the body, query and headers from here.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 
 from quart import Request
@@ -51,6 +52,15 @@ class ApiRequest:
 
     async def body(self) -> bytes:
         return await self._source.get_data(cache=False)
+
+    async def body_received(self, timeout: float) -> bool:
+        """Whether the client has sent its whole body within ``timeout`` seconds (whether or not a
+        handler read it; what was not read is dropped)."""
+        try:
+            await asyncio.wait_for(self._source.get_data(cache=False), timeout)
+        except Exception:  # too slow, too large or gone: the caller closes the connection
+            return False
+        return True
 
     def query(self) -> dict[str, str]:
         """Single-valued query parameters (the first value of each)."""

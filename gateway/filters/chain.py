@@ -1,6 +1,6 @@
 """The order in which a request meets the filters, outermost first (upstream's DefaultBuildHandlerChain).
 
-    Audit-Id → instrumentation → error funnel → request info → authentication →
+    unread body → Audit-Id → instrumentation → error funnel → request info → authentication →
     impersonation → [flow control] → authorization → routing
 
 The bracketed slot is empty until API Priority and Fairness fills it; it sees who is asking (after
@@ -19,6 +19,7 @@ from gateway.filters.auditid import AuditId
 from gateway.filters.errorfunnel import ErrorFunnel
 from gateway.filters.instrumentation import Instrumentation
 from gateway.filters.requestinfo import WithRequestInfo
+from gateway.filters.unreadbody import UnreadBody
 from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import Formats
 
@@ -41,4 +42,5 @@ def build_handler_chain(
     handler = ErrorFunnel(handler, formats)
     handler = Instrumentation(handler, metrics)
     handler = AuditId(handler)
+    handler = UnreadBody(handler)
     return handler
