@@ -14,7 +14,7 @@ from typing import Any
 import cbor2
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.objects.codecs import codec_for
@@ -140,7 +140,6 @@ def _body(draw: st.DrawFn, kind: str) -> tuple[str, bytes, str]:
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-@settings(max_examples=15)
 @given(data=st.data())
 def test_create(client: httpx.Client, kind: str, data: st.DataObject) -> None:
     path = KINDS[kind][0]
@@ -158,7 +157,6 @@ def test_create(client: httpx.Client, kind: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-@settings(max_examples=15)
 @given(data=st.data())
 def test_update(client: httpx.Client, kind: str, data: st.DataObject) -> None:
     path = KINDS[kind][0]
@@ -224,7 +222,6 @@ def _patch(draw: st.DrawFn, current: dict[str, Any]) -> tuple[str, bytes]:
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-@settings(max_examples=20)
 @given(data=st.data())
 def test_patch(client: httpx.Client, kind: str, data: st.DataObject) -> None:
     path = KINDS[kind][0]
@@ -262,7 +259,6 @@ QUERY = st.dictionaries(
 )
 
 
-@settings(max_examples=40)
 @given(
     kind=st.sampled_from(list(KINDS)),
     query=QUERY,
