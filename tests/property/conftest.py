@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
-settings.register_profile("default", max_examples=25, deadline=None, suppress_health_check=_QUIET)
+settings.register_profile("default", max_examples=15, deadline=None, suppress_health_check=_QUIET)
 settings.register_profile(
     "fuzz", max_examples=int(os.environ.get("FUZZ_EXAMPLES", "5000")), deadline=None, suppress_health_check=_QUIET
 )
