@@ -30,6 +30,7 @@ from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, L
 from gateway.controllers.namespace import NamespaceController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
+from gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT
 from gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
@@ -81,6 +82,8 @@ class Settings:
     token_file: TokenFile | None = None  # --token-auth-file
     authorization_modes: tuple[str, ...] = ("RBAC",)  # --authorization-mode, in order
     encryption: Encryption | None = None  # --encryption-provider-config
+    request_timeout: float = REQUEST_TIMEOUT  # --request-timeout, seconds (0: none)
+    min_request_timeout: float = MIN_REQUEST_TIMEOUT  # --min-request-timeout: watches last [1, 2) times this
     identity: str = "protokube"  # this gateway's name in leader election (unique among gateways)
     leader_election: LeaderElection = DEFAULT_TIMING
 
@@ -134,6 +137,8 @@ class APIServer:
             authenticators=self._authenticators(),
             anonymous=settings.anonymous_auth,
             authorizer=self.authorizer,
+            request_timeout=settings.request_timeout,
+            min_request_timeout=settings.min_request_timeout,
         )
         namespaces = self.stores[NAMESPACES]
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage

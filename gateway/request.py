@@ -27,6 +27,7 @@ class ApiRequest:
         "headers",
         "info",
         "method",
+        "min_request_timeout",
         "on_stream_end",
         "path",
         "request_id",
@@ -47,6 +48,8 @@ class ApiRequest:
         tls = source.scope.get("extensions", {}).get("tls") or {}
         chain = tls.get("client_cert_chain") or ()
         self.client_cert: str | None = chain[0] if chain else None  # PEM, verified during the handshake
+        # --min-request-timeout, for a long-running request (set by the timeout filter).
+        self.min_request_timeout = 1800.0
         # What to do when a streamed response (a watch) ends, long after the handler returned.
         self.on_stream_end: list[Callable[[], None]] = []
 
