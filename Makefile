@@ -1,6 +1,7 @@
 # protokube — every task a developer or CI needs, from a fresh machine.
 #   make run    install (first time) and serve the API on https://127.0.0.1:6443 with embedded storage
 #   make test   install (first time) and run every check: generated code, lint, tests, quick benchmark
+#   make fuzz   the property tests of tests/property with many examples (FUZZ_EXAMPLES, 5000 by default)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -14,7 +15,7 @@ DEBS   := etcd-client etcd-server wrk
 HOST   ?= 127.0.0.1
 PORT   ?= 6443
 
-.PHONY: venv gen gen-check lint test pytest run bench bench-quick stubs debs clean
+.PHONY: venv gen gen-check lint test pytest fuzz run bench bench-quick stubs debs clean
 
 venv: $(STAMP)
 
@@ -74,6 +75,11 @@ pytest: $(STAMP) debs
 
 test: $(STAMP) debs gen-check lint pytest
 
+## Property tests with hypothesis's "fuzz" profile (tests/property/conftest.py); no per-test time limit.
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP) debs
+	HYPOTHESIS_PROFILE=fuzz FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 tests/property $(PYTEST_ARGS)
+
 run: $(STAMP)
 	$(BIN)/protokube serve --listen $(HOST):$(PORT)
 
@@ -84,4 +90,4 @@ bench-quick: $(STAMP) debs
 	$(BIN)/python -m bench --quick
 
 clean:
-	rm -rf $(VENV) .gen-check stubs bench/results
+	rm -rf $(VENV) .gen-check stubs bench/results .hypothesis

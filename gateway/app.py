@@ -50,6 +50,7 @@ from gateway.controllers.namespace import NamespaceController
 from gateway.controllers.tokens import TokensController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
+from gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT
 from gateway.flowcontrol.system import FlowControl
 from gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from gateway.metrics import Metrics
@@ -109,6 +110,8 @@ class Settings:
     root_ca: bytes = b""  # the CA legacy token Secrets carry (ca.crt)
     authorization_modes: tuple[str, ...] = ("RBAC",)  # --authorization-mode, in order
     encryption: Encryption | None = None  # --encryption-provider-config
+    request_timeout: float = REQUEST_TIMEOUT  # --request-timeout, seconds (0: none)
+    min_request_timeout: float = MIN_REQUEST_TIMEOUT  # --min-request-timeout: watches last [1, 2) times this
     identity: str = "protokube"  # this gateway's name in leader election (unique among gateways)
     leader_election: LeaderElection = DEFAULT_TIMING
     max_requests_inflight: int = 400  # read-only seats (with the next: APF's server limit)
@@ -189,6 +192,8 @@ class APIServer:
             anonymous=settings.anonymous_auth,
             authorizer=self.authorizer,
             flow_control=self.flow_control.wrap,
+            request_timeout=settings.request_timeout,
+            min_request_timeout=settings.min_request_timeout,
         )
         namespaces = self.stores[NAMESPACES]
         finalize = self.scopes[(*NAMESPACES, "finalize")].storage

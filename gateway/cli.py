@@ -130,6 +130,20 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="seconds between periodic watch bookmarks",
     )
     p.add_argument(
+        "--request-timeout",
+        type=go_duration,
+        default=60.0,
+        metavar="DURATION",
+        help="longest time a request that is not long-running may take (1m, 30s, 0 for none); then 504",
+    )
+    p.add_argument(
+        "--min-request-timeout",
+        type=non_negative_int,
+        default=1800,
+        metavar="SECONDS",
+        help="a watch without timeoutSeconds lasts this times a random factor in [1, 2)",
+    )
+    p.add_argument(
         "--feature-gates",
         type=feature_gates,
         default=dict(KNOWN_GATES),
@@ -272,6 +286,12 @@ def authorization_modes(text: str) -> tuple[str, ...]:
     return modes
 
 
+def non_negative_int(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a non-negative integer: {text!r}")
+    return int(text)
+
+
 def go_duration(text: str) -> float:
     """Seconds from a Go duration ("5m0s", "30s", "1h", "1.5s", "0") or a plain number of seconds."""
     units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
@@ -365,6 +385,8 @@ async def run(args: argparse.Namespace) -> None:
             encryption=args.encryption_provider_config,
             service_cluster_ip_range=args.service_cluster_ip_range,
             service_node_port_range=args.service_node_port_range,
+            request_timeout=args.request_timeout,
+            min_request_timeout=args.min_request_timeout,
             identity=f"{socket.gethostname()}_{args.listen}" + (f"#{args.gateway_index}" if shared else ""),
             leader_election=LeaderElection(
                 args.leader_elect_lease_duration, args.leader_elect_renew_deadline, args.leader_elect_retry_period

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from protokube.schema.registry import Resource
+from protokube.schema.validtext import valid_text
 
 _FIELD_ERROR_LABELS = {
     "FieldValueInvalid": "Invalid value",
@@ -125,7 +126,8 @@ class StatusError(Exception):
 
 
 def _status(code: int, reason: str, message: str, details: meta.StatusDetails | None = None) -> meta.Status:
-    status = meta.Status(status="Failure", message=message, reason=reason, code=code)
+    # A message may quote client input; a lone surrogate in it could not be encoded (U+FFFD, as Go).
+    status = meta.Status(status="Failure", message=valid_text(message), reason=reason, code=code)
     status.metadata.SetInParent()
     if details is not None:
         status.details.CopyFrom(details)
@@ -184,11 +186,11 @@ OBJECT_MODIFIED = "the object has been modified; please apply your changes to th
 
 def invalid(group: str, kind: str, name: str, errors: Sequence[FieldError]) -> StatusError:
     qualified = f"{kind}.{group}" if group else kind
-    details = meta.StatusDetails(name=name, kind=kind)
+    details = meta.StatusDetails(name=valid_text(name), kind=kind)
     if group:
         details.group = group
-    for error in errors:
-        details.causes.add(reason=error.type, message=error.body(), field=error.field)
+    for error in errors:  # values may quote client input
+        details.causes.add(reason=error.type, message=valid_text(error.body()), field=valid_text(error.field))
     return new(422, "Invalid", f'{qualified} "{name}" is invalid: {aggregate(errors)}', details)
 
 

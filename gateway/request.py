@@ -7,6 +7,7 @@ user). Handlers read the body, query and headers from here.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 
 from quart import Request
@@ -16,20 +17,17 @@ from gateway.auth.user import ANONYMOUS_USER, UserInfo
 from gateway.requestinfo import RequestInfo, parse_bool
 
 PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
-# Go's net/http reads up to this much of a body a handler left unread, so that the connection can
-# carry the next request; a bigger one ends the connection instead.
-DRAIN_LIMIT = 256 * 1024
 
 
 class ApiRequest:
     __slots__ = (
-        "_body_read",
         "_source",
         "args",
         "client_cert",
         "headers",
         "info",
         "method",
+        "min_request_timeout",
         "on_stream_end",
         "on_watch_initialized",
         "path",
@@ -40,7 +38,6 @@ class ApiRequest:
 
     def __init__(self, source: Request) -> None:
         self._source = source
-        self._body_read = False
         self.method: str = source.method
         self.path: str = source.path
         self.args: MultiDict[str, str] = source.args
@@ -52,26 +49,23 @@ class ApiRequest:
         tls = source.scope.get("extensions", {}).get("tls") or {}
         chain = tls.get("client_cert_chain") or ()
         self.client_cert: str | None = chain[0] if chain else None  # PEM, verified during the handshake
+        # --min-request-timeout, for a long-running request (set by the timeout filter).
+        self.min_request_timeout = 1800.0
         # What to do when a streamed response (a watch) ends, long after the handler returned.
         self.on_stream_end: list[Callable[[], None]] = []
         # What to do once a watch has sent its initial events (flow control gives its seats back).
         self.on_watch_initialized: list[Callable[[], None]] = []
 
     async def body(self) -> bytes:
-        self._body_read = True
         return await self._source.get_data(cache=False)
 
-    async def drain(self) -> bool:
-        """After an answer given without reading the body (401, 403, 429...): read what the client
-        sends, so that its keep-alive connection can carry the next request. False when the body
-        is too large or of unknown length: the connection must close instead."""
-        if self._body_read or (self.method in ("GET", "HEAD") and "Content-Length" not in self.headers):
-            return True
-        length = self.headers.get("Content-Length", "")
-        if not length.isdigit() or int(length) > DRAIN_LIMIT:
+    async def body_received(self, timeout: float) -> bool:
+        """Whether the client has sent its whole body within ``timeout`` seconds (whether or not a
+        handler read it; what was not read is dropped)."""
+        try:
+            await asyncio.wait_for(self._source.get_data(cache=False), timeout)
+        except Exception:  # too slow, too large or gone: the caller closes the connection
             return False
-        if int(length):
-            await self.body()
         return True
 
     def query(self) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """The order in which a request meets the filters, outermost first (upstream's DefaultBuildHandlerChain).
 
-    Audit-Id → instrumentation → error funnel → request info → authentication →
-    impersonation → [flow control] → authorization → routing
+    unread body → Audit-Id → instrumentation → error funnel → request info → timeout →
+    authentication → impersonation → [flow control] → authorization → routing
 
 The bracketed slot is API Priority and Fairness (or the max-in-flight limit when it is off); it sees
 who is asking (after impersonation) before anything is authorized, as upstream's
@@ -20,6 +20,8 @@ from gateway.filters.auditid import AuditId
 from gateway.filters.errorfunnel import ErrorFunnel
 from gateway.filters.instrumentation import Instrumentation
 from gateway.filters.requestinfo import WithRequestInfo
+from gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT, RequestTimeout
+from gateway.filters.unreadbody import UnreadBody
 from gateway.metrics import Metrics
 from gateway.negotiation.negotiate import Formats
 
@@ -33,6 +35,8 @@ def build_handler_chain(
     anonymous: bool,
     authorizer: Authorizer,
     flow_control: Callable[[Handler], Handler] | None = None,
+    request_timeout: float = REQUEST_TIMEOUT,
+    min_request_timeout: float = MIN_REQUEST_TIMEOUT,
 ) -> Handler:
     """Wrap the router in every filter; the last one wrapped runs first."""
     handler = router
@@ -41,8 +45,10 @@ def build_handler_chain(
         handler = flow_control(handler)
     handler = Impersonation(handler, authorizer)
     handler = Authentication(handler, authenticators, anonymous=anonymous)
+    handler = RequestTimeout(handler, request_timeout, min_request_timeout)
     handler = WithRequestInfo(handler)
     handler = ErrorFunnel(handler, formats)
     handler = Instrumentation(handler, metrics)
     handler = AuditId(handler)
+    handler = UnreadBody(handler)
     return handler

@@ -58,7 +58,4 @@ class ErrorFunnel:
             error = errors.internal(
                 f"an error on the server (request id {request.request_id}) has prevented the request from succeeding"
             )
-        response = status_response(request, error, self._encoder(request))
-        if not await request.drain():
-            response.headers["Connection"] = "close"
-        return response
+        return status_response(request, error, self._encoder(request))

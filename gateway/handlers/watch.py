@@ -11,12 +11,12 @@ Frames are encoded once per event and format and shared by every watcher.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import AsyncIterator
 
 from quart import Response
 
+from gateway.filters.timeout import watch_timeout
 from gateway.handlers.common import info_of
 from gateway.negotiation import negotiate
 from gateway.params import list_options, validate_list_options
@@ -25,22 +25,13 @@ from gateway.representation import WatchFrames
 from gateway.request import ApiRequest
 from gateway.scope import RequestScope
 
-# upstream: --min-request-timeout; a watch without timeoutSeconds lasts [1, 2) times this.
-MIN_REQUEST_TIMEOUT = 1800
-
-
-def watch_timeout(requested: int | None) -> float:
-    if requested:
-        return float(requested)
-    return MIN_REQUEST_TIMEOUT * (1 + random.random())
-
 
 async def watch(request: ApiRequest, scope: RequestScope) -> Response:
     target = negotiate.watch_target(request.headers.get("Accept"), request.pretty, scope.formats)
     storage: Watcher = scope.storage  # type: ignore[assignment]
     options = validate_list_options(list_options(request.query()))
     frames = WatchFrames(request, scope, target)
-    deadline = time.monotonic() + watch_timeout(options.timeout_seconds)
+    deadline = time.monotonic() + watch_timeout(options.timeout_seconds, request.min_request_timeout)
     stream = await storage.watch(scope.namespace(info_of(request)), options, deadline)
 
     async def body() -> AsyncIterator[bytes]:

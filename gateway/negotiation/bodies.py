@@ -7,13 +7,11 @@ that cannot be decoded at all (``the object provided is unrecognized (must be of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
-
-import cbor2
 
 from gateway import errors
 from gateway.negotiation import mediatypes
+from gateway.objects import cbor
 from gateway.objects.codec import Codec, DecodedObject
 from protokube.schema import envelope, jsondecode, yamlcodec
 from protokube.schema.jsondecode import DecodeError
@@ -98,22 +96,8 @@ def parse_body(body: bytes, media_type: str) -> Any:
     if media_type == mediatypes.YAML:
         return yamlcodec.load(body)
     if media_type == mediatypes.CBOR:
-        try:
-            return _thaw(cbor2.loads(body))  # the self-described tag 55799, if present, is dropped
-        except (cbor2.CBORDecodeError, ValueError, TypeError, RecursionError) as err:
-            raise DecodeError(f"cbor: {err}") from None
+        return cbor.loads(body)
     return jsondecode.parse_json(body)
-
-
-def _thaw(value: Any) -> Any:
-    """cbor2 may hand back immutable maps; the decoder walks plain dicts and lists."""
-    if isinstance(value, Mapping):
-        if not all(isinstance(k, str) for k in value):
-            raise DecodeError("cbor: map keys must be text strings")
-        return {k: _thaw(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_thaw(v) for v in value]
-    return value
 
 
 def _decode_protobuf(body: bytes, codec: Codec, known: Registry) -> DecodedObject:

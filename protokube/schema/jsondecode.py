@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,7 +96,7 @@ def parse_json(data: bytes | str) -> Any:
     if isinstance(data, bytes):
         data = data.decode("utf-8", "replace")
     try:
-        value = json.loads(data, object_pairs_hook=JSONObject, parse_constant=_not_json)
+        value = json.loads(data, object_pairs_hook=JSONObject, parse_constant=_not_json, parse_float=_go_float)
     except (ValueError, RecursionError) as err:
         raise DecodeError(_json_syntax_message(data, err)) from None
     return without_lone_surrogates(value) if _ESCAPED_SURROGATE.search(data) else value
@@ -107,6 +108,37 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 def _not_json(constant: str) -> None:
     raise DecodeError(f"json: invalid character '{constant[0]}' looking for beginning of value")
+
+
+def _go_float(text: str) -> float:
+    """A JSON number with a fraction or exponent; beyond float64 it is no number Go decodes."""
+    number = float(text)
+    if math.isinf(number):
+        raise DecodeError(f"json: cannot unmarshal number {text} into Go value of type float64")
+    return number
+
+
+def go_numbers(value: Any) -> Any:
+    """JSON values as Go decodes them into interface{} (unstructured objects): integers within
+    int64, other numbers float64 (an integer beyond int64 becomes the nearest float64); NaN and
+    ±Inf (which CBOR can carry) are refused. Objects and arrays are changed in place."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if _INT_RANGES["int64"][0] <= value <= _INT_RANGES["int64"][1]:
+            return value
+        try:
+            return float(value)
+        except OverflowError:
+            raise DecodeError(f"json: cannot unmarshal number {value} into Go value of type float64") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise DecodeError(f"json: cannot unmarshal number {value} into Go value of type float64")
+    if isinstance(value, list):
+        value[:] = [go_numbers(item) for item in value]
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            value[key] = go_numbers(item)
+    return value
 
 
 def without_lone_surrogates(value: Any) -> Any:

@@ -83,7 +83,10 @@ def load(text: bytes | str) -> Any:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise DecodeError("error converting YAML to JSON: yaml: invalid leading UTF-8 octet") from None
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except yaml.reader.ReaderError:  # the reader checks the whole text first
+        raise DecodeError("error converting YAML to JSON: yaml: control characters are not allowed") from None
     try:
         node = loader.get_single_node()
         if node is None:

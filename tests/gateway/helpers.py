@@ -145,6 +145,15 @@ class GatewayProcess:
         )
         return path
 
+    def storage_pid(self) -> int:
+        """The pid of the embedded storage child (``protokube storage``) of this serve."""
+        assert self.proc is not None
+        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                if b"storage" in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"):
+                    return int(child)
+        raise LookupError("no embedded storage child")
+
 
 def kubectl_path() -> str | None:
     return next((p for p in KUBECTL_CANDIDATES if shutil.which(p)), None)

@@ -1,0 +1,35 @@
+"""A request body the handler answered without reading (415, 404, 403 …) must not break the
+connection for the next request — what Go's net/http does after every handler.
+
+An answer can be ready before the client has sent its whole body; the server would then close the
+keep-alive connection without saying so, and the client's next request on it fails ("server
+disconnected without sending a response"). As Go's server does, up to 256 KiB of unread body is
+waited for (the connection stays open); beyond that, or when the body does not arrive in time, the
+response carries ``Connection: close`` so that the client does not reuse the connection.
+"""
+
+from __future__ import annotations
+
+from quart import Response
+
+from gateway.filters import Handler
+from gateway.request import ApiRequest
+
+MAX_DRAIN_BYTES = 256 * 1024  # Go's net/http maxPostHandlerReadBytes
+DRAIN_TIMEOUT = 5.0
+
+
+class UnreadBody:
+    def __init__(self, next_handler: Handler) -> None:
+        self.next = next_handler
+
+    async def __call__(self, request: ApiRequest) -> Response:
+        response = await self.next(request)
+        length = request.headers.get("Content-Length")
+        chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+        if not chunked and length in (None, "", "0"):
+            return response
+        small = chunked or (length is not None and length.isdigit() and int(length) <= MAX_DRAIN_BYTES)
+        if not (small and await request.body_received(DRAIN_TIMEOUT)):
+            response.headers["Connection"] = "close"
+        return response
