@@ -198,11 +198,11 @@ class WatchLog:
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def wait_until(self, revision: int, timeout: float = 15) -> None:
-        """Until the watch has reached ``revision`` (an event or a bookmark), or has ended."""
+    def wait_for_state(self, expected: dict[str, int], timeout: float = 15) -> None:
+        """Until the events replayed equal ``expected`` (name → resourceVersion), or the watch ended."""
         deadline = time.monotonic() + timeout
-        while self.last < revision and self.alive() and not self.errors:
-            assert time.monotonic() < deadline, f"the watch is at {self.last}, not {revision}"
+        while self.state != expected and self.alive() and not self.errors:
+            assert time.monotonic() < deadline, f"the watch is at {self.last}, its state not the list's"
             time.sleep(0.02)
 
     def _read(self, timeout_seconds: int | None) -> None:
