@@ -4,6 +4,8 @@ of an external storage happens once per interval between them."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import time
@@ -130,6 +132,51 @@ def test_gateways_compact_external_storage_once_per_interval(tmp_path: Path) -> 
             # An old watch start is gone (410), the current one works.
             old = client.get("/api/v1/namespaces/default/configmaps", params={"watch": "1", "resourceVersion": "1"})
             assert '"code":410' in old.text or old.status_code == 410
+    finally:
+        a.kill()
+        b.kill()
+        storage.kill()
+
+
+def test_two_gateways_serve_one_storage_as_one_server(tmp_path: Path) -> None:
+    """A write through A is seen by a watch on B; a continue token from A works on B; a watch on A
+    killed mid-stream resumes on B from its last resourceVersion, with no gap and no duplicate."""
+    storage = StorageProcess(tmp_path / "storage").start()
+    a = GatewayProcess(tmp_path / "a", "--storage", storage.address).start()
+    b = GatewayProcess(tmp_path / "b", "--storage", storage.address).start()
+    path = "/api/v1/namespaces/default/configmaps"
+    try:
+        with a.client() as on_a, b.client() as on_b:
+            start = on_a.get(path).json()["metadata"]["resourceVersion"]
+            for i in range(6):
+                assert on_a.post(path, json={"metadata": {"name": f"shared-{i}"}}).status_code == 201
+            page = on_a.get(path, params={"limit": "2"}).json()
+            rest = on_b.get(path, params={"limit": "10", "continue": page["metadata"]["continue"]}).json()
+            names = [i["metadata"]["name"] for i in page["items"] + rest["items"]]
+            assert names == [f"shared-{i}" for i in range(6)]
+
+            seen: list[str] = []
+            params = {"watch": "1", "resourceVersion": start, "timeoutSeconds": "30"}
+            with on_b.stream("GET", path, params=params) as stream:
+                for line in stream.iter_lines():
+                    seen.append(json.loads(line)["object"]["metadata"]["name"])
+                    if len(seen) == 3:
+                        break
+            last_rv = on_b.get(f"{path}/{seen[-1]}").json()["metadata"]["resourceVersion"]
+
+            with on_a.stream("GET", path, params={**params, "resourceVersion": last_rv}) as stream:
+                lines = stream.iter_lines()
+                seen.append(json.loads(next(lines))["object"]["metadata"]["name"])
+                os.killpg(a.proc.pid, signal.SIGKILL)  # the gateway dies mid-watch
+                with contextlib.suppress(httpx.HTTPError):
+                    for _ in lines:
+                        pass
+            a.proc.wait(10)
+            resume = on_b.get(f"{path}/{seen[-1]}").json()["metadata"]["resourceVersion"]
+            params = {"watch": "1", "resourceVersion": resume, "timeoutSeconds": "2"}
+            with on_b.stream("GET", path, params=params) as stream:
+                seen += [json.loads(line)["object"]["metadata"]["name"] for line in stream.iter_lines()]
+            assert seen == [f"shared-{i}" for i in range(6)]
     finally:
         a.kill()
         b.kill()
