@@ -21,7 +21,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
-from bench import encodings, http_ceiling, lists, memory, scaleout, startup, storage, watch_fanout, writes
+from bench import (
+    encodings,
+    http_ceiling,
+    lists,
+    memory,
+    robustness,
+    scaleout,
+    startup,
+    storage,
+    watch_fanout,
+    writes,
+)
 from bench.common import RESULTS_DIR, Row, machine, markdown_table, table
 
 SECTIONS: dict[str, ModuleType] = {
@@ -34,6 +45,7 @@ SECTIONS: dict[str, ModuleType] = {
     "memory": memory,
     "startup": startup,
     "scaleout": scaleout,
+    "robustness": robustness,
 }
 SIZES = {
     True: "quick: 1-3 s per load; lists of 2,000 pods; memory at 2,000 and 10,000 pods; 10 and 200 watchers",
