@@ -2,6 +2,7 @@
 #   make run    install (first time) and serve the API on https://127.0.0.1:6443 with embedded storage
 #   make test   install (first time) and run every check: generated code, lint, tests, quick benchmark
 #   make fuzz   the property tests of tests/property with many examples (FUZZ_EXAMPLES, 5000 by default)
+#   make soak   about 15 minutes: a 10-minute mixed load with 200 watchers (bench/soak.py), then 50 kill -9 cycles
 
 PYTHON ?= python3
 VENV   := .venv
@@ -15,7 +16,7 @@ DEBS   := etcd-client etcd-server wrk
 HOST   ?= 127.0.0.1
 PORT   ?= 6443
 
-.PHONY: venv gen gen-check lint test pytest fuzz run bench bench-quick stubs debs clean
+.PHONY: venv gen gen-check lint test pytest fuzz soak run bench bench-quick stubs debs clean
 
 venv: $(STAMP)
 
@@ -79,6 +80,12 @@ test: $(STAMP) debs gen-check lint pytest
 FUZZ_EXAMPLES ?= 5000
 fuzz: $(STAMP) debs
 	HYPOTHESIS_PROFILE=fuzz FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 tests/property $(PYTEST_ARGS)
+
+## Soak: memory slope and leaks under a steady load (SOAK_ARGS, e.g. --minutes 30), then crash safety at length.
+CRASH_CYCLES ?= 50
+soak: $(STAMP) debs
+	$(BIN)/python -m bench.soak $(SOAK_ARGS)
+	CRASH_CYCLES=$(CRASH_CYCLES) $(BIN)/python -m pytest -q --timeout=0 tests/faults/test_crash_safety.py
 
 run: $(STAMP)
 	$(BIN)/protokube serve --listen $(HOST):$(PORT)

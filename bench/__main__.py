@@ -28,6 +28,7 @@ from bench import (
     lists,
     memory,
     openapi,
+    robustness,
     scaleout,
     startup,
     storage,
@@ -50,6 +51,7 @@ SECTIONS: dict[str, ModuleType] = {
     "scaleout": scaleout,
     "openapi": openapi,
     "apf": apf,
+    "robustness": robustness,
 }
 SIZES = {
     True: "quick: 1-3 s per load; lists of 2,000 pods; memory at 2,000 and 10,000 pods; 10 and 200 watchers",

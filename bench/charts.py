@@ -240,6 +240,21 @@ def apf(results: dict, out: Path) -> list[Path]:
     return [_save(fig, out / "apf.png")]
 
 
+def robustness(results: dict, out: Path) -> list[Path]:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    codes = results["measured"]["codes"]
+    left.bar(sorted(codes), [codes[c] for c in sorted(codes)])
+    left.set_xlabel("HTTP status")
+    left.set_ylabel("answers")
+    left.set_title(f"{results['measured']['requests']:,} hostile requests: {results['measured']['per_s']:,.0f}/s")
+    right.bar(["before", "after"], [results["rss_before"] / 2**20, results["rss_after"] / 2**20])
+    right.set_ylabel("gateway RSS (MiB)")
+    right.set_title("memory before and after them")
+    for ax in (left, right):
+        ax.grid(True, axis="y", alpha=0.3)
+    return [_save(fig, out / "robustness.png")]
+
+
 CHARTS = {
     "http": http_ceiling,
     "tls": tls,
@@ -253,6 +268,7 @@ CHARTS = {
     "scaleout": scaleout,
     "openapi": openapi,
     "apf": apf,
+    "robustness": robustness,
 }
 
 

@@ -8,10 +8,11 @@ storage calls by the object store of each resource; watches by the Cacher; the o
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -141,6 +142,13 @@ class _ObjectCounts(Collector):
         yield family
 
 
+def _task_count() -> int:
+    try:
+        return len(asyncio.all_tasks())
+    except RuntimeError:  # scraped outside the event loop
+        return 0
+
+
 class Metrics:
     def __init__(self, object_counts: Callable[[], Mapping[str, int]] = dict) -> None:
         registry = self.registry = CollectorRegistry()
@@ -220,6 +228,13 @@ class Metrics:
             registry=registry,
         )
         registry.register(_ObjectCounts(object_counts))
+        # What every Go component exposes: process_* (open fds, memory, CPU) and, for goroutines, tasks.
+        ProcessCollector(registry=registry)
+        Gauge(
+            "protokube_asyncio_tasks",
+            "Number of asyncio tasks that currently exist (Go's go_goroutines).",
+            registry=registry,
+        ).set_function(_task_count)
 
     def watches(self, resource: Resource) -> WatchMetrics:
         return WatchMetrics(self, resource)

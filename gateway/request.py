@@ -13,10 +13,13 @@ from collections.abc import Callable, Mapping
 from quart import Request
 from werkzeug.datastructures import Headers, MultiDict
 
+from gateway import errors
 from gateway.auth.user import ANONYMOUS_USER, UserInfo
 from gateway.requestinfo import RequestInfo, parse_bool
 
 PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
+# kube-apiserver's default limit on request bodies (3 MiB).
+MAX_BODY_BYTES = 3 * 1024 * 1024
 
 
 class ApiRequest:
@@ -57,14 +60,30 @@ class ApiRequest:
         self.on_watch_initialized: list[Callable[[], None]] = []
 
     async def body(self) -> bytes:
-        return await self._source.get_data(cache=False)
+        """The body, read as it arrives and never more than MAX_BODY_BYTES of it: beyond, a 413 as
+        upstream's limited reader answers (a declared Content-Length beyond is refused unread)."""
+        length = self.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > MAX_BODY_BYTES:
+            raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
+        chunks, size = [], 0
+        async for chunk in self._source.body:
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
-    async def body_received(self, timeout: float) -> bool:
-        """Whether the client has sent its whole body within ``timeout`` seconds (whether or not a
-        handler read it; what was not read is dropped)."""
+    async def body_received(self, timeout: float, limit: int) -> bool:
+        """Whether the rest of the body (what no handler read, dropped) arrives within ``timeout``
+        seconds and ``limit`` bytes."""
+        size = 0
         try:
-            await asyncio.wait_for(self._source.get_data(cache=False), timeout)
-        except Exception:  # too slow, too large or gone: the caller closes the connection
+            async with asyncio.timeout(timeout):
+                async for chunk in self._source.body:
+                    size += len(chunk)
+                    if size > limit:
+                        return False
+        except Exception:  # too slow or gone: the caller closes the connection
             return False
         return True
 

@@ -23,6 +23,9 @@ from quart import Quart
 _h11_response_init = h11.Response.__init__
 
 
+MAX_HEADER_BYTES = 1 << 20  # k8s.io/apiserver SecureServingInfo: MaxHeaderBytes
+
+
 def _response_with_reason(self: h11.Response, **kwargs: object) -> None:
     if not kwargs.get("reason"):
         with contextlib.suppress(ValueError):
@@ -103,4 +106,7 @@ async def serve_app(
     config.keep_alive_timeout = 75
     config.graceful_timeout = 2
     config.include_server_header = False
+    # Headers up to kube-apiserver's MaxHeaderBytes (1 MiB; Go adds 4 KiB of slack), then 431.
+    config.h11_max_incomplete_size = MAX_HEADER_BYTES + 4096
+    config.h2_max_header_list_size = MAX_HEADER_BYTES
     await serve(app, config, shutdown_trigger=shutdown.wait)  # type: ignore[arg-type]

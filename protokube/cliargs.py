@@ -4,6 +4,7 @@ defaults shown in --help, address flags checked before anything starts, and the 
 from __future__ import annotations
 
 import argparse
+import errno
 import fcntl
 import ipaddress
 import os
@@ -47,6 +48,9 @@ def directory(text: str) -> Path:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as err:
         raise argparse.ArgumentTypeError(f"cannot use {text!r} as a data directory: {err.strerror}") from None
+    if not os.access(path, os.W_OK):
+        problem = errno.EROFS if os.statvfs(path).f_flag & os.ST_RDONLY else errno.EACCES
+        raise argparse.ArgumentTypeError(f"cannot use {text!r} as a data directory: {os.strerror(problem)}")
     return path
 
 

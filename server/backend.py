@@ -142,7 +142,8 @@ class Backend:
                 db.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", list(batch.meta.items()))
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite itself rolls back after some errors (SQLITE_FULL)
+                db.execute("ROLLBACK")
             raise
         self.commits += 1
         if self.commit_duration is not None:
@@ -171,7 +172,8 @@ class Backend:
             db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('compact_done', ?)", (target,))
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite itself rolls back after some errors (SQLITE_FULL)
+                db.execute("ROLLBACK")
             raise
         self.commits += 1
 

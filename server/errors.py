@@ -77,3 +77,18 @@ def stopped() -> StorageError:
 def invalid(message: str) -> StorageError:
     """A malformed request that etcd has no dedicated error for."""
     return StorageError(StatusCode.INVALID_ARGUMENT, f"etcdserver: {message}")
+
+
+def no_space() -> StorageError:
+    """etcd's ErrGRPCNoSpace: the backend cannot grow (etcd: its quota; here: the disk is full)."""
+    return StorageError(StatusCode.RESOURCE_EXHAUSTED, "etcdserver: mvcc: database space exceeded")
+
+
+def commit_failed(exc: Exception) -> StorageError:
+    """A commit the disk refused: no space (as etcd's NOSPACE), a read-only data directory, or else."""
+    text = str(exc).lower()
+    if "full" in text or "no space" in text:
+        return no_space()
+    if "readonly" in text or "read-only" in text:
+        return StorageError(StatusCode.INTERNAL, "etcdserver: commit failed: the data directory is read-only")
+    return StorageError(StatusCode.INTERNAL, "etcdserver: commit failed")

@@ -103,11 +103,11 @@ class GroupCommitter:
             loop = asyncio.get_running_loop()
             try:
                 await loop.run_in_executor(self.backend.write_executor, self.backend.commit, record)
-            except Exception:
-                log.exception("commit failed")
+            except Exception as exc:  # nothing was applied: memory still matches the disk
+                log.warning("commit failed: %s", exc)
                 for fut, _ in answered:
                     if not fut.done():
-                        fut.set_exception(StorageError(errors.StatusCode.INTERNAL, "etcdserver: commit failed"))
+                        fut.set_exception(errors.commit_failed(exc))
                 return
             self._apply(batch)
         self.writes += len(answered)

@@ -18,18 +18,21 @@ from gateway.negotiation.encoders import JSONEncoder
 from gateway.negotiation.negotiate import Encoder, Formats
 from gateway.request import ApiRequest
 from gateway.responses import status_response
-from gateway.storage.backend import RequestTooLarge, StorageError, Unavailable
+from gateway.storage.backend import NoSpace, RequestTooLarge, StorageError, Unavailable
 
 log = logging.getLogger("protokube.gateway")
 
 
 def storage_error(err: StorageError) -> errors.StatusError:
     """How upstream answers a storage failure: too large a write is the client's (413); storage out
-    of reach is the server's, said as etcd says it (503); anything else is a 500."""
+    of reach is the server's, said as etcd says it (503); no space is etcd's error as it is (500,
+    no reason: ErrorToAPIStatus of a plain error); anything else is a 500."""
     if isinstance(err, RequestTooLarge):
         return errors.request_entity_too_large(str(err))
     if isinstance(err, Unavailable):
         return errors.service_unavailable(str(err))
+    if isinstance(err, NoSpace):  # not an API status upstream either: 500 with etcd's words
+        return errors.not_a_status(str(err))
     return errors.internal(str(err))
 
 

@@ -25,11 +25,11 @@ class UnreadBody:
 
     async def __call__(self, request: ApiRequest) -> Response:
         response = await self.next(request)
-        length = request.headers.get("Content-Length")
+        length = request.headers.get("Content-Length", "")
         chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
-        if not chunked and length in (None, "", "0"):
+        if not chunked and length in ("", "0"):
             return response
-        small = chunked or (length is not None and length.isdigit() and int(length) <= MAX_DRAIN_BYTES)
-        if not (small and await request.body_received(DRAIN_TIMEOUT)):
+        small = chunked or (length.isdigit() and int(length) <= MAX_DRAIN_BYTES)
+        if not (small and await request.body_received(DRAIN_TIMEOUT, MAX_DRAIN_BYTES)):
             response.headers["Connection"] = "close"
         return response

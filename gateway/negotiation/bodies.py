@@ -13,12 +13,10 @@ from gateway import errors
 from gateway.negotiation import mediatypes
 from gateway.objects import cbor
 from gateway.objects.codec import Codec, DecodedObject
+from gateway.request import MAX_BODY_BYTES
 from protokube.schema import envelope, jsondecode, yamlcodec
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind, Registry
-
-# kube-apiserver's default limit on request bodies (3 MiB).
-MAX_BODY_BYTES = 3 * 1024 * 1024
 
 
 def _summary(body: bytes) -> str:

@@ -50,6 +50,13 @@ class RequestTooLarge(StorageError):
         super().__init__("etcdserver: request is too large")
 
 
+class NoSpace(StorageError):
+    """Storage cannot grow: etcd's NOSPACE (its quota), or a full disk."""
+
+    def __init__(self) -> None:
+        super().__init__("etcdserver: mvcc: database space exceeded")
+
+
 class Unavailable(StorageError):
     """Storage cannot be reached, or did not answer in time."""
 

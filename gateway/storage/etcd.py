@@ -25,6 +25,7 @@ from gateway.storage.backend import (
     KeyValue,
     ListResult,
     ModRevisionMismatch,
+    NoSpace,
     RequestTooLarge,
     StorageError,
     Unavailable,
@@ -45,6 +46,8 @@ def _translate(err: grpc.aio.AioRpcError) -> StorageError:
         return Compacted()
     if "required revision is a future revision" in details:
         return FutureRevision(details)
+    if "database space exceeded" in details:
+        return NoSpace()
     if "request is too large" in details or err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
         return RequestTooLarge()  # etcd's own limit, or gRPC's limit on the message itself
     if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):

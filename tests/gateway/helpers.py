@@ -231,7 +231,7 @@ def watch_lines(client: httpx.Client, path: str, stop_after: int, timeout: float
 
 
 @contextmanager
-def etcd_process(data_dir: Path, timeout: float = 30) -> Iterator[str]:
+def etcd_process(data_dir: Path, timeout: float = 30, *extra: str) -> Iterator[str]:
     """A single-member etcd on free loopback ports until it answers; its client address."""
     client, peer = free_port(), free_port()
     address = f"127.0.0.1:{client}"
@@ -239,7 +239,7 @@ def etcd_process(data_dir: Path, timeout: float = 30) -> Iterator[str]:
         "etcd", "--name=test", f"--data-dir={data_dir}",
         f"--listen-client-urls=http://{address}", f"--advertise-client-urls=http://{address}",
         f"--listen-peer-urls=http://127.0.0.1:{peer}", f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-        f"--initial-cluster=test=http://127.0.0.1:{peer}",
+        f"--initial-cluster=test=http://127.0.0.1:{peer}", *extra,
     ]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
