@@ -160,10 +160,11 @@ def test_kubectl_applies_reads_reapplies_and_deletes_an_application(
     applied = kubectl.run("apply", "-n", namespace, "-f", str(manifest)).stdout.splitlines()
     assert applied == [f"{kind} created" for kind in KINDS]
     again = kubectl.run("apply", "-n", namespace, "-f", str(manifest)).stdout.splitlines()
-    # kubectl itself sends a patch for a PodDisruptionBudget's selector every time (its patch
-    # strategy is "replace"), and for a Secret's stringData (never read back: kubernetes/kubernetes
-    # #87736), so those two read "configured" against any server.
-    always_patched = ("poddisruptionbudget", "secret/")
+    # kubectl itself sends a patch every time for a PodDisruptionBudget's selector (its patch
+    # strategy is "replace"), for a Secret's stringData (never read back: kubernetes/kubernetes
+    # #87736) and for a NetworkPolicy's ingress rules (an atomic list the server defaults a port
+    # protocol in), so those three read "configured" against any server.
+    always_patched = ("poddisruptionbudget", "secret/", "networkpolicy")
     expected = [f"{kind} {'configured' if kind.startswith(always_patched) else 'unchanged'}" for kind in KINDS]
     assert again == expected
     listed = json.loads(kubectl.run("get", "-n", namespace, "-f", str(manifest), "-o", "json").stdout)

@@ -571,13 +571,14 @@ def test_invalid_objects_are_refused_with_upstreams_messages(apf: GatewayProcess
     ]
     level = json.loads(json.dumps(TEST_LEVEL))
     level["metadata"]["name"] = "bad"
-    level["spec"]["limited"]["limitResponse"]["queuing"] = {"queues": 0, "handSize": 8, "queueLengthLimit": 50}
+    # (queues 0 would be defaulted to 64 before validation, as upstream defaults it)
+    level["spec"]["limited"]["limitResponse"]["queuing"] = {"queues": -1, "handSize": 8, "queueLengthLimit": 50}
     level["spec"]["limited"]["nominalConcurrencyShares"] = -1
     level["spec"]["limited"]["lendablePercent"] = 101
     assert refused("prioritylevelconfigurations", level) == [
         "spec.limited.nominalConcurrencyShares: Invalid value: -1: must be a non-negative integer",
-        "spec.limited.limitResponse.queuing.queues: Invalid value: 0: must be positive",
-        "spec.limited.limitResponse.queuing.handSize: Invalid value: 8: should not be greater than queues (0)",
+        "spec.limited.limitResponse.queuing.queues: Invalid value: -1: must be positive",
+        "spec.limited.limitResponse.queuing.handSize: Invalid value: 8: should not be greater than queues (-1)",
         "spec.limited.lendablePercent: Invalid value: 101: must be between 0 and 100, inclusive",
     ]
     level["spec"]["limited"] = dict(TEST_LEVEL["spec"]["limited"])

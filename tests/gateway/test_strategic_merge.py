@@ -192,11 +192,11 @@ CASES: list[tuple[str, str, dict, Any, Any]] = [
         ["a.example/two", "a.example/one"],
     ),
     (
-        "tolerations are replaced (no merge key)",  # then DefaultTolerationSeconds adds its two again
+        "tolerations are replaced (no merge key)",
         "pod",
         {"spec": {"tolerations": [{"key": "k3", "operator": "Exists"}]}},
         lambda o: [t["key"] for t in o["spec"]["tolerations"]],
-        ["k3", "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"],
+        ["k3"],
     ),
     (
         "volumes merge by name",
