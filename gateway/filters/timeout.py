@@ -91,7 +91,11 @@ class RequestTimeout:
         if timeout <= 0:
             return await self.next(request)
         handler = asyncio.ensure_future(self.next(request))
-        done, _ = await asyncio.wait({handler}, timeout=timeout)
+        try:
+            done, _ = await asyncio.wait({handler}, timeout=timeout)
+        except asyncio.CancelledError:  # the client went away: so does its request
+            handler.cancel()
+            raise
         if done:
             return handler.result()
         handler.add_done_callback(_post_timeout(request, time.monotonic()))
