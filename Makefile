@@ -77,9 +77,16 @@ pytest: $(STAMP) debs
 test: $(STAMP) debs gen-check lint pytest
 
 ## Property tests with hypothesis's "fuzz" profile (tests/property/conftest.py); no per-test time limit.
+## Then, where atheris installs (a binary wheel), coverage-guided fuzzing of the decoders for
+## ATHERIS_SECONDS (corpus and crashing inputs in .fuzz/).
 FUZZ_EXAMPLES ?= 5000
+ATHERIS_SECONDS ?= 300
 fuzz: $(STAMP) debs
 	HYPOTHESIS_PROFILE=fuzz FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 tests/property $(PYTEST_ARGS)
+	@if $(BIN)/pip install -q --only-binary=:all: atheris==3.0.0 >/dev/null 2>&1; then \
+	  mkdir -p .fuzz/corpus && $(BIN)/python -m tests.property.atheris_fuzz -max_total_time=$(ATHERIS_SECONDS) \
+	    -max_len=4096 -artifact_prefix=.fuzz/ .fuzz/corpus; \
+	else echo "atheris does not install here: hypothesis only"; fi
 
 ## Soak: memory slope and leaks under a steady load (SOAK_ARGS, e.g. --minutes 30), then crash safety at length.
 CRASH_CYCLES ?= 50
@@ -97,4 +104,4 @@ bench-quick: $(STAMP) debs
 	$(BIN)/python -m bench --quick
 
 clean:
-	rm -rf $(VENV) .gen-check stubs bench/results .hypothesis
+	rm -rf $(VENV) .gen-check stubs bench/results .hypothesis .fuzz

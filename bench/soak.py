@@ -7,7 +7,7 @@ get them; ``--watchers`` watches follow the namespace, a tenth of them reading o
 second (a slow reader is dropped by the gateway once its buffer fills, and starts again). Every
 ``--interval`` seconds the gateway's RSS, open fds, asyncio tasks and registered watchers and the
 storage's RSS and watchers are sampled. Reported: the RSS slope after the warm-up (the first third
-of the run, while the watch cache's event window fills; least squares, MiB per minute), and what is
+of the run, while the event windows fill — 5,000 events here; least squares, MiB per minute), and what is
 left once the load and the watchers stop, compared with before they started (tasks, fds, storage
 watches): the leaks. Writes bench/results/soak.json.
 """
@@ -32,6 +32,9 @@ from bench.common import RESULTS_DIR, ROOT, free_port, gateway, rss_bytes, stop,
 from bench.loadgen import Connection
 
 NS = "/api/v1/namespaces/default/configmaps"
+# Event windows of the storage's watch ring and the gateway's watch cache: full within the warm-up
+# (at the default pace, about 80 writes/s), so that what grows after it is what leaks.
+WINDOW = 5_000
 MiB = 2**20
 
 
@@ -204,12 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp:
         address, metrics = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
         argv_storage = [sys.executable, "-m", "protokube", "storage", "--listen", address, "--listen-metrics", metrics]
+        argv_storage += ["--watch-ring-size", str(WINDOW)]
         storage = subprocess.Popen(
             [*argv_storage, "--data-dir", f"{tmp}/storage"], cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True
         )
         try:
             asyncio.run(wait_grpc_ready(address, storage, 20))
-            with gateway(Path(tmp) / "gw", "--storage", address) as gw:
+            with gateway(Path(tmp) / "gw", "--storage", address, "--watch-cache-window", str(WINDOW)) as gw:
                 result = uvloop.run(Soak(gw.port, gw.pid, storage.pid, metrics, args).run())
         finally:
             stop(storage)

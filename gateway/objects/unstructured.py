@@ -83,7 +83,7 @@ class JSONCodec:
 
     # ---- request bodies ------------------------------------------------------------------------
     def from_dict(self, data: dict[str, Any]) -> DecodedObject:
-        content = jsondecode.go_numbers({k: v for k, v in data.items() if k not in TYPE_META and k != "metadata"})
+        content = jsondecode.go_values({k: v for k, v in data.items() if k not in TYPE_META and k != "metadata"})
         metadata = data.get("metadata")
         if metadata is None:
             metadata = {}

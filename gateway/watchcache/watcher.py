@@ -3,8 +3,8 @@
 The cache offers it every event; it decides what the event is *for this watcher* (an object that
 stops matching the selectors is DELETED, one that starts matching is ADDED), queues it with that
 type and wakes the stream, which hands out what is queued in batches, and bookmarks when due. A
-watcher that falls too far behind is closed, as upstream closes unresponsive watchers; its client
-re-watches from the last resourceVersion it saw.
+watcher that falls too far behind (MAX_QUEUED events) is closed and its queue dropped, as upstream
+closes unresponsive watchers; its client re-watches from the last resourceVersion it saw.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from gateway.watchcache.entries import CacheEvent, Entry, entry_fields
 BOOKMARK_INTERVAL = 60.0
 FINAL_BOOKMARK_LEAD = 2.0
 MAX_QUEUED = 10_000
+# Events per batch, so per frame: a client that reads slowly holds at most one frame's bytes here.
+MAX_BATCH = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,7 @@ class CacheWatcher:
         if event_type is not None:
             self.queue.append((event, event_type))
             if len(self.queue) > MAX_QUEUED:
+                self.queue.clear()  # unresponsive: what it has not taken goes with it, as upstream drops it
                 self.close()
                 return False
             self.wakeup.set()
@@ -95,9 +98,8 @@ class CacheWatcher:
         final_bookmark_sent = False
         while True:
             if self.queue:
-                batch = list(self.queue)
-                self.queue.clear()
-                yield batch
+                queue = self.queue
+                yield [queue.popleft() for _ in range(min(len(queue), MAX_BATCH))]
                 continue
             if self.closed:
                 return

@@ -118,12 +118,16 @@ def _go_float(text: str) -> float:
     return number
 
 
-def go_numbers(value: Any) -> Any:
+def go_values(value: Any) -> Any:
     """JSON values as Go decodes them into interface{} (unstructured objects): integers within
     int64, other numbers float64 (an integer beyond int64 becomes the nearest float64); NaN and
-    ±Inf (which CBOR can carry) are refused. Objects and arrays are changed in place."""
+    ±Inf (which CBOR can carry) are refused; a CBOR byte string is a string (upstream's
+    DefaultByteStringType), its invalid UTF-8 made U+FFFD as Go's JSON encoder writes it. Objects
+    and arrays are changed in place."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
     if isinstance(value, int):
         if _INT_RANGES["int64"][0] <= value <= _INT_RANGES["int64"][1]:
             return value
@@ -134,10 +138,10 @@ def go_numbers(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         raise DecodeError(f"json: cannot unmarshal number {value} into Go value of type float64")
     if isinstance(value, list):
-        value[:] = [go_numbers(item) for item in value]
+        value[:] = [go_values(item) for item in value]
     elif isinstance(value, dict):
         for key, item in value.items():
-            value[key] = go_numbers(item)
+            value[key] = go_values(item)
     return value
 
 

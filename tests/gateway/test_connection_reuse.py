@@ -6,6 +6,8 @@ from __future__ import annotations
 import socket
 import time
 
+import httpx
+
 from .helpers import GatewayProcess
 
 
@@ -64,3 +66,22 @@ def test_a_large_unread_body_closes_the_connection_with_notice(server: GatewayPr
         answers = _responses(sock, 1)
     assert answers and answers[0].startswith(b"HTTP/1.1 415"), answers
     assert b"connection: close" in answers[0].lower()
+
+
+def _open_fds(client: httpx.Client) -> float:
+    text = client.get("/metrics").text
+    return next(float(line.split()[1]) for line in text.splitlines() if line.startswith("process_open_fds "))
+
+
+def test_connections_closed_by_clients_are_let_go(server: GatewayProcess) -> None:
+    """hypercorn kept an idle connection the client had closed for its 75 s keep-alive timeout."""
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        before = _open_fds(client)
+        for _ in range(20):
+            with socket.create_connection(("127.0.0.1", server.port)) as sock:
+                sock.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
+                assert _responses(sock, 1)[0].startswith(b"HTTP/1.1 200")
+        deadline = time.monotonic() + 5
+        while _open_fds(client) > before + 2:
+            assert time.monotonic() < deadline, f"{_open_fds(client)} open fds, {before} before"
+            time.sleep(0.1)

@@ -260,6 +260,7 @@ def test_cbor_tags(codec: Codec, base: dict, value: Any) -> None:
         (float("inf"), None),
         (2**64, None),
         (cbor2.undefined, None),
+        (b"ab\xff", "ab\ufffd"),  # a byte string is a string (found by atheris: bytes reached the encoder)
     ],
 )
 def test_cbor_values_as_upstream_decodes_them(value: Any, expected: Any) -> None:
