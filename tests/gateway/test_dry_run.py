@@ -25,18 +25,20 @@ APPLY = {"Content-Type": "application/apply-patch+yaml"}
 class Watches:
     """One watch per path from its current resourceVersion, each stopping at its first event."""
 
-    def __init__(self, client: httpx.Client, paths: dict[str, str]) -> None:
+    def __init__(self, client: httpx.Client, paths: dict[str, str], selectors: dict[str, str]) -> None:
+        """``selectors``: field selectors of the cluster-wide watches (other tests' objects change too)."""
         self.first: dict[str, dict] = {}
         self.threads = []
         for what, path in paths.items():
-            version = client.get(path).json()["metadata"]["resourceVersion"]
-            thread = threading.Thread(target=self._watch, args=(client, what, path, version), daemon=True)
+            params = {"fieldSelector": selectors[what]} if what in selectors else {}
+            version = client.get(path, params=params).json()["metadata"]["resourceVersion"]
+            thread = threading.Thread(target=self._watch, args=(client, what, path, version, params), daemon=True)
             thread.start()
             self.threads.append(thread)
 
-    def _watch(self, client: httpx.Client, what: str, path: str, version: str) -> None:
+    def _watch(self, client: httpx.Client, what: str, path: str, version: str, params: dict[str, str]) -> None:
         with httpx.Client(base_url=client.base_url) as own:
-            for event in watch_lines(own, path, stop_after=1, timeout=30, resourceVersion=version):
+            for event in watch_lines(own, path, stop_after=1, timeout=30, resourceVersion=version, **params):
                 self.first[what] = event
 
     def join(self) -> dict[str, dict]:
@@ -78,6 +80,7 @@ def test_dry_runs_store_nothing_and_send_no_events(client: httpx.Client, namespa
             "csrs": CSRS,
             "namespaces": "/api/v1/namespaces",
         },
+        {"namespaces": f"metadata.name={ns}"},
     )
 
     # ---- the dry runs -------------------------------------------------------------------------
