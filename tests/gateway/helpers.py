@@ -145,13 +145,20 @@ class GatewayProcess:
         )
         return path
 
-    def storage_pid(self) -> int:
-        """The pid of the embedded storage child (``protokube storage``) of this serve."""
+    def storage_pid(self, timeout: float = 10) -> int:
+        """The pid of the embedded storage child (``protokube storage``) of this serve; waits while
+        the child is being started again."""
         assert self.proc is not None
-        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
-            for child in (task / "children").read_text().split():
-                if b"storage" in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"):
-                    return int(child)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
+                try:
+                    for child in (task / "children").read_text().split():
+                        if b"storage" in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"):
+                            return int(child)
+                except FileNotFoundError:  # a thread or child that just ended
+                    continue
+            time.sleep(0.05)
         raise LookupError("no embedded storage child")
 
 
