@@ -18,6 +18,7 @@ from gateway.auth.impersonation import Impersonation
 from gateway.filters import Handler
 from gateway.filters.auditid import AuditId
 from gateway.filters.errorfunnel import ErrorFunnel
+from gateway.filters.headerlimit import HeaderLimit
 from gateway.filters.instrumentation import Instrumentation
 from gateway.filters.requestinfo import WithRequestInfo
 from gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT, RequestTimeout
@@ -51,4 +52,5 @@ def build_handler_chain(
     handler = Instrumentation(handler, metrics)
     handler = AuditId(handler)
     handler = UnreadBody(handler)
+    handler = HeaderLimit(handler)
     return handler

@@ -1,0 +1,27 @@
+"""Request headers beyond kube-apiserver's MaxHeaderBytes (1 MiB, plus Go's 4 KiB of slack) get Go's
+plain-text 431. The HTTP parser refuses most such requests itself, but only while the headers are
+still incomplete: when the last read completes an oversized header block, it passes, so the limit
+is checked here again on what arrived."""
+
+from __future__ import annotations
+
+from quart import Response
+
+from gateway.filters import Handler
+from gateway.request import ApiRequest
+
+MAX_HEADER_BYTES = (1 << 20) + 4096
+GO_431 = "431 Request Header Fields Too Large"
+
+
+class HeaderLimit:
+    def __init__(self, next_handler: Handler) -> None:
+        self.next = next_handler
+
+    async def __call__(self, request: ApiRequest) -> Response:
+        size = sum(len(name) + len(value) + 4 for name, value in request.headers.items())
+        if size > MAX_HEADER_BYTES:
+            response = Response(GO_431, status=431, content_type="text/plain; charset=utf-8")
+            response.headers["Connection"] = "close"
+            return response
+        return await self.next(request)
