@@ -26,6 +26,15 @@ class Parser(argparse.ArgumentParser):
         sys.exit(USAGE_ERROR)
 
 
+def is_ip(text: str) -> bool:
+    """Whether ``text`` is an IP address literal (not a host name)."""
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback

@@ -16,6 +16,7 @@ from typing import Any
 from gateway.errors import StatusError
 from gateway.params import WriteOptions
 from gateway.registry.store import Store
+from protokube.cliargs import is_ip
 
 NAMESPACE, NAME = "default", "kubernetes"
 log = logging.getLogger("protokube.kubernetesservice")
@@ -27,21 +28,13 @@ def advertised(address: str) -> tuple[str, int]:
     address, this host's own (upstream's --advertise-address default)."""
     host, _, port = address.rpartition(":")
     host = host.strip("[]")
-    ip = ipaddress.ip_address(host) if _is_ip(host) else None
+    ip = ipaddress.ip_address(host) if is_ip(host) else None
     if ip is None or ip.is_unspecified:
         with contextlib.suppress(OSError):
             host = socket.gethostbyname(socket.gethostname())
-        if not _is_ip(host):
+        if not is_ip(host):
             host = "127.0.0.1"
     return host, int(port)
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 async def ensure_kubernetes_service(

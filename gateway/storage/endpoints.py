@@ -15,6 +15,8 @@ import re
 import socket
 from dataclasses import dataclass
 
+from protokube.cliargs import is_ip
+
 SCHEMES = ("etcd://", "http://", "https://")
 UNIX = "unix://"
 
@@ -69,16 +71,8 @@ def tls_name_options(members: list[Endpoint], tls: bool) -> list[tuple[str, str]
     """With TLS over resolved addresses, check the certificate against the first name given."""
     if not tls or len(members) == 1:
         return []
-    names = [m.host for m in members if not _is_ip(m.host)]
+    names = [m.host for m in members if not is_ip(m.host)]
     return [("grpc.ssl_target_name_override", names[0])] if names else []
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
 
 
 def orders_progress_notifications(version: str) -> bool:
