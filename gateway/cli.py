@@ -44,6 +44,7 @@ from gateway.workers import start_workers, stop_workers
 from protokube.cliargs import Parser, directory, host_port, is_loopback, lock_data_dir
 from protokube.schema import descriptors
 from protokube.schema.registry import build
+from protokube.schema.wellknown import parse_duration
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
@@ -294,13 +295,15 @@ def non_negative_int(text: str) -> int:
 
 def go_duration(text: str) -> float:
     """Seconds from a Go duration ("5m0s", "30s", "1h", "1.5s", "0") or a plain number of seconds."""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text)
     if re.fullmatch(r"\d+(\.\d+)?", text):
         return float(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
+    try:
+        nanos = parse_duration(text)
+    except ValueError:
+        nanos = -1
+    if nanos < 0:
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 5m, 30s, 1h)")
-    return sum(float(n) * units[u] for n, u in parts)
+    return nanos / 1e9
 
 
 def runtime_config(text: str) -> RuntimeConfig:
