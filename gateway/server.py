@@ -25,6 +25,7 @@ _h11_response_init = h11.Response.__init__
 
 
 MAX_HEADER_BYTES = 1 << 20  # k8s.io/apiserver SecureServingInfo: MaxHeaderBytes
+HEADER_LIMIT = MAX_HEADER_BYTES + 4096  # what Go's net/http accepts: MaxHeaderBytes and 4 KiB of slack
 
 
 def _response_with_reason(self: h11.Response, **kwargs: object) -> None:
@@ -133,6 +134,6 @@ async def serve_app(
     config.graceful_timeout = 2
     config.include_server_header = False
     # Headers up to kube-apiserver's MaxHeaderBytes (1 MiB; Go adds 4 KiB of slack), then 431.
-    config.h11_max_incomplete_size = MAX_HEADER_BYTES + 4096
+    config.h11_max_incomplete_size = HEADER_LIMIT
     config.h2_max_header_list_size = MAX_HEADER_BYTES
     await serve(app, config, shutdown_trigger=shutdown.wait)  # type: ignore[arg-type]

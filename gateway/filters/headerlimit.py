@@ -9,8 +9,8 @@ from quart import Response
 
 from gateway.filters import Handler
 from gateway.request import ApiRequest
+from gateway.server import HEADER_LIMIT
 
-MAX_HEADER_BYTES = (1 << 20) + 4096
 GO_431 = "431 Request Header Fields Too Large"
 
 
@@ -20,7 +20,7 @@ class HeaderLimit:
 
     async def __call__(self, request: ApiRequest) -> Response:
         size = sum(len(name) + len(value) + 4 for name, value in request.headers.items())
-        if size > MAX_HEADER_BYTES:
+        if size > HEADER_LIMIT:
             response = Response(GO_431, status=431, content_type="text/plain; charset=utf-8")
             response.headers["Connection"] = "close"
             return response
