@@ -16,11 +16,23 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.common import ROOT, Row, at_least, clients, fmt_ms, free_port, gateway, ratio_row, request, stop, wait_for
+from bench.common import (
+    ROOT,
+    Row,
+    at_least,
+    best_rounds,
+    clients,
+    fmt_ms,
+    free_port,
+    gateway,
+    ratio_row,
+    request,
+    stop,
+    wait_for,
+)
 from bench.pods import load_pods, pod_dict
 
 CONCURRENCY = (1, 16, 64)
@@ -105,14 +117,11 @@ def run(quick: bool) -> dict:
                 wrk(url, 4, 1)  # warm-up
             results: dict = {"seconds_per_run": seconds, "rounds": rounds, "body_bytes": len(body), "runs": {}}
             for c in CONCURRENCY:
-                best: dict[str, dict] = {}
-                for _ in range(rounds):  # targets alternate; each keeps its best round (noise only slows)
-                    for target in TARGETS:
-                        r = wrk(urls[target], c, seconds)
-                        if target not in best or r["per_s"] > best[target]["per_s"]:
-                            best[target] = r
-                    time.sleep(0.2)
-                results["runs"][str(c)] = best
+
+                def measure(target: str, c: int = c) -> dict:
+                    return wrk(urls[target], c, seconds)
+
+                results["runs"][str(c)] = best_rounds(rounds, TARGETS, measure)
     return results
 
 

@@ -12,12 +12,12 @@ share alone.
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 
 from bench.common import (
     Row,
     at_least,
+    best_rounds,
     clients,
     cpu_seconds,
     fmt_ms,
@@ -53,16 +53,14 @@ def run(quick: bool) -> dict:
                 raise RuntimeError(f"GET did not answer 200: {warm}")
         results: dict = {"seconds_per_run": seconds, "rounds": rounds, "runs": {}}
         for c in concurrency:
-            best: dict[str, dict] = {}
-            for _ in range(rounds):
-                for target in TARGETS:
-                    used = cpu_seconds(gw.pid)
-                    r = loadgen("gets", {**configs[target], "clients": c, "seconds": seconds}, seconds + 60)
-                    r["server_cpu_us"] = (cpu_seconds(gw.pid) - used) / max(r["count"], 1) * 1e6
-                    if target not in best or r["per_s"] > best[target]["per_s"]:
-                        best[target] = r
-                time.sleep(0.2)
-            results["runs"][str(c)] = best
+
+            def measure(target: str, c: int = c) -> dict:
+                used = cpu_seconds(gw.pid)
+                r = loadgen("gets", {**configs[target], "clients": c, "seconds": seconds}, seconds + 60)
+                r["server_cpu_us"] = (cpu_seconds(gw.pid) - used) / max(r["count"], 1) * 1e6
+                return r
+
+            results["runs"][str(c)] = best_rounds(rounds, TARGETS, measure)
     return results
 
 
