@@ -12,29 +12,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from bench.common import Row, cpu_seconds, fmt_rate, free_port, gateway, grpc_server, loadgen, ratio_row, request
+from bench.common import Row, cpu_seconds, fmt_rate, gateway, loadgen, ratio_row, request
 from bench.http_ceiling import wrk
-from bench.storage import ETCD
+from bench.storage import ETCD, etcd
 
 CONNECTIONS = 64
-
-
-@contextmanager
-def etcd_server(data_dir: Path) -> Iterator[str]:
-    client, peer = free_port(), free_port()
-    address = f"127.0.0.1:{client}"
-    argv = [
-        ETCD, "--name=bench", f"--data-dir={data_dir}",
-        f"--listen-client-urls=http://{address}", f"--advertise-client-urls=http://{address}",
-        f"--listen-peer-urls=http://127.0.0.1:{peer}", f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-        f"--initial-cluster=bench=http://127.0.0.1:{peer}",
-    ]  # fmt: skip
-    with grpc_server(argv, address) as ready:
-        yield ready
 
 
 def children(pid: int) -> list[int]:
@@ -70,7 +54,7 @@ def run(quick: bool) -> dict:
             results["ours"][str(n)] = measure(Path(tmp) / f"ours-{n}", n, seconds, None)
         if shutil.which(ETCD):  # Debian's etcd-server
             for n in counts:
-                with etcd_server(Path(tmp) / f"etcd-{n}") as address:
+                with etcd(Path(tmp) / f"etcd-{n}") as address:
                     results["etcd"][str(n)] = measure(Path(tmp) / f"gw-etcd-{n}", n, seconds, address)
     return results
 
