@@ -7,18 +7,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import httpx
+import pytest
 from etcdserverpb import rpc_pb2 as pb
 from etcdserverpb import rpc_pb2_grpc as pb_grpc
 
 from tests.storage.helpers import StorageProcess
 
-from .helpers import GatewayProcess
+from .helpers import GatewayProcess, etcd_process
 
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/protokube-controller-manager"
 FAST = (
@@ -101,11 +104,32 @@ def test_a_stopping_leader_releases_the_lease(tmp_path: Path) -> None:
         storage.kill()
 
 
-def test_gateways_compact_external_storage_once_per_interval(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def external_storage(kind: str, tmp_path: Path) -> Iterator[str]:
+    """Our storage service without its own compaction, or Debian's etcd: its address."""
+    if kind == "etcd":
+        if shutil.which("etcd") is None:
+            pytest.skip("etcd is not installed (Debian package etcd-server)")
+        with etcd_process(tmp_path / "etcd") as address:
+            yield address
+        return
+    storage = StorageProcess(tmp_path / "storage", "--compaction-retention", "0").start()
+    try:
+        yield storage.address
+    finally:
+        storage.kill()
+
+
+@pytest.mark.parametrize("kind", ["ours", "etcd"])
+def test_gateways_compact_external_storage_once_per_interval(tmp_path: Path, kind: str) -> None:
     """upstream's compact_rev_key protocol: each interval one gateway takes the turn and compacts
     to the revision seen one interval earlier; two gateways never compact twice for one interval."""
-    storage = StorageProcess(tmp_path / "storage", "--compaction-retention", "0").start()
-    flags = ("--storage", storage.address, "--etcd-compaction-interval", "1s")
+    with external_storage(kind, tmp_path) as address:
+        compaction_scenario(tmp_path, address)
+
+
+def compaction_scenario(tmp_path: Path, address: str) -> None:
+    flags = ("--storage", address, "--etcd-compaction-interval", "1s")
     started = time.monotonic()  # the first gateway's compactor starts after this
     a = GatewayProcess(tmp_path / "a", *flags).start()
     b = GatewayProcess(tmp_path / "b", *flags).start()
@@ -115,7 +139,7 @@ def test_gateways_compact_external_storage_once_per_interval(tmp_path: Path) -> 
                 body = {"metadata": {"name": f"c{i}"}}
                 assert client.post("/api/v1/namespaces/default/configmaps", json=body).status_code == 201
             first = int(client.get("/api/v1/namespaces/default/configmaps").json()["metadata"]["resourceVersion"])
-            with grpc.insecure_channel(storage.address) as channel:
+            with grpc.insecure_channel(address) as channel:
                 kv = pb_grpc.KVStub(channel)
 
                 def compacted_past(revision: int) -> bool:
@@ -135,7 +159,6 @@ def test_gateways_compact_external_storage_once_per_interval(tmp_path: Path) -> 
     finally:
         a.kill()
         b.kill()
-        storage.kill()
 
 
 def test_two_gateways_serve_one_storage_as_one_server(tmp_path: Path) -> None:
