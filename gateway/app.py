@@ -36,6 +36,7 @@ from gateway.auth.escalation import RBACEscalation
 from gateway.auth.rbac import RBAC_GROUP, RBACIndex
 from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
 from gateway.auth.reviews import Review, review_answers
+from gateway.auth.tokens import discovery as issuer_discovery
 from gateway.auth.tokens.authenticator import ServiceAccountTokens
 from gateway.auth.tokens.objects import Objects
 from gateway.auth.tokens.request import Issuer, TokenRequestStore
@@ -173,7 +174,11 @@ class APIServer:
             settings.priority_and_fairness, inflight, self.stores, self.cachers, self.metrics.registry
         )
         health = health_endpoints(self._health_checks())
-        debug = self.flow_control.routes()
+        extra = self.flow_control.routes()
+        issuer = settings.service_account_tokens
+        if issuer is not None:
+            jwks_uri = issuer.jwks_uri or f"https://{server_address}/openid/v1/jwks"
+            extra.update(issuer_discovery.routes(issuer.issuer, jwks_uri, issuer.keys))
         non_resource = NonResourceRoutes(
             registry,
             server_address,
@@ -181,7 +186,7 @@ class APIServer:
             settings.formats,
             health,
             stored=lambda r: r.key in self.cachers,
-            extra=debug,
+            extra=extra,
         )
         router = Router(registry, self.scopes, non_resource)
         self.handler = build_handler_chain(

@@ -83,6 +83,12 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         f"default {DEFAULT_ISSUER})",
     )
     p.add_argument(
+        "--service-account-jwks-uri",
+        default="",
+        metavar="URL",
+        help="jwks_uri in the issuer discovery document (default: https://<this server>/openid/v1/jwks)",
+    )
+    p.add_argument(
         "--api-audiences",
         type=lambda text: tuple(a.strip() for a in text.split(",") if a.strip()),
         metavar="AUDIENCE,...",
@@ -330,7 +336,8 @@ def token_file(text: str) -> TokenFile:
 def token_issuer(args: argparse.Namespace) -> Issuer:
     """Service account tokens: the signing key in the data dir, the issuers and audiences."""
     issuers = tuple(args.service_account_issuer or (DEFAULT_ISSUER,))
-    return Issuer(token_keys.ensure(args.data_dir / "pki"), issuers, args.api_audiences or issuers)
+    keys = token_keys.ensure(args.data_dir / "pki")
+    return Issuer(keys, issuers, args.api_audiences or issuers, args.service_account_jwks_uri)
 
 
 def storage_tls(args: argparse.Namespace) -> ClientTLS | None:

@@ -66,6 +66,35 @@ def test_every_bootstrap_object_is_made(client: httpx.Client) -> None:
     assert public == [{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"]}]
 
 
+def test_controller_roles_bound_to_their_service_accounts(client: httpx.Client) -> None:
+    """kube-controller-manager's roles (bootstrappolicy ControllerRoles): each bound to its service
+    account in kube-system, granting what that controller does and nothing else."""
+    names = {r["metadata"]["name"] for r in client.get(f"{RBAC}/clusterroles").json()["items"]}
+    controllers = sorted(n for n in names if n.startswith("system:controller:"))
+    assert len(controllers) == 33 and "system:controller:deployment-controller" in controllers
+    binding = client.get(f"{RBAC}/clusterrolebindings/system:controller:job-controller").json()
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "job-controller", "namespace": "kube-system"}]
+
+    def allowed(user: str, verb: str, group: str, resource: str) -> bool:
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": user,
+                "groups": ["system:serviceaccounts", "system:authenticated"],
+                "resourceAttributes": {"verb": verb, "group": group, "resource": resource, "namespace": "default"},
+            },
+        }
+        answer = client.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", json=review)
+        assert answer.status_code == 201, answer.text
+        return answer.json()["status"]["allowed"]
+
+    deployments = "system:serviceaccount:kube-system:deployment-controller"
+    assert allowed(deployments, "create", "apps", "replicasets")
+    assert not allowed(deployments, "get", "", "secrets")
+    assert allowed("system:serviceaccount:kube-system:generic-garbage-collector", "delete", "example.com", "widgets")
+
+
 def test_aggregated_roles_gather_their_parts(client: httpx.Client) -> None:
     # view ⊂ edit ⊂ admin, filled by the aggregation controller from the aggregate-to-* roles
     assert eventually(lambda: grants(rules_of(client, "admin"), "rbac.authorization.k8s.io", "rolebindings", "create"))

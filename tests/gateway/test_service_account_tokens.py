@@ -329,3 +329,33 @@ def test_a_secret_bound_token_lives_with_its_secret(
     assert eventually(lambda: "does not match" in review(client, token).get("error", ""))
     assert review(client, token)["error"].startswith("secret UID (")
     assert whoami(server, token).status_code == 401
+
+
+def test_issuer_discovery_verifies_tokens(server: GatewayProcess, client: httpx.Client, namespace: str) -> None:
+    """Service account issuer discovery (pkg/routes/openidmetadata.go): the OIDC provider metadata
+    and the key set, readable by service accounts (system:service-account-issuer-discovery), enough
+    for an OIDC library outside the cluster to verify a token."""
+    service_account(client, namespace, "relying")
+    token = token_of(client, namespace, "relying", audiences=["vault"])  # for someone else to verify
+    with server.secure_client(token=token_of(client, namespace, "relying")) as holder:
+        config = holder.get("/.well-known/openid-configuration")
+        keyset = holder.get("/openid/v1/jwks/")
+    assert config.status_code == 200 and config.headers["content-type"] == "application/json"
+    assert config.headers["cache-control"] == "public, max-age=3600"
+    assert config.json() == {
+        "issuer": ISSUER,
+        "jwks_uri": f"https://127.0.0.1:{server.secure_port}/openid/v1/jwks",
+        "response_types_supported": ["id_token"],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["RS256"],
+    }
+    assert keyset.status_code == 200 and keyset.headers["content-type"] == "application/jwk-set+json"
+    (key,) = keyset.json()["keys"]
+    assert list(key) == ["use", "kty", "kid", "alg", "n", "e"] and key["kid"] == jwt.get_unverified_header(token)["kid"]
+    claims = jwt.decode(token, jwt.PyJWK(key).key, algorithms=["RS256"], audience="vault", issuer=ISSUER)
+    assert claims["sub"] == f"system:serviceaccount:{namespace}:relying"
+
+    with server.secure_client() as anonymous:
+        refused = anonymous.get("/.well-known/openid-configuration")
+    assert refused.status_code == 403
+    assert client.post("/openid/v1/jwks", json={}).status_code == 405

@@ -14,6 +14,8 @@ POLICY_FILE = Path(__file__).with_name("policy.yaml")
 RBAC_GROUP = "rbac.authorization.k8s.io"
 BOOTSTRAPPING = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
+# kube-controller-manager's roles: system:controller:<its service account in kube-system>.
+CONTROLLER_PREFIX = "system:controller:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +73,16 @@ def policy() -> Policy:
             role["aggregationRule"] = spec["aggregationRule"]
         role["rules"] = [_rule(r) for r in spec.get("rules", [])]
         cluster_roles.append(role)
+    cluster_role_bindings = [
+        _binding(name, "", "ClusterRole", compact) for name, compact in data["clusterRoleBindings"].items()
+    ]
+    for account, rules in data["controllerRoles"].items():
+        name = CONTROLLER_PREFIX + account
+        cluster_roles.append({"metadata": _metadata(name), "rules": [_rule(r) for r in rules]})
+        cluster_role_bindings.append(_binding(name, "", "ClusterRole", [name, f"ServiceAccount kube-system/{account}"]))
     return Policy(
         cluster_roles=cluster_roles,
-        cluster_role_bindings=[
-            _binding(name, "", "ClusterRole", compact) for name, compact in data["clusterRoleBindings"].items()
-        ],
+        cluster_role_bindings=cluster_role_bindings,
         roles=[
             {"metadata": _metadata(name, namespace), "rules": [_rule(r) for r in rules]}
             for namespace, roles in data["namespaceRoles"].items()

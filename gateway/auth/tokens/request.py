@@ -40,11 +40,13 @@ BINDABLE_KINDS = ("Pod", "Secret", "Node")
 class Issuer:
     """What tokens are signed with and say about their origin: the key, the issuers
     (--service-account-issuer; tokens name the first, any is accepted) and the API server's own
-    audiences (--api-audiences, by default the issuers)."""
+    audiences (--api-audiences, by default the issuers), and where issuer discovery says its keys
+    are (--service-account-jwks-uri; "": this server's /openid/v1/jwks)."""
 
     keys: SigningKeys
     issuers: tuple[str, ...]
     api_audiences: tuple[str, ...]
+    jwks_uri: str = ""
 
     @property
     def issuer(self) -> str:
