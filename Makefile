@@ -71,8 +71,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/buf lint
 
+# The suite runs on PYTEST_WORKERS processes (one module per worker at a time: a module's server is
+# started once); the quick benchmark runs after it, alone, since it measures ratios on an idle machine.
+PYTEST_WORKERS ?= 2
 pytest: $(STAMP) debs
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/bench $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/bench $(PYTEST_ARGS)
 
 test: $(STAMP) debs gen-check lint pytest
 
