@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.patch import gofmt
+
 JSON = Any
 
 # The order of value kinds in upstream's value.Compare.
@@ -240,17 +242,5 @@ def go_sharp_v_value(value: JSON) -> str:
 
 
 def go_type(value: JSON) -> str:
-    """%T of a decoded JSON value."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return "<nil>"
+    """%T of a decoded JSON value (``<nil>`` for a nil interface)."""
+    return gofmt.go_type(value) or "<nil>"
