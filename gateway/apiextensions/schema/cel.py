@@ -1,0 +1,147 @@
+"""x-kubernetes-validations: CEL rules of a CRD's schema, compiled when the CRD is written and
+evaluated on every write of a custom object (upstream's pkg/apiserver/schema/cel), with cel-python.
+
+cel-python implements CEL's standard definitions; Kubernetes' extension libraries (isURL, quantity,
+the lists/strings/regex/ip/cidr extensions, ...) are not there. A rule calling a function that is
+not available is refused when the CRD is written, naming the function — never accepted and ignored.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import celpy
+from celpy import celtypes
+
+from gateway.apiextensions.schema.node import Node
+from gateway.errors import FieldError
+
+# Functions and macros cel-python provides (its standard environment and parser macros).
+AVAILABLE = frozenset(
+    {
+        *celpy.evaluation.base_functions,
+        *("has", "all", "exists", "exists_one", "map", "filter", "dyn"),
+    }
+)
+_CALL = re.compile(r"(?<![\w.'\"])\.?([A-Za-z_]\w*)\s*\(")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+REASONS = {
+    "FieldValueInvalid": "FieldValueInvalid",
+    "FieldValueForbidden": "FieldValueForbidden",
+    "FieldValueRequired": "FieldValueRequired",
+    "FieldValueDuplicate": "FieldValueDuplicate",
+}
+_ENV = celpy.Environment()
+
+
+@functools.lru_cache(maxsize=4096)
+def _program(expression: str) -> celpy.Runner:
+    return _ENV.program(_ENV.compile(expression))
+
+
+def _unavailable(expression: str) -> list[str]:
+    calls = _CALL.findall(_STRING.sub("''", expression))
+    return sorted({name for name in calls if name not in AVAILABLE})
+
+
+def compile_errors(props: dict[str, Any], path: str) -> list[FieldError]:
+    """What is wrong with the rules of one schema node (it is checked at every level)."""
+    found: list[FieldError] = []
+    for i, rule in enumerate(props.get("x-kubernetes-validations") or ()):
+        where = f"{path}.x-kubernetes-validations[{i}]"
+        text = rule.get("rule") or ""
+        if not text:
+            found.append(FieldError.required(f"{where}.rule", ""))
+            continue
+        for key in ("rule", "messageExpression"):
+            expression = rule.get(key)
+            if not expression:
+                continue
+            missing = _unavailable(expression)
+            if missing:
+                found.append(
+                    FieldError.invalid(
+                        f"{where}.{key}",
+                        expression,
+                        f"compilation failed: undeclared reference to '{missing[0]}' (this server evaluates CEL with "
+                        "cel-python, which has CEL's standard functions but not Kubernetes' extension libraries)",
+                    )
+                )
+                continue
+            try:
+                _program(expression)
+            except celpy.CELParseError as err:
+                detail = str(err).splitlines()[0]
+                found.append(FieldError.invalid(f"{where}.{key}", expression, f"compilation failed: {detail}"))
+        reason = rule.get("reason")
+        if reason and reason not in REASONS:
+            found.append(FieldError.not_supported(f"{where}.reason", reason, list(REASONS)))
+    return found
+
+
+def evaluate(node: Node, value: Any, old: Any, path: str = "") -> list[FieldError]:
+    """Every failed rule in ``value`` and below (``old``: the stored value, for transition rules)."""
+    found: list[FieldError] = []
+    _evaluate(node, value, old, path, found)
+    return found
+
+
+def _evaluate(node: Node, value: Any, old: Any, path: str, found: list[FieldError]) -> None:
+    if value is None:
+        return
+    for rule in node.rules:
+        transition = "oldSelf" in rule.get("rule", "")
+        if transition and old is None:
+            continue  # transition rules run only on updates of a value that existed
+        found += _run(rule, node, value, old, path)
+    if isinstance(value, dict):
+        prefix = f"{path}." if path else ""
+        old_map = old if isinstance(old, dict) else {}
+        for key, item in value.items():
+            sub = node.properties.get(key) or node.additional
+            if sub is not None:
+                _evaluate(sub, item, old_map.get(key), f"{prefix}{key}", found)
+    elif isinstance(value, list) and node.items is not None:
+        for i, item in enumerate(value):
+            _evaluate(node.items, item, None, f"{path}[{i}]", found)
+
+
+def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> list[FieldError]:
+    activation = {"self": celpy.json_to_cel(value)}
+    if old is not None:
+        activation["oldSelf"] = celpy.json_to_cel(old)
+    where = path + (rule.get("fieldPath") or "") if path or rule.get("fieldPath") else path
+    where = where.lstrip(".")
+    shown = node.type or "object"
+    try:
+        result = _program(rule["rule"]).evaluate(activation)
+    except celpy.CELEvalError as err:
+        return [FieldError.invalid(where, shown, f"{rule['rule']}: {err.args[0] if err.args else err}")]
+    if isinstance(result, celpy.CELEvalError):
+        return [FieldError.invalid(where, shown, f"{rule['rule']}: {result.args[0] if result.args else result}")]
+    if result == celtypes.BoolType(True):
+        return []
+    message = _message(rule, activation)
+    reason = rule.get("reason") or "FieldValueInvalid"
+    if reason == "FieldValueRequired":
+        return [FieldError.required(where, message)]
+    if reason == "FieldValueForbidden":
+        return [FieldError.forbidden(where, message)]
+    if reason == "FieldValueDuplicate":
+        return [FieldError("FieldValueDuplicate", where, message, shown, True)]
+    return [FieldError.invalid(where, shown, message)]
+
+
+def _message(rule: dict[str, Any], activation: dict[str, Any]) -> str:
+    """messageExpression's string, else message, else upstream's "failed rule: RULE"."""
+    expression = rule.get("messageExpression")
+    if expression:
+        try:
+            text = _program(expression).evaluate(activation)
+            if isinstance(text, str) and text.strip():
+                return str(text)
+        except celpy.CELEvalError:
+            pass
+    return rule.get("message") or f"failed rule: {rule['rule']}"
