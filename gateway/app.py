@@ -19,6 +19,8 @@ from quart import Quart, Response, request
 from gateway.admission import Admission
 from gateway.admission.namespace import NamespaceLifecycle
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
+from gateway.apiextensions.controller import CustomResourceDefinitionController
+from gateway.apiextensions.serving import CustomResourceServing
 from gateway.auth.authentication import (
     AudienceAgnostic,
     Authenticator,
@@ -91,6 +93,7 @@ SERVICES = ("", "v1", "services")
 ENDPOINTS = ("", "v1", "endpoints")
 ENDPOINT_SLICES = ("discovery.k8s.io", "v1", "endpointslices")
 LEASES = ("coordination.k8s.io", "v1", "leases")
+CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TOKEN_REVIEWS = ("authentication.k8s.io", "v1", "tokenreviews")
 CONTROLLERS_LEASE = "protokube-controller-manager"
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -168,6 +171,9 @@ class APIServer:
 
         rbac_stores = {kind: self.stores.get((RBAC_GROUP, "v1", plural)) for kind, plural in RBAC_KINDS.items()}
         self.informers = [Informer(store, KindFeed(self.rbac, kind)) for kind, store in rbac_stores.items() if store]
+        crds = self.stores.get(CRDS)
+        if crds is not None:  # every gateway serves the CRDs' resources
+            self.informers.append(Informer(crds, CustomResourceServing(registry)))
 
         inflight = (settings.max_requests_inflight, settings.max_mutating_requests_inflight)
         self.flow_control = FlowControl(
@@ -209,6 +215,8 @@ class APIServer:
         cluster_roles = self.stores.get((RBAC_GROUP, "v1", "clusterroles"))
         if cluster_roles is not None:
             controllers.append(ClusterRoleAggregation(cluster_roles).run)
+        if crds is not None:
+            controllers.append(CustomResourceDefinitionController(crds, registry, lambda: self.stores).run)
         if settings.service_account_tokens is not None:
             controllers.append(TokensController(self.objects, settings.service_account_tokens, settings.root_ca).run)
         # The controllers kube-controller-manager would run: once per cluster, in the elected gateway.

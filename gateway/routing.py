@@ -24,6 +24,7 @@ from gateway.handlers.watch import watch
 from gateway.registry.rest import Connecter
 from gateway.request import ApiRequest
 from gateway.requestinfo import RequestInfo
+from gateway.responses import add_warnings
 from gateway.scope import RequestScope
 from protokube.schema.registry import Registry
 
@@ -59,7 +60,11 @@ class Router:
         handler = connect if isinstance(scope.storage, Connecter) else VERB_HANDLERS.get(info.verb)
         if handler is None or info.verb not in scope.verbs:
             raise errors.method_not_allowed()
-        return await handler(request, scope)
+        response = await handler(request, scope)
+        warning = getattr(scope.resource.extension, "warning", "")
+        if warning:  # a deprecated version of a custom resource
+            add_warnings(response, [warning])
+        return response
 
     def scope(self, info: RequestInfo) -> RequestScope:
         resource = self.registry.resource(info.group, info.version, info.resource)

@@ -15,6 +15,8 @@ def kind_codec(gvk: GroupVersionKind, message: str) -> Codec:
 
 
 def codec_for(resource: Resource) -> Codec:
+    if resource.extension is not None:  # a run-time resource (a CRD's version) brings its own
+        return resource.extension.codec(resource)
     list_gvk = GroupVersionKind(resource.group, resource.version, resource.list_kind)
     stored = resource.storage_kind
     if stored is not None:

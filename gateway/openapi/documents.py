@@ -48,6 +48,15 @@ def unstructured_kinds(registry: Registry) -> dict[str, GroupVersionKind]:
     return kinds
 
 
+def custom_schemas(registry: Registry) -> dict[str, dict[str, Any]]:
+    """Definition name → schema, for the kinds whose resource carries one (a CRD version's)."""
+    return {
+        unstructured_name(r.gvk): r.extension.props
+        for r in registry.resources.values()
+        if getattr(r.extension, "props", None) is not None
+    }
+
+
 def _sort_params(params: list[Param]) -> list[Param]:
     return sorted(params, key=lambda p: (p.location, p.name))
 
@@ -179,6 +188,7 @@ class DocumentSet:
         self.registry = registry
         self.gvks = served_gvks(registry)
         self.unstructured = unstructured_kinds(registry)
+        self.custom = custom_schemas(registry)
 
     @functools.cached_property
     def v3_paths(self) -> list[str]:
@@ -194,10 +204,10 @@ class DocumentSet:
         """The v3 document of a name from ``v3_paths``; None for any other name."""
         if name not in self.v3_paths:
             return None
-        return _v3(self._operations(name), SchemaBuilder(V3, self.gvks, self.unstructured))
+        return _v3(self._operations(name), SchemaBuilder(V3, self.gvks, self.unstructured, self.custom))
 
     def v2(self) -> Document:
-        builder = SchemaBuilder(V2, self.gvks, self.unstructured)
+        builder = SchemaBuilder(V2, self.gvks, self.unstructured, self.custom)
         ops = [op for name in self.v3_paths for op in self._operations(name)]
         return {
             "swagger": "2.0",

@@ -133,10 +133,12 @@ class SchemaBuilder:
         flavor: Flavor,
         gvks: dict[str, list[GroupVersionKind]],
         unstructured: dict[str, GroupVersionKind] | None = None,
+        custom: dict[str, Schema] | None = None,
     ) -> None:
         self.flavor = flavor
         self.gvks = gvks
         self.unstructured = unstructured or {}
+        self.custom = custom or {}  # a CRD version's openAPIV3Schema, by its kind's definition name
         self.definitions: dict[str, Schema] = {}
 
     def ref(self, target: str, **siblings: Any) -> Schema:
@@ -160,7 +162,11 @@ class SchemaBuilder:
         }
 
     def _unstructured(self, gvk: GroupVersionKind) -> Schema:
-        """A kind whose objects are any JSON with standard metadata (a list kind: its items)."""
+        """A kind whose objects are any JSON with standard metadata (a list kind: its items), or
+        what a CRD's schema says of them."""
+        custom = self.custom.get(unstructured_name(gvk))
+        if custom is not None:
+            return self._custom(gvk, custom)
         properties = self._type_meta()
         gvk_extension = [{"group": gvk.group, "kind": gvk.kind, "version": gvk.version}]
         if gvk.kind.endswith("List"):
@@ -181,6 +187,17 @@ class SchemaBuilder:
             "x-kubernetes-group-version-kind": gvk_extension,
             "x-kubernetes-preserve-unknown-fields": True,
         }
+
+    def _custom(self, gvk: GroupVersionKind, props: Schema) -> Schema:
+        """A CRD version's schema as upstream publishes it (apiextensions-apiserver
+        pkg/controller/openapi/builder): with apiVersion, kind and ObjectMeta's metadata, and without
+        what OpenAPI v2 cannot say (nullable, int-or-string types, CEL rules)."""
+        schema = _published(props, self.flavor.v3)
+        properties = schema.setdefault("properties", {})
+        properties.update(self._type_meta())
+        properties["metadata"] = self.ref(META + "ObjectMeta")
+        schema["x-kubernetes-group-version-kind"] = [{"group": gvk.group, "kind": gvk.kind, "version": gvk.version}]
+        return schema
 
     def _definition(self, full_name: str) -> Schema:
         message = shape(full_name)
@@ -300,4 +317,27 @@ def _extensions(field: FieldShape) -> Schema:
         out["x-kubernetes-patch-merge-key"] = field.patch_merge_key
     if field.patch_strategy:
         out["x-kubernetes-patch-strategy"] = field.patch_strategy
+    return out
+
+
+# What a v2 document leaves out of a CRD's schema (OpenAPI v2 cannot state it).
+_NOT_IN_V2 = ("nullable", "x-kubernetes-validations", "anyOf", "oneOf", "not", "allOf")
+
+
+def _published(props: Schema, v3: bool) -> Schema:
+    """A deep copy of a CRD schema as an OpenAPI document shows it."""
+    if isinstance(props, list):
+        return [_published(p, v3) for p in props]  # type: ignore[return-value]
+    if not isinstance(props, dict):
+        return props
+    out = {}
+    for key, value in props.items():
+        if not v3 and key in _NOT_IN_V2:
+            continue
+        if key in ("properties", "patternProperties"):
+            out[key] = {name: _published(sub, v3) for name, sub in value.items()}
+        elif key in ("items", "additionalProperties", "not", "allOf", "anyOf", "oneOf"):
+            out[key] = _published(value, v3)
+        else:
+            out[key] = value
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -18,7 +19,9 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from gateway import errors
 from gateway.conversion import ConvertedCodec
 from gateway.objects.view import ObjectView
+from gateway.printing import jsonpath
 from gateway.printing.cells import CELLS, ROW_CONDITIONS, Row
+from gateway.printing.humanize import since
 from protokube.schema import jsonencode, wellknown
 from protokube.schema.registry import PrinterColumn, Resource
 
@@ -65,25 +68,49 @@ def column_definitions(resource: Resource) -> list[dict[str, Any]]:
     ]
 
 
-def _json_path(obj: dict[str, Any], path: str) -> Any:
-    value: Any = obj
-    for step in path.strip(".").split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(step)
-    return value
-
-
-def _cell(column: PrinterColumn, row: Row, as_json: dict[str, Any]) -> Any:
+def _cell(column: PrinterColumn, row: Row, as_json: dict[str, Any], custom: bool = False) -> Any:
     if column.cell == "created_at":
         created = row.obj.metadata.creationTimestamp
         return wellknown.format_time(created.seconds) if created.HasField("seconds") else None
     if column.cell:
         return CELLS[column.cell](row)
-    value = _json_path(as_json, column.json_path)
-    if value is None:
+    try:
+        found = jsonpath.find(as_json, column.json_path)
+    except jsonpath.JSONPathError:
+        found = []
+    if custom:  # a CRD's column (apiextensions-apiserver tableconvertor.go): nil when absent
+        return _custom_cell(column.type, found)
+    if not found or found[0] is None:
         return 0 if column.type == "integer" else ""
+    return found[0]
+
+
+def _custom_cell(column_type: str, found: list[Any]) -> Any:
+    """One value as the column's type says (nil when of another type); several joined by commas."""
+    if len(found) > 1:
+        return ", ".join(str(v) for v in found)
+    if not found:
+        return None
+    value = found[0]
+    if column_type == "integer":
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if column_type == "number":
+        return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if column_type == "boolean":
+        return value if isinstance(value, bool) else None
+    if column_type == "date":  # metatable.ConvertToHumanReadableDateType: an age
+        return _age(value) if isinstance(value, str) else None
+    if column_type == "string":
+        return value if isinstance(value, str) else orjson.dumps(value).decode()
     return value
+
+
+def _age(text: str) -> str:
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return "<invalid>"
+    return since(int(when.timestamp()))
 
 
 def partial_metadata(view: ObjectView) -> dict[str, Any]:
@@ -99,7 +126,8 @@ def table_row(resource: Resource, view: ObjectView, include: str, now: float) ->
     printed = view.codec.to_storage(obj) if isinstance(view.codec, ConvertedCodec) else obj
     printed_json = jsonencode.to_dict(printed) if printed is not obj else as_json
     row = Row(printed, now)
-    result: dict[str, Any] = {"cells": [_cell(c, row, printed_json) for c in columns(resource)]}
+    custom = resource.extension is not None
+    result: dict[str, Any] = {"cells": [_cell(c, row, printed_json, custom) for c in columns(resource)]}
     conditions = ROW_CONDITIONS.get(resource.message, lambda _: [])(obj)
     if conditions:
         result["conditions"] = conditions

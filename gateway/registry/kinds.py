@@ -159,6 +159,18 @@ class NodeStrategy(ProtoStrategy):
 
 
 # By the kind's message full name.
+class CustomResourceDefinitionStrategy(ProtoStrategy):
+    """A new CRD carries the finalizer that removes its objects before it goes (upstream's
+    customresourcecleanup finalizer), and starts without conditions."""
+
+    def prepare_for_create(self, obj: Message) -> None:
+        super().prepare_for_create(obj)
+        if CRD_CLEANUP_FINALIZER not in obj.metadata.finalizers:
+            obj.metadata.finalizers.append(CRD_CLEANUP_FINALIZER)
+
+
+CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+
 STRATEGIES: dict[str, type[ProtoStrategy]] = {
     "k8s.io.api.core.v1.Pod": PodStrategy,
     "k8s.io.api.core.v1.Namespace": NamespaceStrategy,
@@ -168,6 +180,9 @@ STRATEGIES: dict[str, type[ProtoStrategy]] = {
     "k8s.io.api.core.v1.Event": EventStrategy,
     "k8s.io.api.batch.v1.Job": JobStrategy,
     "k8s.io.api.certificates.v1.CertificateSigningRequest": CertificateSigningRequestStrategy,
+    "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition": (
+        CustomResourceDefinitionStrategy
+    ),
 }
 
 
@@ -179,6 +194,8 @@ WITHOUT_GENERATION = frozenset(
 
 
 def strategy_for(resource: Resource, codec: Codec) -> Strategy:
+    if resource.extension is not None:  # a run-time resource (a CRD's version) brings its own
+        return resource.extension.strategy(resource, codec)
     if not resource.message:
         return UnstructuredStrategy(resource, codec)
     strategy = STRATEGIES.get(resource.message, ProtoStrategy)(resource, codec)

@@ -47,9 +47,12 @@ class Ownership:
     @classmethod
     def of(cls, resource: Resource, codec: Codec, status_is_separate: bool) -> Ownership | None:
         """The ownership tracking of a compiled kind (kinds known only at run time have no type yet)."""
-        if not resource.message:
+        if resource.extension is not None:  # a CRD's version: the type its schema states
+            obj_type = resource.extension.object_type()
+        elif not resource.message:
             return None
-        obj_type = proto_type(resource.message)
+        else:
+            obj_type = proto_type(resource.message)
         resets = reset_fields(list(obj_type.fields), status_is_separate)
         return cls(codec, FieldManager(obj_type, resource.gvk.api_version, resource.kind, reset_fields=resets))
 

@@ -142,6 +142,8 @@ class ScaleStore:
         return ObjectView.of(self.codec, self.codec.from_dict(scale).obj, parent.resource_version)
 
     def _selector(self, data: dict[str, Any]) -> str:
+        if not self.paths.label_selector:  # a CRD's scale without labelSelectorPath
+            return ""
         selector = _at(data, self.paths.label_selector)
         if isinstance(selector, str):  # already a selector string (custom resources keep one in status)
             return selector

@@ -16,7 +16,13 @@ from gateway.registry.binding import BindingStore
 from gateway.registry.connect import LogStore, NodeProxyStore, PodProxyStore, ServiceProxyStore, StreamStore
 from gateway.registry.eviction import EvictionStore
 from gateway.registry.store import Store
-from gateway.registry.subresources import EphemeralContainersStore, FinalizeStore, ScaleStore, StatusStore
+from gateway.registry.subresources import (
+    EphemeralContainersStore,
+    FinalizeStore,
+    ScalePaths,
+    ScaleStore,
+    StatusStore,
+)
 from protokube.schema.registry import Resource, Subresource
 
 Key = tuple[str, str, str]
@@ -59,8 +65,8 @@ def subresource_storage(
     codec: Codec = store.codec if sub.gvk == resource.gvk else kind_codec(sub.gvk, sub.message)
     if sub.name in PARENT_PARTS:
         return PARENT_PARTS[sub.name](store)
-    if sub.name == "scale":
-        return ScaleStore(store, codec)
+    if sub.name == "scale":  # a CRD's version names where its replicas are
+        return ScaleStore(store, codec, getattr(resource.extension, "scale", None) or ScalePaths())
     if resource.key == PODS and sub.name in POD_PARTS:
         return POD_PARTS[sub.name](store, codec, later)
     if (resource.key, sub.name) == (NODES, "proxy"):

@@ -15,6 +15,7 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import protokube.options.v1.options_pb2 as opts
 from google.protobuf.descriptor import Descriptor
@@ -88,6 +89,10 @@ class Resource:
     # the list of a resource that cannot be listed).
     message: str
     list_message: str
+    # What the code that added a run-time resource keeps with it (a CRD version: its schema, scale
+    # paths, deprecation warning); not part of the resource's identity. The server asks it for the
+    # resource's codec(resource), strategy(resource, codec) and object_type() (what apply merges with).
+    extension: Any = field(default=None, compare=False)
 
     @property
     def key(self) -> tuple[str, str, str]:

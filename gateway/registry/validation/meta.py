@@ -122,6 +122,11 @@ def finalizers_errors(finalizers: list[str], field: str) -> list[FieldError]:
     return found
 
 
+# Groups served by apiextensions-apiserver and kube-aggregator: their kinds' metadata is validated by
+# apimachinery's generic ValidateObjectMeta (qualified finalizer names), not core's; custom resources too.
+GENERIC_META_GROUPS = frozenset({"apiextensions.k8s.io", "apiregistration.k8s.io"})
+
+
 def kube_finalizer_errors(finalizers: list[str], field: str) -> list[FieldError]:
     """core's validateKubeFinalizerName: a name without a domain must be a standard finalizer."""
     return [
@@ -192,6 +197,6 @@ def validate_object_meta(
     finalizers = list(metadata.finalizers)
     found += finalizers_errors(finalizers, "metadata.finalizers")
     found += managed_fields_errors(list(metadata.managedFields), "metadata.managedFields")
-    if resource.message:  # compiled kinds: core's ValidateObjectMeta; custom resources only warn
+    if resource.message and resource.group not in GENERIC_META_GROUPS:  # kube-apiserver's own kinds
         found += kube_finalizer_errors(finalizers, "metadata.finalizers")
     return found

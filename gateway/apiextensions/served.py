@@ -1,0 +1,190 @@
+"""What a CustomResourceDefinition serves: one run-time ``Resource`` per served version, its codec
+(JSON in storage, pruned and defaulted as upstream's custom resource decoding does) and its strategy
+(validation by the version's structural schema).
+
+A CRD's resources are named by its ``status.acceptedNames`` (what the naming controller accepted),
+as upstream serves them; all versions share one storage prefix, and conversion "None" rewrites only
+apiVersion: every version's codec reads any stored object and writes the storage version's.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from gateway.apiextensions.schema import Structural
+from gateway.errors import FieldError
+from gateway.objects.codec import DecodedObject
+from gateway.objects.unstructured import OBJECT_META, JSONCodec, Unstructured
+from gateway.printing.table import NAME_DESCRIPTION
+from gateway.registry.strategy import UnstructuredStrategy
+from gateway.registry.subresources import ScalePaths
+from protokube.schema.registry import GroupVersionKind, PrinterColumn, Resource, Subresource, version_order
+from protokube.schema.typetree import STRUCT, Field, Type, proto_type
+
+VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+SUBRESOURCE_VERBS = ("get", "patch", "update")
+SCALE = GroupVersionKind("autoscaling", "v1", "Scale")
+SCALE_MESSAGE = "k8s.io.api.autoscaling.v1.Scale"
+# Table columns every custom resource has first (apiextensions-apiserver tableconvertor.go).
+NAME_COLUMN = PrinterColumn("Name", "string", "name", NAME_DESCRIPTION, 0, ".metadata.name", "")
+
+
+@dataclass(frozen=True)
+class CustomVersion:
+    """One served version of a CRD, kept with its Resource (``Resource.extension``)."""
+
+    crd: str  # the CRD's name
+    schema: Structural
+    props: dict[str, Any]  # the openAPIV3Schema as written (OpenAPI publishes it)
+    storage_version: GroupVersionKind  # what stored objects say they are
+    scale: ScalePaths | None
+    warning: str  # the Warning header of a deprecated version ("" when not deprecated)
+
+    # ---- what the server asks of a run-time resource's extension ----
+    def codec(self, resource: Resource) -> CustomResourceCodec:
+        list_gvk = GroupVersionKind(resource.group, resource.version, resource.list_kind)
+        return CustomResourceCodec(resource.gvk, list_gvk, self)
+
+    def strategy(self, resource: Resource, codec: CustomResourceCodec) -> CustomResourceStrategy:
+        return CustomResourceStrategy(resource, codec)
+
+    def object_type(self) -> Type:
+        """The type apply merges with: the schema's, with ObjectMeta's metadata."""
+        root = self.schema.type_tree()
+        fields = dict(root.fields) if root.kind == STRUCT else {}
+        fields["metadata"] = Field("metadata", proto_type(OBJECT_META))
+        return Type(STRUCT, _fields=fields)
+
+
+class CustomResourceCodec(JSONCodec):
+    """JSON objects pruned and defaulted by the version's schema; stored as the storage version."""
+
+    def __init__(self, gvk: GroupVersionKind, list_gvk: GroupVersionKind, version: CustomVersion) -> None:
+        super().__init__(gvk, list_gvk)
+        self.version = version
+
+    def from_dict(self, data: dict[str, Any]) -> DecodedObject:
+        data = copy.deepcopy(data)
+        pruned = self.version.schema.prune(data)
+        self.version.schema.default(data)
+        decoded = super().from_dict(data)
+        decoded.violations[:0] = [f'unknown field "{path}"' for path in pruned]
+        return decoded
+
+    def decode(self, value: bytes) -> Unstructured:
+        obj = super().decode(value)
+        self.version.schema.default(obj.content)  # defaults apply on read too (upstream)
+        return obj
+
+    def encode(self, obj: Unstructured) -> bytes:
+        data = self._dict(obj)
+        data["apiVersion"] = self.version.storage_version.api_version
+        data["metadata"].pop("resourceVersion", None)
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+
+
+class CustomResourceStrategy(UnstructuredStrategy):
+    """Validation by the version's structural schema (and its CEL rules)."""
+
+    def __init__(self, resource: Resource, codec: CustomResourceCodec) -> None:
+        super().__init__(resource, codec)
+        self.schema = codec.version.schema
+
+    def validate(self, obj: Unstructured, old: Unstructured | None) -> list[FieldError]:
+        old_value = self.codec.to_dict(old) if old is not None else None
+        return self.schema.validate(self.codec.to_dict(obj), old_value)
+
+
+def resources_of(crd: dict[str, Any]) -> list[Resource]:
+    """The Resources a CRD serves now: one per served version, named by its accepted names."""
+    spec, status = crd.get("spec") or {}, crd.get("status") or {}
+    names = status.get("acceptedNames") or {}
+    if not names.get("plural") or not names.get("kind"):
+        return []
+    versions = spec.get("versions") or []
+    storage = next((v["name"] for v in versions if v.get("storage")), None)
+    if storage is None:
+        return []
+    newest = _newest_undeprecated(versions)
+    resources = []
+    for version in versions:
+        if version.get("served"):
+            resources.append(_resource(crd["metadata"]["name"], spec, names, version, storage, newest))
+    return resources
+
+
+def _newest_undeprecated(versions: list[dict[str, Any]]) -> str:
+    candidates = [v["name"] for v in versions if v.get("served") and not v.get("deprecated")]
+    return sorted(candidates, key=version_order)[0] if candidates else ""
+
+
+def _resource(
+    crd: str, spec: dict[str, Any], names: dict[str, Any], version: dict[str, Any], storage: str, newest: str
+) -> Resource:
+    group, kind = spec["group"], names["kind"]
+    gvk = GroupVersionKind(group, version["name"], kind)
+    props = ((version.get("schema") or {}).get("openAPIV3Schema")) or {"type": "object"}
+    subresources: dict[str, Subresource] = {}
+    declared = version.get("subresources") or {}
+    scale = None
+    if "status" in declared:
+        subresources["status"] = Subresource("status", gvk, "", SUBRESOURCE_VERBS)
+    if "scale" in declared:
+        subresources["scale"] = Subresource("scale", SCALE, SCALE_MESSAGE, SUBRESOURCE_VERBS)
+        paths = declared["scale"] or {}
+        scale = ScalePaths(
+            paths.get("specReplicasPath", ".spec.replicas").lstrip("."),
+            paths.get("statusReplicasPath", ".status.replicas").lstrip("."),
+            (paths.get("labelSelectorPath") or "").lstrip("."),
+        )
+    warning = ""
+    if version.get("deprecated"):
+        warning = version.get("deprecationWarning") or f"{group}/{version['name']} {kind} is deprecated"
+        if not version.get("deprecationWarning") and newest:
+            warning += f"; use {group}/{newest} {kind}"
+    extension = CustomVersion(
+        crd, Structural.from_props(props), props, GroupVersionKind(group, storage, kind), scale, warning
+    )
+    return Resource(
+        gvk=gvk,
+        plural=names["plural"],
+        singular=names.get("singular") or kind.lower(),
+        short_names=tuple(names.get("shortNames") or ()),
+        categories=tuple(names.get("categories") or ()),
+        namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+        verbs=VERBS,
+        subresources=subresources,
+        printer_columns=_columns(version),
+        selectable_fields=(
+            "metadata.name",
+            "metadata.namespace",
+            *(f["jsonPath"].lstrip(".") for f in version.get("selectableFields") or ()),
+        ),
+        storage_prefix=f"{group}/{names['plural']}",
+        name_rule=0,
+        allow_create_on_update=False,
+        return_deleted_object=False,
+        storage_kind=None,
+        message="",
+        list_message="",
+        extension=extension,
+    )
+
+
+def _columns(version: dict[str, Any]) -> tuple[PrinterColumn, ...]:
+    """Name, then the additionalPrinterColumns; with none, upstream's Name and Created At (empty:
+    the table printer's defaults)."""
+    declared = version.get("additionalPrinterColumns")
+    if not declared:
+        return ()
+    columns = [
+        PrinterColumn(
+            c["name"], c["type"], c.get("format", ""), c.get("description", ""), c.get("priority", 0), c["jsonPath"], ""
+        )
+        for c in declared
+    ]
+    return (NAME_COLUMN, *columns)
