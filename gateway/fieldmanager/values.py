@@ -231,6 +231,11 @@ def _go_sharp_v_inner(value: JSON) -> str:
     return "map[string]interface {}{" + items + "}"
 
 
+def go_sharp_v(value: JSON) -> str:
+    """Go's %#v of a decoded JSON value held in an interface{} (as field errors print values)."""
+    return _go_sharp_v_inner(value)
+
+
 def go_v_value(value: JSON) -> str:
     """%v of structured-merge-diff's value wrapper (a *valueUnstructured): ``&{x}``."""
     return "&{" + _go_v_inner(value) + "}"

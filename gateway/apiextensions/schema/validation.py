@@ -14,6 +14,7 @@ from gateway.apiextensions.schema import cel
 from gateway.apiextensions.schema.formats import INTEGER_RANGES, STRING_FORMATS
 from gateway.apiextensions.schema.node import Node
 from gateway.errors import FieldError, GoText
+from gateway.fieldmanager.values import go_sharp_v
 
 ROOT_FIELDS = ("apiVersion", "kind", "metadata")
 
@@ -42,8 +43,7 @@ def validate(obj: dict[str, Any], old: dict[str, Any] | None, root: Node) -> lis
     for name in root.required:
         if name not in obj and name not in ROOT_FIELDS:
             found.append(FieldError.required(name))
-    if not found:  # upstream runs CEL rules only on objects the schema accepts
-        found += cel.evaluate(root, obj, old)
+    found += cel.evaluate(root, obj, old)
     return found
 
 
@@ -207,10 +207,11 @@ def _check_list_type(value: list[Any], node: Node, path: str, found: list[FieldE
     seen: set[bytes] = set()
     for i, item in enumerate(value):
         if node.list_type == "set":
-            key, shown = orjson.dumps(item, option=orjson.OPT_SORT_KEYS), item
+            key = orjson.dumps(item, option=orjson.OPT_SORT_KEYS)
+            shown = GoText(go_sharp_v(item)) if isinstance(item, dict | list) else item
         elif node.list_type == "map" and isinstance(item, dict):
             keys = {k: item[k] for k in node.list_map_keys if k in item}
-            key, shown = orjson.dumps(keys, option=orjson.OPT_SORT_KEYS), keys
+            key, shown = orjson.dumps(keys, option=orjson.OPT_SORT_KEYS), GoText(go_sharp_v(keys))
         else:
             continue
         if key in seen:

@@ -1,0 +1,620 @@
+"""CustomResourceDefinitions against a running server (seed: custom resources; apiextensions-apiserver
+1.32): kubectl's whole flow, the official Python client, waiting for Established with a watch,
+schemas that prune, default and validate, versions, subresources, patches, lifecycle, bad CRDs.
+
+The module has a server of its own: the CRDs it installs would otherwise show in other modules'
+discovery and OpenAPI documents."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from kubernetes import client as k8s
+from kubernetes import dynamic
+
+from .helpers import GatewayProcess, Kubectl, kubectl_path
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"
+
+CRONTAB_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "crontabs.stable.example.com"},
+    "spec": {
+        "group": "stable.example.com",
+        "scope": "Namespaced",
+        "names": {
+            "plural": "crontabs",
+            "singular": "crontab",
+            "kind": "CronTab",
+            "shortNames": ["ct"],
+            "categories": ["all"],
+        },
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "description": "What the cron job runs.",
+                                "properties": {
+                                    "cronSpec": {
+                                        "type": "string",
+                                        "pattern": r"^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$",
+                                    },
+                                    "image": {"type": "string"},
+                                    "replicas": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1},
+                                },
+                            },
+                            "status": {
+                                "type": "object",
+                                "properties": {"replicas": {"type": "integer"}, "labelSelector": {"type": "string"}},
+                            },
+                        },
+                    }
+                },
+                "subresources": {
+                    "status": {},
+                    "scale": {
+                        "specReplicasPath": ".spec.replicas",
+                        "statusReplicasPath": ".status.replicas",
+                        "labelSelectorPath": ".status.labelSelector",
+                    },
+                },
+                "additionalPrinterColumns": [
+                    {"name": "Spec", "type": "string", "jsonPath": ".spec.cronSpec"},
+                    {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                ],
+            }
+        ],
+    },
+}
+
+WIDGET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Cluster",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "versions": [
+            {
+                "name": "v1beta1",
+                "served": True,
+                "storage": False,
+                "deprecated": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+            },
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "selectableFields": [{"jsonPath": ".spec.color"}],
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "color": {"type": "string", "enum": ["red", "blue"]},
+                                    "size": {
+                                        "type": "integer",
+                                        "x-kubernetes-validations": [{"rule": "self < 100", "message": "too big"}],
+                                    },
+                                    "ports": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["name"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["name"],
+                                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+                                        },
+                                    },
+                                },
+                            },
+                            "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
+                        },
+                    }
+                },
+            },
+        ],
+    },
+}
+
+
+def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = check()
+        if answer or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.05)
+
+
+def condition(crd: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next((c for c in (crd.get("status") or {}).get("conditions") or [] if c["type"] == kind), {})
+
+
+def install(client: httpx.Client, crd: dict[str, Any]) -> dict[str, Any]:
+    made = client.post(CRDS, json=crd)
+    assert made.status_code == 201, made.text
+    name = crd["metadata"]["name"]
+    established = eventually(
+        lambda: condition(client.get(f"{CRDS}/{name}").json(), "Established").get("status") == "True"
+    )
+    assert established, client.get(f"{CRDS}/{name}").text
+    return client.get(f"{CRDS}/{name}").json()
+
+
+def uninstall(client: httpx.Client, name: str) -> None:
+    client.delete(f"{CRDS}/{name}")
+    assert eventually(lambda: client.get(f"{CRDS}/{name}").status_code == 404)
+
+
+@pytest.fixture(scope="module")
+def crd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    process = GatewayProcess(tmp_path_factory.mktemp("crd-gateway")).start()
+    yield process
+    process.kill()
+
+
+@pytest.fixture(scope="module")
+def api(crd_server: GatewayProcess) -> Iterator[httpx.Client]:
+    with crd_server.client() as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def crontabs(api: httpx.Client) -> dict[str, Any]:
+    return install(api, CRONTAB_CRD)
+
+
+@pytest.fixture(scope="module")
+def widgets(api: httpx.Client) -> dict[str, Any]:
+    return install(api, WIDGET_CRD)
+
+
+@pytest.fixture(scope="module")
+def kubectl(crd_server: GatewayProcess, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    if kubectl_path() is None:
+        pytest.skip("kubectl is not installed")
+    return Kubectl(crd_server.url, Path(tmp_path_factory.mktemp("kubectl-crd")))
+
+
+def test_conditions_and_accepted_names(crontabs: dict[str, Any]) -> None:
+    status = crontabs["status"]
+    assert status["acceptedNames"] == {
+        "plural": "crontabs",
+        "singular": "crontab",
+        "shortNames": ["ct"],
+        "kind": "CronTab",
+        "listKind": "CronTabList",
+        "categories": ["all"],
+    }
+    assert status["storedVersions"] == ["v1"]
+    names = condition(crontabs, "NamesAccepted")
+    assert (names["status"], names["reason"], names["message"]) == ("True", "NoConflicts", "no conflicts found")
+    established = condition(crontabs, "Established")
+    assert (established["status"], established["reason"]) == ("True", "InitialNamesAccepted")
+    assert crontabs["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
+
+
+def test_kubectl_flow(kubectl: Kubectl, api: httpx.Client, tmp_path: Path) -> None:
+    """The seed's CronTab walk-through with kubectl: apply, wait, get with columns, explain,
+    unknown fields under each validation level, status, scale, and deletion of the CRD."""
+    crd = dict(CRONTAB_CRD, metadata={"name": "crontabs.stable.example.com"})
+    (tmp_path / "crd.yaml").write_text(yaml.safe_dump(crd))
+    kubectl.run("apply", "-f", str(tmp_path / "crd.yaml"))
+    kubectl.run("wait", "--for", "condition=established", "--timeout=20s", "crd/crontabs.stable.example.com")
+    cron = {
+        "apiVersion": "stable.example.com/v1",
+        "kind": "CronTab",
+        "metadata": {"name": "my-new-cron-object"},
+        "spec": {"cronSpec": "* * * * */5", "image": "my-awesome-cron-image", "extra": 1},
+    }
+    (tmp_path / "ct.yaml").write_text(yaml.safe_dump(cron))
+    strict = kubectl.run("apply", "-f", str(tmp_path / "ct.yaml"), check=False)
+    assert strict.returncode != 0
+    assert (
+        'CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.extra"'
+        in strict.stderr
+    )
+    warned = kubectl.run("apply", "--validate=warn", "-f", str(tmp_path / "ct.yaml"))
+    assert 'Warning: unknown field "spec.extra"' in warned.stderr
+    stored = api.get(f"{CRONTABS}/my-new-cron-object").json()
+    assert stored["spec"] == {
+        "cronSpec": "* * * * */5",
+        "image": "my-awesome-cron-image",
+        "replicas": 1,
+    }  # pruned, defaulted
+    kubectl.run("delete", "ct", "my-new-cron-object")
+    ignored = kubectl.run("apply", "--validate=false", "-f", str(tmp_path / "ct.yaml"))
+    assert "Warning" not in ignored.stderr
+
+    table = kubectl.run("get", "crontabs").stdout.splitlines()
+    assert table[0].split() == ["NAME", "SPEC", "REPLICAS", "AGE"]
+    assert table[1].split()[:6] == ["my-new-cron-object", "*", "*", "*", "*", "*/5"]
+    assert table[1].split()[6] == "1" and table[1].split()[7].endswith("s")
+    assert "crontab.stable.example.com/my-new-cron-object" in kubectl.run("get", "all").stdout
+    assert "my-new-cron-object" in kubectl.run("get", "ct").stdout
+    explained = kubectl.run("explain", "crontab.spec").stdout
+    assert "What the cron job runs." in explained and "cronSpec\t<string>" in explained
+
+    kubectl.run("scale", "crontab", "my-new-cron-object", "--replicas=3")
+    assert api.get(f"{CRONTABS}/my-new-cron-object").json()["spec"]["replicas"] == 3
+    scale = api.get(f"{CRONTABS}/my-new-cron-object/scale").json()
+    assert scale["kind"] == "Scale" and scale["spec"] == {"replicas": 3}
+    kubectl.run(
+        "patch", "crontab", "my-new-cron-object", "--subresource=status", "--type=merge",
+        "-p", '{"status":{"replicas":3,"labelSelector":"app=cron"}}',
+    )  # fmt: skip
+    scale = api.get(f"{CRONTABS}/my-new-cron-object/scale").json()
+    assert scale["status"] == {"replicas": 3, "selector": "app=cron"}
+
+    kubectl.run("delete", "crd", "crontabs.stable.example.com", timeout=60)
+    assert api.get("/apis/stable.example.com/v1").status_code == 404
+    install(api, CRONTAB_CRD)  # the objects went with it: a new CRD of the same name finds none
+    assert api.get(CRONTABS).json()["items"] == []
+
+
+def test_python_client(crd_server: GatewayProcess, crontabs: dict[str, Any]) -> None:
+    api_client = k8s.ApiClient(k8s.Configuration(host=crd_server.url))
+    custom = k8s.CustomObjectsApi(api_client)
+    body = {
+        "apiVersion": "stable.example.com/v1",
+        "kind": "CronTab",
+        "metadata": {"name": "py"},
+        "spec": {"image": "x"},
+    }
+    created = custom.create_namespaced_custom_object("stable.example.com", "v1", "default", "crontabs", body)
+    assert created["spec"] == {"image": "x", "replicas": 1}
+    listed = custom.list_namespaced_custom_object("stable.example.com", "v1", "default", "crontabs")
+    assert "py" in [item["metadata"]["name"] for item in listed["items"]]
+    patched = custom.patch_namespaced_custom_object(
+        "stable.example.com", "v1", "default", "crontabs", "py", {"spec": {"replicas": 2}}
+    )
+    assert patched["spec"]["replicas"] == 2
+    resources = dynamic.DynamicClient(api_client).resources.get(api_version="stable.example.com/v1", kind="CronTab")
+    assert resources.get(name="py", namespace="default").spec.replicas == 2
+    resources.delete(name="py", namespace="default")
+    assert custom.list_namespaced_custom_object("stable.example.com", "v1", "default", "crontabs")["items"] == []
+
+
+def test_watch_until_established(api: httpx.Client, crd_server: GatewayProcess) -> None:
+    """How clients wait: a watch on the CRD by name, without a resourceVersion."""
+    crd = json.loads(json.dumps(CRONTAB_CRD).replace("crontab", "gadget").replace("CronTab", "Gadget"))
+    crd["spec"]["names"]["shortNames"], crd["spec"]["names"]["categories"] = ["gd"], []
+    name = crd["metadata"]["name"]
+    seen: list[str] = []
+
+    def watch() -> None:
+        params = {"watch": "true", "fieldSelector": f"metadata.name={name}", "timeoutSeconds": "15"}
+        with crd_server.client() as watcher, watcher.stream("GET", CRDS, params=params) as stream:
+            for line in stream.iter_lines():
+                event = json.loads(line)
+                seen.append(f"{event['type']}:{condition(event['object'], 'Established').get('status', '-')}")
+                if seen[-1].endswith("True"):
+                    return
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    time.sleep(0.5)
+    assert api.post(CRDS, json=crd).status_code == 201
+    thread.join(20)
+    assert seen[0] == "ADDED:-" and seen[-1] == "MODIFIED:True", seen
+    assert api.get("/apis/stable.example.com/v1/namespaces/default/gadgets").status_code == 200
+    uninstall(api, name)
+
+
+def test_schema_prunes_defaults_and_validates(api: httpx.Client, crontabs: dict[str, Any]) -> None:
+    bad = {
+        "apiVersion": "stable.example.com/v1",
+        "kind": "CronTab",
+        "metadata": {"name": "bad"},
+        "spec": {"cronSpec": "nope", "replicas": 0, "image": 7},
+    }
+    answer = api.post(CRONTABS, json=bad)
+    assert answer.status_code == 422
+    status = answer.json()
+    assert status["reason"] == "Invalid" and status["details"]["kind"] == "CronTab"
+    assert sorted(c["message"] for c in status["details"]["causes"]) == sorted(
+        [
+            'Invalid value: "nope": spec.cronSpec in body should match '
+            "'^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$'",
+            'Invalid value: "integer": spec.image in body must be of type string: "integer"',
+            "Invalid value: 0: spec.replicas in body should be greater than or equal to 1",
+        ]
+    )
+    assert api.get(f"{CRONTABS}/bad").status_code == 404  # nothing stored
+    unknown = dict(bad, metadata={"name": "good"}, spec={"image": "x", "junk": 1}, extra=True)
+    strict = api.post(CRONTABS, params={"fieldValidation": "Strict"}, json=unknown)
+    assert strict.status_code == 400
+    assert strict.json()["message"] == (
+        'CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: '
+        'unknown field "extra", unknown field "spec.junk"'
+    )
+    warned = api.post(CRONTABS, json=unknown)
+    assert warned.status_code == 201
+    assert warned.headers.get_list("warning") == [
+        '299 - "unknown field \\"extra\\""',
+        '299 - "unknown field \\"spec.junk\\""',
+    ]
+    assert warned.json()["spec"] == {"image": "x", "replicas": 1} and "extra" not in warned.json()
+    # protobuf: 406 unless JSON is acceptable too (seed)
+    assert api.get(f"{CRONTABS}/good", headers={"Accept": "application/vnd.kubernetes.protobuf"}).status_code == 406
+    both = api.get(f"{CRONTABS}/good", headers={"Accept": "application/vnd.kubernetes.protobuf, application/json"})
+    assert both.status_code == 200 and both.headers["content-type"] == "application/json"
+    api.delete(f"{CRONTABS}/good")
+
+
+def test_versions_patches_and_apply(api: httpx.Client, widgets: dict[str, Any]) -> None:
+    base = "/apis/example.com/v1/widgets"
+    widget = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w1"},
+        "spec": {"color": "red", "size": 3, "ports": [{"name": "a", "port": 1}]},
+        "status": {"ready": True},
+    }
+    created = api.post(base, json=widget)
+    assert created.status_code == 201 and "status" not in created.json()  # status has its own endpoint
+    assert created.json()["metadata"]["generation"] == 1
+
+    old = api.get("/apis/example.com/v1beta1/widgets/w1")  # conversion None: only apiVersion differs
+    assert old.json()["apiVersion"] == "example.com/v1beta1" and old.json()["spec"]["color"] == "red"
+    assert old.headers["warning"] == '299 - "example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"'
+
+    invalid = api.post(
+        base,
+        json=dict(
+            widget,
+            metadata={"name": "w2"},
+            spec={"color": "green", "size": 300, "ports": [{"name": "a"}, {"name": "a"}]},
+        ),
+    )
+    assert invalid.status_code == 422
+    assert [f"{c['field']}: {c['message']}" for c in invalid.json()["details"]["causes"]] == [
+        'spec.color: Unsupported value: "green": supported values: "red", "blue"',
+        'spec.ports[1]: Duplicate value: map[string]interface {}{"name":"a"}',
+        'spec.size: Invalid value: "integer": too big',
+    ]
+
+    smp = api.patch(
+        f"{base}/w1", content=b'{"spec":{"size":4}}', headers={"Content-Type": "application/strategic-merge-patch+json"}
+    )
+    assert smp.status_code == 415
+    assert smp.json()["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+    )
+    merged = api.patch(
+        f"{base}/w1", content=b'{"spec":{"size":4}}', headers={"Content-Type": "application/merge-patch+json"}
+    )
+    assert merged.json()["spec"]["size"] == 4 and merged.json()["metadata"]["generation"] == 2
+    patched = api.patch(
+        f"{base}/w1",
+        content=b'[{"op":"replace","path":"/spec/color","value":"blue"}]',
+        headers={"Content-Type": "application/json-patch+json"},
+    )
+    assert patched.json()["spec"]["color"] == "blue"
+    applied = api.patch(
+        f"{base}/w1",
+        params={"fieldManager": "tool", "force": "true"},
+        content=json.dumps(
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": {"name": "w1"},
+                "spec": {"ports": [{"name": "b", "port": 2}]},
+            }
+        ).encode(),
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert applied.status_code == 200, applied.text
+    assert applied.json()["spec"]["ports"] == [{"name": "a", "port": 1}, {"name": "b", "port": 2}]  # a list map merges
+    assert "tool" in [m["manager"] for m in applied.json()["metadata"]["managedFields"]]
+
+    status = dict(applied.json(), status={"ready": True})
+    written = api.put(f"{base}/w1/status", json=status)
+    generation = applied.json()["metadata"]["generation"]
+    assert written.json()["status"] == {"ready": True} and written.json()["metadata"]["generation"] == generation
+    assert api.get(base, params={"fieldSelector": "spec.color=blue"}).json()["items"][0]["metadata"]["name"] == "w1"
+    assert api.get(base, params={"fieldSelector": "spec.color=red"}).json()["items"] == []
+    openapi = api.get("/openapi/v3/apis/example.com/v1").json()
+    schema = openapi["components"]["schemas"]["com.example.v1.Widget"]
+    assert schema["properties"]["spec"]["properties"]["color"]["enum"] == ["red", "blue"]
+    assert schema["x-kubernetes-group-version-kind"] == [{"group": "example.com", "kind": "Widget", "version": "v1"}]
+    api.delete(f"{base}/w1")
+
+
+def test_namespaces_and_owners_take_custom_objects_along(api: httpx.Client, crontabs: dict[str, Any]) -> None:
+    assert api.post("/api/v1/namespaces", json={"metadata": {"name": "crons"}}).status_code == 201
+    path = "/apis/stable.example.com/v1/namespaces/crons/crontabs"
+    assert (
+        api.post(
+            path, json={"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "c"}}
+        ).status_code
+        == 201
+    )
+    owner = api.post("/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "owner"}}).json()
+    reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+    owned = {
+        "apiVersion": "stable.example.com/v1",
+        "kind": "CronTab",
+        "metadata": {"name": "owned", "ownerReferences": [reference]},
+    }
+    assert api.post(CRONTABS, json=owned).status_code == 201
+    api.delete("/api/v1/namespaces/crons")
+    api.delete("/api/v1/namespaces/default/configmaps/owner")
+    assert eventually(lambda: api.get(f"{path}/c").status_code == 404, 20)
+    assert eventually(lambda: api.get(f"{CRONTABS}/owned").status_code == 404, 20)
+
+
+def test_watchers_of_a_deleted_crd_end_cleanly(api: httpx.Client, crd_server: GatewayProcess) -> None:
+    crd = json.loads(json.dumps(WIDGET_CRD).replace("widget", "sprocket").replace("Widget", "Sprocket"))
+    install(api, crd)
+    base = "/apis/example.com/v1/sprockets"
+    assert (
+        api.post(base, json={"apiVersion": "example.com/v1", "kind": "Sprocket", "metadata": {"name": "s"}}).status_code
+        == 201
+    )
+    events: list[str] = []
+
+    def watch() -> None:
+        with (
+            crd_server.client() as watcher,
+            watcher.stream("GET", base, params={"watch": "true", "timeoutSeconds": "30"}) as stream,
+        ):
+            events.extend(json.loads(line)["type"] for line in stream.iter_lines())
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    api.delete(f"{CRDS}/{crd['metadata']['name']}")
+    thread.join(20)
+    assert not thread.is_alive() and time.monotonic() - started < 15
+    assert events[:2] == ["ADDED", "DELETED"], events
+    assert eventually(lambda: api.get(f"{CRDS}/{crd['metadata']['name']}").status_code == 404)
+    assert api.get("/api/v1/namespaces").status_code == 200  # the rest keeps serving
+
+
+BAD_CRDS = [
+    (
+        {
+            "spec": {
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "properties": {"spec": {"properties": {"a": {"type": "string"}}}},
+                            }
+                        },
+                    }
+                ]
+            }
+        },
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: "
+        "must not be empty for specified object fields",
+    ),
+    (
+        {"spec": {"conversion": {"strategy": "Webhook"}}},
+        "spec.conversion.strategy: Forbidden: Webhook conversion is not supported by this server "
+        "(it calls no webhooks); use None",
+    ),
+    (
+        {"metadata": {"name": "things.apps"}, "spec": {"group": "apps"}},
+        'spec.group: Invalid value: "apps": should be a domain with at least one dot',
+    ),
+    (
+        {"metadata": {"name": "things.rbac.authorization.k8s.io"}, "spec": {"group": "rbac.authorization.k8s.io"}},
+        "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval "
+        'annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111',
+    ),
+    (
+        {
+            "spec": {
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "x-kubernetes-validations": [{"rule": "isURL(self.x)"}],
+                            }
+                        },
+                    }
+                ]
+            }
+        },
+        "spec.versions[0].schema.openAPIV3Schema.x-kubernetes-validations[0].rule: "
+        "Invalid value: \"isURL(self.x)\": compilation failed: undeclared reference to 'isURL'",
+    ),
+    (
+        {
+            "spec": {
+                "versions": [
+                    {"name": "v1", "served": True, "storage": False, "schema": {"openAPIV3Schema": {"type": "object"}}}
+                ]
+            }
+        },
+        "spec.versions: Invalid value: [v1]: must have exactly one version marked as storage version",
+    ),
+]
+
+
+def _things(change: dict[str, Any]) -> dict[str, Any]:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.org"},
+        "spec": {
+            "group": "example.org",
+            "scope": "Namespaced",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}
+            ],
+        },
+    }
+    crd["metadata"].update(change.get("metadata", {}))
+    crd["spec"].update(change.get("spec", {}))
+    return crd
+
+
+@pytest.mark.parametrize(("change", "message"), BAD_CRDS)
+def test_bad_crds_are_refused(api: httpx.Client, change: dict[str, Any], message: str) -> None:
+    answer = api.post(CRDS, json=_things(change))
+    assert answer.status_code == 422, answer.text
+    assert message in answer.json()["message"]
+    assert answer.json()["message"].startswith(
+        f'CustomResourceDefinition.apiextensions.k8s.io "{_things(change)["metadata"]["name"]}" is invalid: '
+    )
+
+
+def test_conflicting_names_are_not_accepted(api: httpx.Client, crontabs: dict[str, Any]) -> None:
+    clash = _things(
+        {
+            "metadata": {"name": "cronjobs.stable.example.com"},
+            "spec": {
+                "group": "stable.example.com",
+                "names": {"plural": "cronjobs", "singular": "cronjob", "kind": "CronTab"},
+            },
+        }
+    )
+    assert api.post(CRDS, json=clash).status_code == 201
+    names = eventually(lambda: condition(api.get(f"{CRDS}/cronjobs.stable.example.com").json(), "NamesAccepted"))
+    assert (names["status"], names["reason"], names["message"]) == (
+        "False",
+        "KindConflict",
+        '"CronTab" is already in use',
+    )
+    established = condition(api.get(f"{CRDS}/cronjobs.stable.example.com").json(), "Established")
+    assert (established["status"], established["reason"]) == ("False", "NotAccepted")
+    assert api.get("/apis/stable.example.com/v1/namespaces/default/cronjobs").status_code == 404
+    uninstall(api, "cronjobs.stable.example.com")
