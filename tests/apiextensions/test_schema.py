@@ -109,7 +109,7 @@ def test_messages_as_upstream_words_them() -> None:
         "spec": {
             "name": "a",
             "count": 0,
-            "ratio": 0.3,
+            "ratio": 0.7,
             "when": "yesterday",
             "port": 1.5,
             "labels": {"a": "1", "b": "2", "c": 3},
@@ -122,7 +122,7 @@ def test_messages_as_upstream_words_them() -> None:
     assert errors_of(obj) == [
         'spec.name: Invalid value: "a": spec.name in body should be at least 2 chars long',
         "spec.count: Invalid value: 0: spec.count in body should be greater than 0",
-        "spec.ratio: Invalid value: 0.3: spec.ratio in body should be a multiple of 0.25",
+        "spec.ratio: Invalid value: 0.7: spec.ratio in body should be a multiple of 0.25",
         'spec.when: Invalid value: "yesterday": spec.when in body must be of type date-time: "yesterday"',
         'spec.port: Invalid value: "number": spec.port in body must be of type integer or string: "number"',
         "spec.labels: Too many: 3: must have at most 2 items",
@@ -132,7 +132,7 @@ def test_messages_as_upstream_words_them() -> None:
         "spec.template.apiVersion: Required value: must not be empty",
         "spec.template.kind: Required value: must not be empty",
         'status.phase: Unsupported value: "C": supported values: "A", "B"',
-        'spec: Invalid value: "object": ratio 0.3',
+        'spec: Invalid value: "object": ratio 0.7',
     ]
     assert errors_of({"spec": {}}) == ["spec.name: Required value"]
     assert errors_of({"spec": {"name": "toolong"}}) == ["spec.name: Too long: may not be more than 5 bytes"]

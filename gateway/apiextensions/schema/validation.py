@@ -98,6 +98,12 @@ def _number(value: float) -> str:
 
 def _validate_object(value: dict[str, Any], node: Node, path: str, found: list[FieldError]) -> None:
     prefix = f"{path}." if path else ""
+    count = len(value)
+    if node.max_properties is not None and count > node.max_properties:
+        found.append(FieldError.too_many(path, count, node.max_properties))
+    if node.min_properties is not None and count < node.min_properties:
+        detail = f"{path} in body should have at least {node.min_properties} properties"
+        found.append(FieldError.invalid(path, count, detail))
     for name in node.required:
         if name not in value:
             found.append(FieldError.required(f"{prefix}{name}"))
@@ -112,12 +118,6 @@ def _validate_object(value: dict[str, Any], node: Node, path: str, found: list[F
         for name in ("apiVersion", "kind"):
             if not value.get(name):
                 found.append(FieldError.required(f"{prefix}{name}", "must not be empty"))
-    count = len(value)
-    if node.max_properties is not None and count > node.max_properties:
-        found.append(FieldError.too_many(path, count, node.max_properties))
-    if node.min_properties is not None and count < node.min_properties:
-        detail = f"{path} in body should have at least {node.min_properties} properties"
-        found.append(FieldError.invalid(path, count, detail))
 
 
 def _check_values(value: Any, node: Node, path: str, found: list[FieldError]) -> None:
