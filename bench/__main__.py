@@ -23,6 +23,7 @@ from types import ModuleType
 
 from bench import (
     apf,
+    customresources,
     encodings,
     http_ceiling,
     lists,
@@ -52,6 +53,7 @@ SECTIONS: dict[str, ModuleType] = {
     "openapi": openapi,
     "apf": apf,
     "robustness": robustness,
+    "customresources": customresources,
 }
 SIZES = {
     True: "quick: 1-3 s per load; lists of 2,000 pods; memory at 2,000 and 10,000 pods; 10 and 200 watchers",

@@ -368,6 +368,34 @@ async def lists(cfg: dict) -> dict:
     return out
 
 
+# --- fill ----------------------------------------------------------------------------------
+async def fill(cfg: dict) -> dict:
+    """Create ``count`` objects in ``collection`` from ``template`` (its metadata.name replaced), over
+    ``clients`` connections: the create throughput of a kind."""
+    conns = [Connection(cfg["host"], cfg["port"]) for _ in range(cfg["clients"])]
+    await asyncio.gather(*(c.connect() for c in conns))
+    template, count = cfg["template"], cfg["count"]
+    latencies: list[float] = []
+    errors = 0
+    names = iter(range(count))
+
+    async def client(conn: Connection) -> None:
+        nonlocal errors
+        for i in names:
+            body = json.dumps({**template, "metadata": {"name": f"o{i}"}}).encode()
+            start = time.perf_counter()
+            status, _ = await conn.request("POST", cfg["collection"], body)
+            latencies.append(time.perf_counter() - start)
+            errors += status != 201
+
+    began = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in conns))
+    elapsed = time.perf_counter() - began
+    for c in conns:
+        c.close()
+    return summary(latencies, elapsed, errors)
+
+
 # --- gets ----------------------------------------------------------------------------------
 def client_tls(files: dict[str, str]) -> ssl.SSLContext:
     context = ssl.create_default_context(cafile=files["ca"])
@@ -441,7 +469,7 @@ async def fairness(cfg: dict) -> dict:
     }
 
 
-MODES = {"writes": writes, "watch": watch, "lists": lists, "gets": gets, "fairness": fairness}
+MODES = {"writes": writes, "watch": watch, "lists": lists, "gets": gets, "fairness": fairness, "fill": fill}
 
 
 def main(argv: list[str]) -> int:

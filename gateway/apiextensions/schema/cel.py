@@ -109,9 +109,9 @@ def _evaluate(node: Node, value: Any, old: Any, path: str, found: list[FieldErro
 
 
 def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> list[FieldError]:
-    activation = {"self": celpy.json_to_cel(value)}
+    activation = {"self": _to_cel(value)}
     if old is not None:
-        activation["oldSelf"] = celpy.json_to_cel(old)
+        activation["oldSelf"] = _to_cel(old)
     where = path + (rule.get("fieldPath") or "") if path or rule.get("fieldPath") else path
     where = where.lstrip(".")
     shown = node.type or "object"
@@ -132,6 +132,23 @@ def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> l
     if reason == "FieldValueDuplicate":
         return [FieldError("FieldValueDuplicate", where, message, shown, True)]
     return [FieldError.invalid(where, shown, message)]
+
+
+def _to_cel(value: Any) -> Any:
+    try:
+        return celpy.json_to_cel(value)
+    except (ValueError, OverflowError):  # an integer beyond int64: Go's decoder makes it a float64
+        return celpy.json_to_cel(_go_numbers(value))
+
+
+def _go_numbers(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _go_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_go_numbers(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return float(value)
+    return value
 
 
 def _message(rule: dict[str, Any], activation: dict[str, Any]) -> str:
