@@ -123,7 +123,7 @@ def rows(results: dict) -> list[Row]:
             f"configmaps {fmt_rate(cm['per_s'])}",
             ct["per_s"] / cm["per_s"],
             at_least,
-            1 / GOAL,
+            round(1 / GOAL, 2),
         ),
         ratio_row(
             "customresources",
