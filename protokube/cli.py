@@ -13,12 +13,13 @@ COMMANDS = {
     "certs": ("gateway.security.certscli:main", "issue client and serving certificates signed by the server's CA"),
     "apf": ("gateway.flowcontrol.cli:main", "API Priority and Fairness tools (shuffle-sharding sizing)"),
     "wire": ("protokube.schema.wire:main", "annotate protobuf bytes field by field"),
+    "crd-from-proto": ("gateway.apiextensions.fromproto:main", "print a CustomResourceDefinition for a .proto kind"),
 }
 
 
 def usage() -> str:
     lines = ["usage: protokube COMMAND [options]", "", "commands:"]
-    lines += [f"  {name:<9} {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += [f"  {name:<15} {help_}" for name, (_, help_) in COMMANDS.items()]
     return "\n".join(lines)
 
 

@@ -53,9 +53,20 @@ def _comments() -> dict[str, str]:
     files = descriptor_pb2.FileDescriptorSet.FromString(DESCRIPTOR_SET.read_bytes())
     result: dict[str, str] = {}
     for file in files.file:
-        leading = {tuple(loc.path): loc.leading_comments for loc in file.source_code_info.location}
-        _walk(leading, list(file.message_type), file.package, (_MESSAGE_TYPE,), result)
+        _file_comments(file, result)
     return result
+
+
+def add_source(files: descriptor_pb2.FileDescriptorSet) -> None:
+    """Also describe messages of files compiled at run time (``protokube crd-from-proto``)."""
+    comments = _comments()
+    for file in files.file:
+        _file_comments(file, comments)
+
+
+def _file_comments(file: descriptor_pb2.FileDescriptorProto, result: dict[str, str]) -> None:
+    leading = {tuple(loc.path): loc.leading_comments for loc in file.source_code_info.location}
+    _walk(leading, list(file.message_type), file.package, (_MESSAGE_TYPE,), result)
 
 
 def _walk(
