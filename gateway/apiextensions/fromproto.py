@@ -144,8 +144,8 @@ def _resolve(schema: Any, definitions: dict[str, Any], seen: tuple[str, ...]) ->
     for key, value in schema.items():
         if key in ("properties",):
             out[key] = {n: _resolve(s, definitions, seen) for n, s in value.items()}
-        elif key == "x-kubernetes-group-version-kind":
-            continue
+        elif key == "x-kubernetes-group-version-kind" or (key == "default" and value in ({}, [])):
+            continue  # an empty struct's zero value is no default a CRD should materialize
         else:
             out[key] = _resolve(value, definitions, seen)
     return out

@@ -68,7 +68,7 @@ def classes() -> Any:
 
 def test_kubectl_flows(kubectl: Kubectl, client: httpx.Client, tmp_path: Path) -> None:
     (tmp_path / "gizmo.yaml").write_text(yaml.safe_dump(GIZMO))
-    kubectl.run("apply", "-f", str(tmp_path / "gizmo.yaml"))
+    kubectl.run("create", "-f", str(tmp_path / "gizmo.yaml"))
     table = kubectl.run("get", "gizmos").stdout.splitlines()
     assert table[0].split() == ["NAME", "IMAGE", "REPLICAS", "READY", "AGE"]
     assert table[1].split()[:4] == ["g1", "nginx", "2", "0"]

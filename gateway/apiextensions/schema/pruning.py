@@ -36,6 +36,8 @@ def _prune(value: Any, node: Node, path: str, dropped: list[str]) -> None:
 def _prune_object(value: dict[str, Any], node: Node, path: str, dropped: list[str], keep: tuple[str, ...]) -> None:
     prefix = f"{path}." if path else ""
     for key in list(value):
+        if key == "metadata" and "metadata" in keep:
+            continue  # ObjectMeta's own decoding keeps what it knows
         sub = node.properties.get(key) or node.additional
         if sub is not None:
             _prune(value[key], sub, f"{prefix}{key}", dropped)

@@ -26,7 +26,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_api
 from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$dev/protokube/example/v1/types.proto\x12\x18\x64\x65v.protokube.example.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xe5\x05\n\x05Gizmo\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x31\n\x04spec\x18\x02 \x01(\x0b\x32#.dev.protokube.example.v1.GizmoSpec\x12\x35\n\x06status\x18\x03 \x01(\x0b\x32%.dev.protokube.example.v1.GizmoStatus:\xad\x04\xca\xf3\x18\x1b\n\x15\x65xample.protokube.dev\x12\x02v1\xd2\xf3\x18\x89\x04\n\x06gizmos\x12\x05gizmo\x1a\x02gz\"\x03\x61ll(\x01\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watch:\x1c\n\x06status\x1a\x03get\x1a\x05patch\x1a\x06update:1\n\x05scale\x12\x14\x61utoscaling/v1/Scale\x1a\x03get\x1a\x05patch\x1a\x06updateB8\n\x04Name\x12\x06string\x1a\x04name\"\x12Name of the gizmo.2\x0e.metadata.nameB7\n\x05Image\x12\x06string\"\x19The image the gizmo runs.2\x0b.spec.imageB@\n\x08Replicas\x12\x07integer\"\x1bHow many copies are wanted.2\x0e.spec.replicasBC\n\x05Ready\x12\x07integer\"\x1aHow many copies are ready.2\x15.status.readyReplicasB5\n\x03\x41ge\x12\x06string\"!Time since the gizmo was created.:\x03\x61geJ\nspec.imageR\x1c\x65xample.protokube.dev/gizmos\"\xa8\x01\n\tGizmoList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x38\n\x05items\x18\x02 \x03(\x0b\x32\x1f.dev.protokube.example.v1.GizmoB\x08\xca\xf3\x18\x04\x10\x01H\x01:\x1f\xca\xf3\x18\x1b\n\x15\x65xample.protokube.dev\x12\x02v1\"\xcc\x02\n\tGizmoSpec\x12\x18\n\x08replicas\x18\x01 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x12\x45\n\x08selector\x18\x02 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector\x12\x15\n\x05image\x18\x03 \x01(\tB\x06\xca\xf3\x18\x02H\x01\x12M\n\x05ports\x18\x04 \x03(\x0b\x32#.dev.protokube.example.v1.GizmoPortB\x19\xca\xf3\x18\x15\x1a\x05merge\"\x04name(\x03\x32\x04name\x12\x46\n\npod_labels\x18\x05 \x03(\x0b\x32\x32.dev.protokube.example.v1.GizmoSpec.PodLabelsEntry\x1a\x30\n\x0ePodLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"/\n\tGizmoPort\x12\x14\n\x04name\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02H\x01\x12\x0c\n\x04port\x18\x02 \x01(\x05\"7\n\x0bGizmoStatus\x12\x10\n\x08replicas\x18\x01 \x01(\x05\x12\x16\n\x0eready_replicas\x18\x02 \x01(\x05\"\xa5\x02\n\nGizmoClass\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x15\n\rdefault_image\x18\x02 \x01(\t\x12\x12\n\nis_default\x18\x03 \x01(\x08:\xa7\x01\xca\xf3\x18\x1b\n\x15\x65xample.protokube.dev\x12\x02v1\xd2\xf3\x18\x83\x01\n\x0cgizmoclasses\x12\ngizmoclass(\x02\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watchR\"example.protokube.dev/gizmoclasses\"\xb2\x01\n\x0eGizmoClassList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12=\n\x05items\x18\x02 \x03(\x0b\x32$.dev.protokube.example.v1.GizmoClassB\x08\xca\xf3\x18\x04\x10\x01H\x01:\x1f\xca\xf3\x18\x1b\n\x15\x65xample.protokube.dev\x12\x02v1B\x1aZ\x18protokube.dev/example/v1')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$dev/protokube/example/v1/types.proto\x12\x18\x64\x65v.protokube.example.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xe5\x05\n\x05Gizmo\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x31\n\x04spec\x18\x02 \x01(\x0b\x32#.dev.protokube.example.v1.GizmoSpec\x12\x35\n\x06status\x18\x03 \x01(\x0b\x32%.dev.protokube.example.v1.GizmoStatus:\xad\x04\xca\xf3\x18\x1b\n\x15\x65xample.protokube.dev\x12\x02v1\xd2\xf3\x18\x89\x04\n\x06gizmos\x12\x05gizmo\x1a\x02gz\"\x03\x61ll(\x01\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watch:\x1c\n\x06status\x1a\x03get\x1a\x05patch\x1a\x06update:1\n\x05scale\x12\x14\x61utoscaling/v1/Scale\x1a\x03get\x1a\x05patch\x1a\x06updateB8\n\x04Name\x12\x06string\x1a\x04name\"\x12Name of the gizmo.2\x0e.metadata.nameB7\n\x05Image\x12\x06string\"\x19The image the gizmo runs.2\x0b.spec.imageB@\n\x08Replicas\x12\x07integer\"\x1bHow many copies are wanted.2\x0e.spec.replicasBC\n\x05Ready\x12\x07integer\"\x1aHow many copies are ready.2\x15.status.readyReplicasB5\n\x03\x41ge\x12\x06string\"!Time since the gizmo was created.:\x03\x61geJ\nspec.imageR\x1c\x65xample.protokube.dev/gizmos\"\xa8\x01\n\tGizmoList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x38\n\x05items\x18\x02 \x03(\x0b\x32\x1f.dev.protokube.example.v1.GizmoB\x08\xca\xf3\x18\x04\x10\x01H\x01:\x1f\xca\xf3\x18\x1b\n\x15\x65xample.protokube.dev\x12\x02v1\"\xd4\x02\n\tGizmoSpec\x12\x18\n\x08replicas\x18\x01 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x12M\n\x08selector\x18\x02 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorB\x06\xca\xf3\x18\x02\x08\x01\x12\x15\n\x05image\x18\x03 \x01(\tB\x06\xca\xf3\x18\x02H\x01\x12M\n\x05ports\x18\x04 \x03(\x0b\x32#.dev.protokube.example.v1.GizmoPortB\x19\xca\xf3\x18\x15\x1a\x05merge\"\x04name(\x03\x32\x04name\x12\x46\n\npod_labels\x18\x05 \x03(\x0b\x32\x32.dev.protokube.example.v1.GizmoSpec.PodLabelsEntry\x1a\x30\n\x0ePodLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"/\n\tGizmoPort\x12\x14\n\x04name\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02H\x01\x12\x0c\n\x04port\x18\x02 \x01(\x05\"7\n\x0bGizmoStatus\x12\x10\n\x08replicas\x18\x01 \x01(\x05\x12\x16\n\x0eready_replicas\x18\x02 \x01(\x05\"\xa5\x02\n\nGizmoClass\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x15\n\rdefault_image\x18\x02 \x01(\t\x12\x12\n\nis_default\x18\x03 \x01(\x08:\xa7\x01\xca\xf3\x18\x1b\n\x15\x65xample.protokube.dev\x12\x02v1\xd2\xf3\x18\x83\x01\n\x0cgizmoclasses\x12\ngizmoclass(\x02\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watchR\"example.protokube.dev/gizmoclasses\"\xb2\x01\n\x0eGizmoClassList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12=\n\x05items\x18\x02 \x03(\x0b\x32$.dev.protokube.example.v1.GizmoClassB\x08\xca\xf3\x18\x04\x10\x01H\x01:\x1f\xca\xf3\x18\x1b\n\x15\x65xample.protokube.dev\x12\x02v1B\x1aZ\x18protokube.dev/example/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,6 +44,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GIZMOSPEC_PODLABELSENTRY']._serialized_options = b'8\001'
   _globals['_GIZMOSPEC'].fields_by_name['replicas']._loaded_options = None
   _globals['_GIZMOSPEC'].fields_by_name['replicas']._serialized_options = b'\312\363\030\002\010\001'
+  _globals['_GIZMOSPEC'].fields_by_name['selector']._loaded_options = None
+  _globals['_GIZMOSPEC'].fields_by_name['selector']._serialized_options = b'\312\363\030\002\010\001'
   _globals['_GIZMOSPEC'].fields_by_name['image']._loaded_options = None
   _globals['_GIZMOSPEC'].fields_by_name['image']._serialized_options = b'\312\363\030\002H\001'
   _globals['_GIZMOSPEC'].fields_by_name['ports']._loaded_options = None
@@ -61,15 +63,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GIZMOLIST']._serialized_start=897
   _globals['_GIZMOLIST']._serialized_end=1065
   _globals['_GIZMOSPEC']._serialized_start=1068
-  _globals['_GIZMOSPEC']._serialized_end=1400
-  _globals['_GIZMOSPEC_PODLABELSENTRY']._serialized_start=1352
-  _globals['_GIZMOSPEC_PODLABELSENTRY']._serialized_end=1400
-  _globals['_GIZMOPORT']._serialized_start=1402
-  _globals['_GIZMOPORT']._serialized_end=1449
-  _globals['_GIZMOSTATUS']._serialized_start=1451
-  _globals['_GIZMOSTATUS']._serialized_end=1506
-  _globals['_GIZMOCLASS']._serialized_start=1509
-  _globals['_GIZMOCLASS']._serialized_end=1802
-  _globals['_GIZMOCLASSLIST']._serialized_start=1805
-  _globals['_GIZMOCLASSLIST']._serialized_end=1983
+  _globals['_GIZMOSPEC']._serialized_end=1408
+  _globals['_GIZMOSPEC_PODLABELSENTRY']._serialized_start=1360
+  _globals['_GIZMOSPEC_PODLABELSENTRY']._serialized_end=1408
+  _globals['_GIZMOPORT']._serialized_start=1410
+  _globals['_GIZMOPORT']._serialized_end=1457
+  _globals['_GIZMOSTATUS']._serialized_start=1459
+  _globals['_GIZMOSTATUS']._serialized_end=1514
+  _globals['_GIZMOCLASS']._serialized_start=1517
+  _globals['_GIZMOCLASS']._serialized_end=1810
+  _globals['_GIZMOCLASSLIST']._serialized_start=1813
+  _globals['_GIZMOCLASSLIST']._serialized_end=1991
 # @@protoc_insertion_point(module_scope)
