@@ -139,16 +139,20 @@ def _resolve(schema: Any, definitions: dict[str, Any], seen: tuple[str, ...]) ->
         return _inline(definitions, schema["$ref"].rsplit("/", 1)[-1], seen)
     if "allOf" in schema and len(schema["allOf"]) == 1:  # a reference with siblings (default, description)
         target = _resolve(schema.pop("allOf")[0], definitions, seen)
-        return {**target, **{k: _resolve(v, definitions, seen) for k, v in schema.items()}}
+        return {**target, **{k: _resolve(v, definitions, seen) for k, v in schema.items() if _kept(k, v)}}
     out = {}
     for key, value in schema.items():
-        if key in ("properties",):
+        if key == "properties":
             out[key] = {n: _resolve(s, definitions, seen) for n, s in value.items()}
-        elif key == "x-kubernetes-group-version-kind" or (key == "default" and value in ({}, [])):
-            continue  # an empty struct's zero value is no default a CRD should materialize
-        else:
+        elif _kept(key, value):
             out[key] = _resolve(value, definitions, seen)
     return out
+
+
+def _kept(key: str, value: Any) -> bool:
+    """What a CRD schema keeps: not the kind's group-version-kind, nor an empty struct's or list's
+    zero value as a default (a CRD would materialize it, and its required fields would be missing)."""
+    return key != "x-kubernetes-group-version-kind" and not (key == "default" and value in ({}, []))
 
 
 def _subresources(resource: Resource) -> dict[str, Any]:
