@@ -150,9 +150,13 @@ def _resolve(schema: Any, definitions: dict[str, Any], seen: tuple[str, ...]) ->
 
 
 def _kept(key: str, value: Any) -> bool:
-    """What a CRD schema keeps: not the kind's group-version-kind, nor an empty struct's or list's
-    zero value as a default (a CRD would materialize it, and its required fields would be missing)."""
-    return key != "x-kubernetes-group-version-kind" and not (key == "default" and value in ({}, []))
+    """What a CRD schema keeps: not the kind's group-version-kind, nor strategic merge patch's
+    extensions (JSONSchemaProps has no such fields: custom resources take no strategic merge patch),
+    nor an empty struct's or list's zero value as a default (a CRD would materialize it, and its
+    required fields would be missing)."""
+    if key == "x-kubernetes-group-version-kind" or key.startswith("x-kubernetes-patch-"):
+        return False
+    return not (key == "default" and value in ({}, []))
 
 
 def _subresources(resource: Resource) -> dict[str, Any]:
