@@ -82,6 +82,7 @@ from gateway.storage.objectstore import ObjectStore
 from gateway.watchcache.cache import WatchCache
 from gateway.watchcache.entries import Selectable
 from gateway.watchcache.watcher import BOOKMARK_INTERVAL
+from gateway.wireexplorer import routes as wireexplorer
 from protokube.schema.registry import ADDED, Registry, Resource
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -124,6 +125,7 @@ class Settings:
     unsafe_corrupt_object_deletion: bool = False  # the AllowUnsafeMalformedObjectDeletion feature gate
     service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR  # --service-cluster-ip-range
     service_node_port_range: str = DEFAULT_NODE_PORTS  # --service-node-port-range
+    debug_wire: bool = False  # --enable-debug-wire: the wire explorer at /debug/wire
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -185,6 +187,10 @@ class APIServer:
         if issuer is not None:
             jwks_uri = issuer.jwks_uri or f"https://{server_address}/openid/v1/jwks"
             extra.update(issuer_discovery.routes(issuer.issuer, jwks_uri, issuer.keys))
+        posts = {}
+        if settings.debug_wire:
+            extra.update(wireexplorer.get_routes())
+            posts.update(wireexplorer.post_routes(registry))
         non_resource = NonResourceRoutes(
             registry,
             server_address,
@@ -193,6 +199,7 @@ class APIServer:
             health,
             stored=lambda r: r.key in self.cachers,
             extra=extra,
+            posts=posts,
         )
         router = Router(registry, self.scopes, non_resource)
         self.handler = build_handler_chain(

@@ -231,6 +231,11 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         metavar="BOOL",
         help="API Priority and Fairness (false: the plain max-in-flight limits, 429 beyond them)",
     )
+    p.add_argument(
+        "--enable-debug-wire",
+        action="store_true",
+        help="serve the wire explorer at /debug/wire (a page for studying the protobuf encoding)",
+    )
     p.add_argument("--access-log", action="store_true")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     args = p.parse_args(argv)
@@ -404,6 +409,7 @@ async def run(args: argparse.Namespace) -> None:
             max_requests_inflight=args.max_requests_inflight,
             max_mutating_requests_inflight=args.max_mutating_requests_inflight,
             priority_and_fairness=args.enable_priority_and_fairness,
+            debug_wire=args.enable_debug_wire,
         )
         registry = build(descriptors.all_messages())
         args.runtime_config.apply(registry)

@@ -45,6 +45,7 @@ class NonResourceRoutes:
         health: dict[str, HealthEndpoint],
         stored: discovery.Stored,
         extra: Mapping[tuple[str, ...], Route] | None = None,
+        posts: Mapping[tuple[str, ...], Route] | None = None,
     ) -> None:
         self.registry = registry
         self.stored = stored
@@ -64,9 +65,13 @@ class NonResourceRoutes:
             for check in endpoint.checks:
                 self.exact[(name, *check.name.split("/"))] = endpoint.single(check)
         self.exact.update(extra or {})  # e.g. /debug/api_priority_and_fairness/...
+        self.posts = dict(posts or {})  # the few endpoints that take a body (/debug/wire/decode)
 
     async def __call__(self, request: ApiRequest) -> Response:
         assert request.info is not None
+        post = self.posts.get(request.info.parts)
+        if post is not None and request.method == "POST":
+            return await post(request)
         if request.method not in READ_METHODS:
             raise errors.method_not_allowed()
         route = self.exact.get(request.info.parts)

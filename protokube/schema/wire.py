@@ -14,7 +14,9 @@ import argparse
 import struct
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
@@ -39,6 +41,7 @@ class RawField:
     wire_type: int
     value: int | bytes
     value_offset: int  # where the value (after a length prefix) starts
+    end: int  # one past the field's last byte
 
 
 def read_varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -66,20 +69,21 @@ def iter_fields(data: bytes, base: int = 0) -> Iterator[RawField]:
         if number == 0:
             raise WireError(f"offset {base + start}: field number 0 is invalid")
         if wire_type == VARINT:
+            value_start = pos
             value, pos = read_varint(data, pos)
-            yield RawField(base + start, number, wire_type, value, base + start)
+            yield RawField(base + start, number, wire_type, value, base + value_start, base + pos)
         elif wire_type in (I64, I32):
             size = 8 if wire_type == I64 else 4
             if pos + size > len(data):
                 raise WireError(f"offset {base + pos}: truncated fixed{size * 8} value")
             value = int.from_bytes(data[pos : pos + size], "little")
-            yield RawField(base + start, number, wire_type, value, base + pos)
+            yield RawField(base + start, number, wire_type, value, base + pos, base + pos + size)
             pos += size
         elif wire_type == LEN:
             length, pos = read_varint(data, pos)
             if pos + length > len(data):
                 raise WireError(f"offset {base + pos}: length {length} runs past the end ({len(data) - pos} left)")
-            yield RawField(base + start, number, wire_type, data[pos : pos + length], base + pos)
+            yield RawField(base + start, number, wire_type, data[pos : pos + length], base + pos, base + pos + length)
             pos += length
         else:
             raise WireError(f"offset {base + start}: unsupported wire type {wire_type} (groups are not used)")
@@ -135,63 +139,119 @@ def _scalar(fd: FieldDescriptor | None, f: RawField) -> str:
     return str(value)
 
 
-class Printer:
-    def __init__(self, out: list[str]) -> None:
-        self.out = out
+@dataclass
+class Node:
+    """One line of the annotated tree: a field (or an envelope, object or frame) and the bytes it
+    covers, ``start`` to ``end``; a field's value starts at ``value_start``."""
 
-    def line(self, offset: int, depth: int, text: str) -> None:
-        self.out.append(f"{offset:06d}  {'  ' * depth}{text}")
+    start: int
+    end: int
+    text: str  # the line as ``protokube wire`` prints it
+    number: int = 0  # field number (0: not a field)
+    wire_type: str = ""
+    name: str = ""  # from the descriptors ("" when unknown)
+    type: str = ""
+    value: str = ""  # the decoded scalar, as printed
+    value_start: int = -1
+    unknown: bool = False  # a field number the message's descriptor does not have
+    children: list[Node] = field(default_factory=list)
 
-    def message(self, data: bytes, desc: Descriptor | None, base: int, depth: int) -> None:
+    def to_dict(self) -> dict[str, Any]:
+        """The node as JSON values (what /debug/wire/decode answers)."""
+        out: dict[str, Any] = {"start": self.start, "end": self.end, "text": self.text}
+        if self.number:
+            out.update(number=self.number, wireType=self.wire_type, name=self.name, type=self.type)
+            out.update(value=self.value, valueStart=self.value_start, unknown=self.unknown)
+        out["children"] = [child.to_dict() for child in self.children]
+        return out
+
+
+class Decoder:
+    """Builds the tree of one input; ``root.children`` keeps what was read before a WireError."""
+
+    def __init__(self) -> None:
+        self.root = Node(0, 0, "")
+        self.stack = [self.root]
+
+    def add(self, start: int, end: int, text: str, **facts: Any) -> Node:
+        node = Node(start, end, text, **facts)
+        self.stack[-1].children.append(node)
+        return node
+
+    @contextmanager
+    def under(self, node: Node) -> Iterator[None]:
+        self.stack.append(node)
+        try:
+            yield
+        finally:
+            self.stack.pop()
+
+    def field_node(self, f: RawField, text: str, fd: FieldDescriptor | None, unknown: bool, value: str = "") -> Node:
+        name, type_ = (fd.name, _type_name(fd)) if fd is not None else ("", "")
+        wire = WIRE_NAMES[f.wire_type]
+        return self.add(
+            f.offset, f.end, text, number=f.number, wire_type=wire, name=name, type=type_, value=value,
+            value_start=f.value_offset, unknown=unknown,
+        )  # fmt: skip
+
+    def message(self, data: bytes, desc: Descriptor | None, base: int) -> None:
         kind_hint: GroupVersionKind | None = None
         for f in iter_fields(data, base):
             fd = desc.fields_by_number.get(f.number) if desc is not None else None
             head = f"[{f.number}] {WIRE_NAMES[f.wire_type]:<6}"
             if fd is None:
                 label = "unknown field" if desc is not None else "field"
-                self.line(f.offset, depth, f"{head} ({label}) = {_scalar(None, f)}")
+                value = _scalar(None, f)
+                node = self.field_node(f, f"{head} ({label}) = {value}", None, desc is not None, value)
                 if f.wire_type == LEN and desc is not None:
-                    self._try_nested(f, depth)
+                    with self.under(node):
+                        self._try_nested(f)
                 continue
             name = f"{fd.name}: {_type_name(fd)}"
             if fd.message_type is not None and f.wire_type == LEN:
-                self.line(f.offset, depth, f"{head} {name} ({len(f.value)} bytes)")
-                self.message(f.value, fd.message_type, f.value_offset, depth + 1)
+                node = self.field_node(f, f"{head} {name} ({len(f.value)} bytes)", fd, False)
+                with self.under(node):
+                    self.message(f.value, fd.message_type, f.value_offset)
             elif fd.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES) or f.wire_type != LEN:
-                self.line(f.offset, depth, f"{head} {name} = {_scalar(fd, f)}")
+                value = _scalar(fd, f)
+                node = self.field_node(f, f"{head} {name} = {value}", fd, False, value)
                 if fd.name in ("raw", "Raw") and isinstance(f.value, bytes):
-                    self.open_raw(f.value, f.value_offset, depth + 1, kind_hint)
+                    with self.under(node):
+                        self.open_raw(f.value, f.value_offset, kind_hint)
             else:  # packed repeated scalars
-                self.line(f.offset, depth, f"{head} {name} (packed, {len(f.value)} bytes)")
-                pos = 0
-                while pos < len(f.value):
-                    value, end = read_varint(f.value, pos)
-                    packed = RawField(f.value_offset + pos, f.number, VARINT, value, f.value_offset + pos)
-                    self.line(packed.offset, depth + 1, f"= {_scalar(fd, packed)}")
-                    pos = end
+                node = self.field_node(f, f"{head} {name} (packed, {len(f.value)} bytes)", fd, False)
+                with self.under(node):
+                    pos = 0
+                    while pos < len(f.value):
+                        value, end = read_varint(f.value, pos)
+                        at = f.value_offset + pos
+                        packed = RawField(at, f.number, VARINT, value, at, f.value_offset + end)
+                        self.add(packed.offset, packed.end, f"= {_scalar(fd, packed)}", value=_scalar(fd, packed))
+                        pos = end
             if desc is not None and desc.full_name == UNKNOWN_MESSAGE and fd.name == "typeMeta":
                 kind_hint = _type_meta(f.value)
 
-    def open_raw(self, raw: bytes, base: int, depth: int, hint: GroupVersionKind | None) -> None:
+    def open_raw(self, raw: bytes, base: int, hint: GroupVersionKind | None) -> None:
         """Open the bytes of a raw field: an envelope, or an object of the kind the envelope named."""
         if raw.startswith(MAGIC):
-            self.line(base, depth, "magic k8s\\x00 (6b 38 73 00): Kubernetes protobuf envelope")
-            self.line(base + 4, depth, f"runtime.Unknown ({len(raw) - 4} bytes)")
-            self.message(raw[4:], descriptors.descriptor(UNKNOWN_MESSAGE), base + 4, depth + 1)
+            self.add(base, base + 4, "magic k8s\\x00 (6b 38 73 00): Kubernetes protobuf envelope")
+            node = self.add(base + 4, base + len(raw), f"runtime.Unknown ({len(raw) - 4} bytes)")
+            with self.under(node):
+                self.message(raw[4:], descriptors.descriptor(UNKNOWN_MESSAGE), base + 4)
         elif hint is not None:
             message = registry().kinds.get(hint)
             desc = descriptors.descriptor(message) if message else None
             title = f"{hint.kind} ({message})" if message else f"{hint.kind} (no message known; raw fields)"
-            self.line(base, depth, f"object {title}")
-            self.message(raw, desc, base, depth + 1)
+            with self.under(self.add(base, base + len(raw), f"object {title}", type=message or "")):
+                self.message(raw, desc, base)
 
-    def _try_nested(self, f: RawField, depth: int) -> None:
+    def _try_nested(self, f: RawField) -> None:
         try:
             list(iter_fields(f.value))
         except WireError:
             return
         if f.value:
-            self.message(f.value, None, f.value_offset, depth + 1)
+            self.message(f.value, None, f.value_offset)
 
 
 def _type_meta(data: bytes) -> GroupVersionKind | None:
@@ -216,25 +276,37 @@ def split_watch_frames(data: bytes) -> list[tuple[int, bytes]]:
     return frames
 
 
-def annotate(data: bytes, form: str = "auto", type_name: str | None = None, out: list[str] | None = None) -> list[str]:
-    """Annotate bytes; ``form`` is auto, envelope, watch or message (with ``type_name``).
-
-    Lines go to ``out`` as they are made, so a caller keeps what was read before a WireError.
-    """
-    out = [] if out is None else out
-    printer = Printer(out)
+def decode(data: bytes, form: str = "auto", type_name: str | None = None, into: Decoder | None = None) -> Node:
+    """The annotated tree of some bytes; ``form`` is auto, envelope, watch or message (with
+    ``type_name``). On a WireError, ``into.root`` keeps what was read before it."""
+    decoder = into if into is not None else Decoder()
     if form == "auto":
         form = _detect(data, type_name)
     if form == "envelope":
-        printer.open_raw(data, 0, 0, None)
+        decoder.open_raw(data, 0, None)
     elif form == "watch":
         event = descriptors.descriptor(WATCH_EVENT)
         for offset, frame in split_watch_frames(data):
-            out.append(f"{offset:06d}  frame: 4-byte big-endian length {len(frame)}, then {WATCH_EVENT}")
-            printer.message(frame, event, offset + 4, 1)
+            text = f"frame: 4-byte big-endian length {len(frame)}, then {WATCH_EVENT}"
+            with decoder.under(decoder.add(offset, offset + 4 + len(frame), text, type=WATCH_EVENT)):
+                decoder.message(frame, event, offset + 4)
     else:
-        desc = descriptors.descriptor(_resolve_type(type_name)) if type_name else None
-        printer.message(data, desc, 0, 0)
+        desc = descriptors.descriptor(resolve_type(type_name)) if type_name else None
+        decoder.message(data, desc, 0)
+    decoder.root.end = len(data)
+    return decoder.root
+
+
+def lines(root: Node) -> list[str]:
+    """The tree as ``protokube wire`` prints it: offset, indentation by depth, text."""
+    out: list[str] = []
+
+    def walk(node: Node, depth: int) -> None:
+        for child in node.children:
+            out.append(f"{child.start:06d}  {'  ' * depth}{child.text}")
+            walk(child, depth + 1)
+
+    walk(root, 0)
     return out
 
 
@@ -254,13 +326,18 @@ def _detect(data: bytes, type_name: str | None) -> str:
     return "message"
 
 
-def _resolve_type(name: str) -> str:
+class UnknownType(ValueError):
+    """A --type that names no message, or several."""
+
+
+def resolve_type(name: str) -> str:
     """A full message name, or a kind name such as Pod or apps/v1/Deployment."""
     if "." in name:
+        descriptors.descriptor(name)  # KeyError when the project defines none
         return name
     matches = [m for gvk, m in registry().kinds.items() if gvk.kind == name or f"{gvk.api_version}/{gvk.kind}" == name]
     if len(matches) != 1:
-        raise SystemExit(f"protokube wire: --type {name!r} names {len(matches)} kinds; give a full message name")
+        raise UnknownType(f"type {name!r} names {len(matches)} kinds; give a full message name")
     return matches[0]
 
 
@@ -271,12 +348,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--type", help="message full name or kind, for bytes without an envelope")
     args = parser.parse_args(argv)
     data = open(args.file, "rb").read() if args.file else sys.stdin.buffer.read()  # noqa: SIM115
-    lines: list[str] = ["offset  field"]
+    decoder = Decoder()
     try:
-        annotate(data, args.form, args.type, lines)
-    except WireError as err:
-        print("\n".join(lines))
-        print(f"protokube wire: {err}", file=sys.stderr)
+        decode(data, args.form, args.type, decoder)
+    except (WireError, UnknownType, KeyError) as err:
+        print("\n".join(["offset  field", *lines(decoder.root)]))
+        print(f"protokube wire: {err.args[0] if err.args else err}", file=sys.stderr)
         return 1
-    print("\n".join(lines))
+    print("\n".join(["offset  field", *lines(decoder.root)]))
     return 0
