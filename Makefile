@@ -11,8 +11,9 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PROTOS := $(shell find proto -name '*.proto' | sort)
 # .proto files that declare gRPC services get gRPC stubs too.
 SERVICE_PROTOS := $(shell grep -l '^service ' $(PROTOS))
-# Debian packages the tests and benchmarks run against (real etcdctl, real etcd, wrk).
-DEBS   := etcd-client etcd-server wrk
+# Debian packages the tests and benchmarks run against (real etcdctl, real etcd, wrk; Chromium for the
+# wire explorer page).
+DEBS   := etcd-client etcd-server wrk chromium
 HOST   ?= 127.0.0.1
 PORT   ?= 6443
 
