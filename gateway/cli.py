@@ -190,7 +190,8 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         type=runtime_config,
         default=RuntimeConfig(),
         metavar="GROUP/VERSION=BOOL,...",
-        help="turn group versions off or on: api/all=false,api/v1=true,apps/v1=true (all on by default)",
+        help="turn group versions off or on: api/all=false,api/v1=true,apps/v1=true (all on by default, but "
+        "the example group example.protokube.dev/v1)",
     )
     p.add_argument(
         "--gateways",

@@ -57,7 +57,7 @@ def without_generation(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 # Kinds whose status a controller in the server writes (APF's Dangling condition).
-CONTROLLED_STATUS = ("FlowSchema",)
+CONTROLLED_STATUS = ("FlowSchema", "CustomResourceDefinition")
 
 
 def created(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -837,12 +837,13 @@ def test_custom_resource_definition(client: httpx.Client, namespace: str) -> Non
         },
     }
     got = created(client, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body)
+    stored = client.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}").json()
     client.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")
     spec = got["spec"]
     assert spec["scope"] == "Namespaced"
     assert spec["names"] == {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"}
     assert spec["conversion"] == {"strategy": "None"}
-    assert got["status"]["storedVersions"] == ["v1"]
+    assert stored["status"]["storedVersions"] == ["v1"]
 
 
 def test_defaults_apply_on_update_and_patch(client: httpx.Client, namespace: str) -> None:

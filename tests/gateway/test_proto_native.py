@@ -53,6 +53,29 @@ def protoc_set(*files: Path, include: Path | None = None) -> descriptor_pb2.File
 
 
 @pytest.fixture(scope="module")
+def example_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A server of its own: the example group is served only when --runtime-config names it."""
+    process = GatewayProcess(
+        tmp_path_factory.mktemp("example-gateway"), "--runtime-config", "example.protokube.dev/v1=true"
+    ).start()
+    yield process
+    process.kill()
+
+
+@pytest.fixture(scope="module")
+def client(example_server: GatewayProcess) -> Any:
+    with example_server.client() as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def kubectl(example_server: GatewayProcess, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    if kubectl_path() is None:
+        pytest.skip("kubectl is not installed")
+    return Kubectl(example_server.url, Path(tmp_path_factory.mktemp("kubectl-example")))
+
+
+@pytest.fixture(scope="module")
 def classes() -> Any:
     """Message classes from the example .proto and runtime's Unknown, in a pool of their own."""
     files = protoc_set(EXAMPLE, ROOT / "proto" / "k8s" / "io" / "apimachinery" / "pkg" / "runtime" / "types.proto")
@@ -192,6 +215,12 @@ message DoohickeyList {
   repeated Doohickey items = 2;
 }
 """
+
+
+def test_the_example_group_is_off_unless_named(server: GatewayProcess) -> None:
+    with server.client() as default:
+        assert default.get("/apis/example.protokube.dev/v1").status_code == 404
+        assert "example.protokube.dev" not in [g["name"] for g in default.get("/apis").json()["groups"]]
 
 
 def test_crd_from_proto_installs_a_new_kind(kubectl: Kubectl, client: httpx.Client, tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ def test_built_in_resources() -> None:
         "authentication.k8s.io",
         "authorization.k8s.io",
         "autoscaling",
+        "example.protokube.dev",  # compiled in; served only when --runtime-config names it
         "batch",
         "certificates.k8s.io",
         "coordination.k8s.io",

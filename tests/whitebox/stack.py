@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 from gateway.app import APIServer, Settings
+from gateway.runtimeconfig import RuntimeConfig
 from gateway.storage.memory import MemoryBackend
 from protokube.schema import descriptors
 from protokube.schema.registry import build
@@ -22,7 +23,9 @@ TIMEOUT = 30.0
 
 @contextlib.asynccontextmanager
 async def running_server(backend: MemoryBackend | None = None) -> AsyncIterator[APIServer]:
-    server = APIServer(backend or MemoryBackend(), "test:0", build(descriptors.all_messages()), Settings())
+    registry = build(descriptors.all_messages())
+    RuntimeConfig().apply(registry)  # what a server serves by default
+    server = APIServer(backend or MemoryBackend(), "test:0", registry, Settings())
     await server.start()
     await server.bootstrapped.wait()
     try:
