@@ -44,11 +44,12 @@ class RawField:
     end: int  # one past the field's last byte
 
 
-def read_varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes, pos: int, base: int = 0) -> tuple[int, int]:
+    """A varint at ``pos``; errors name offsets relative to ``base``."""
     result = shift = 0
     while True:
         if pos >= len(data):
-            raise WireError(f"offset {pos}: truncated varint")
+            raise WireError(f"offset {base + pos}: truncated varint")
         byte = data[pos]
         pos += 1
         result |= (byte & 0x7F) << shift
@@ -56,7 +57,7 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
             return result, pos
         shift += 7
         if shift >= 70:
-            raise WireError(f"offset {pos}: varint too long")
+            raise WireError(f"offset {base + pos}: varint too long")
 
 
 def iter_fields(data: bytes, base: int = 0) -> Iterator[RawField]:
@@ -64,13 +65,13 @@ def iter_fields(data: bytes, base: int = 0) -> Iterator[RawField]:
     pos = 0
     while pos < len(data):
         start = pos
-        tag, pos = read_varint(data, pos)
+        tag, pos = read_varint(data, pos, base)
         number, wire_type = tag >> 3, tag & 7
         if number == 0:
             raise WireError(f"offset {base + start}: field number 0 is invalid")
         if wire_type == VARINT:
             value_start = pos
-            value, pos = read_varint(data, pos)
+            value, pos = read_varint(data, pos, base)
             yield RawField(base + start, number, wire_type, value, base + value_start, base + pos)
         elif wire_type in (I64, I32):
             size = 8 if wire_type == I64 else 4
@@ -80,7 +81,7 @@ def iter_fields(data: bytes, base: int = 0) -> Iterator[RawField]:
             yield RawField(base + start, number, wire_type, value, base + pos, base + pos + size)
             pos += size
         elif wire_type == LEN:
-            length, pos = read_varint(data, pos)
+            length, pos = read_varint(data, pos, base)
             if pos + length > len(data):
                 raise WireError(f"offset {base + pos}: length {length} runs past the end ({len(data) - pos} left)")
             yield RawField(base + start, number, wire_type, data[pos : pos + length], base + pos, base + pos + length)

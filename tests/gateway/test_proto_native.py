@@ -21,7 +21,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from gateway.apiextensions.schema import structural_errors
 
-from .helpers import ROOT, Kubectl
+from .helpers import ROOT, GatewayProcess, Kubectl, kubectl_path
 
 EXAMPLE = ROOT / "proto" / "dev" / "protokube" / "example" / "v1" / "types.proto"
 GIZMOS = "/apis/example.protokube.dev/v1/namespaces/default/gizmos"
