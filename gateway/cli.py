@@ -116,6 +116,13 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="history the embedded storage keeps (etcd's 5 minutes by default)",
     )
     p.add_argument(
+        "--quota-backend-bytes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the embedded storage's size limit: writes beyond it fail with NOSPACE, as etcd's (0: 2 GiB)",
+    )
+    p.add_argument(
         "--etcd-compaction-interval",
         type=go_duration,
         default=300.0,
@@ -375,7 +382,7 @@ async def run(args: argparse.Namespace) -> None:
     embedded = None
     storage = args.storage
     if storage is None:
-        embedded = EmbeddedStorage(args.data_dir, args.compaction_retention)
+        embedded = EmbeddedStorage(args.data_dir, args.compaction_retention, args.quota_backend_bytes)
         embedded.start()
         storage = embedded.address
         supervisor = asyncio.create_task(embedded.supervise())

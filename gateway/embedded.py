@@ -30,11 +30,12 @@ def die_with_parent() -> None:
 
 
 class EmbeddedStorage:
-    def __init__(self, data_dir: Path, retention: float) -> None:
+    def __init__(self, data_dir: Path, retention: float, quota_backend_bytes: int = 0) -> None:
         self.data_dir = data_dir / "storage"
         self.address = f"unix://{(self.data_dir / 'storage.sock').resolve()}"
         self.command = [sys.executable, "-m", "protokube", "storage", "--listen", self.address]
         self.command += ["--data-dir", str(self.data_dir), "--compaction-retention", str(retention)]
+        self.command += ["--quota-backend-bytes", str(quota_backend_bytes)]
         self.child: subprocess.Popen[str] | None = None
         self.restarts = 0
         self._stopping = False

@@ -18,6 +18,7 @@ from server.lessor import Lessor
 from server.maintenance import MaintenanceService
 from server.metrics import StorageMetrics
 from server.mvcc import Store, entry_from_row
+from server.quota import Quota
 from server.rpc import generic_handler
 from server.watch import WatchService
 from server.watchhub import WatchHub
@@ -29,6 +30,7 @@ GRPC_OVERHEAD_BYTES = 512 * 1024  # etcd lets gRPC accept this much beyond --max
 class StorageOptions:
     compaction_retention: float = 300.0  # seconds of history kept by auto-compaction; 0 = off
     max_request_bytes: int = 1572864  # etcd's default --max-request-bytes (1.5 MiB)
+    quota_backend_bytes: int = 0  # etcd's --quota-backend-bytes (0: its default, 2 GiB)
     group_commit: bool = True  # batch concurrent writes into one SQLite commit
     watch_ring_size: int = 100_000  # recent events kept in memory for watch catch-up
     progress_notify_interval: float = 600.0  # etcd's default: 10 minutes
@@ -179,7 +181,8 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
     )
     committer = GroupCommitter(store, hub, batching=opts.group_commit)
     compactor = Compactor(store, committer, retention=opts.compaction_retention, done=compact_done)
-    leases = LeaseService(store, committer, opts.lease_check_interval)
+    quota = Quota(str(backend.path), opts.quota_backend_bytes, store.member_id)
+    leases = LeaseService(store, committer, quota, opts.lease_check_interval)
 
     server = grpc.aio.server(
         options=[
@@ -197,10 +200,10 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
     )
     server.add_generic_rpc_handlers(
         (
-            generic_handler("KV", KVService(store, committer, compactor, opts.max_request_bytes), metrics),
+            generic_handler("KV", KVService(store, committer, compactor, opts.max_request_bytes, quota), metrics),
             generic_handler("Watch", WatchService(hub), metrics),
             generic_handler("Lease", leases, metrics),
-            generic_handler("Maintenance", MaintenanceService(store), metrics),
+            generic_handler("Maintenance", MaintenanceService(store, quota), metrics),
         )
     )
     try:

@@ -34,6 +34,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="history kept by periodic auto-compaction (0: never compact automatically)",
     )
     p.add_argument("--max-request-bytes", type=int, default=defaults.max_request_bytes, metavar="N")
+    p.add_argument(
+        "--quota-backend-bytes",
+        type=int,
+        default=defaults.quota_backend_bytes,
+        metavar="N",
+        help="backend size at which writes fail and the NOSPACE alarm is raised (0: 2 GiB, as etcd)",
+    )
     p.add_argument("--no-group-commit", action="store_true", help="one SQLite commit per write request (benchmarking)")
     p.add_argument(
         "--progress-notify-interval",
@@ -83,6 +90,7 @@ async def serve(args: argparse.Namespace) -> None:
         args.data_dir,
         compaction_retention=args.compaction_retention,
         max_request_bytes=args.max_request_bytes,
+        quota_backend_bytes=args.quota_backend_bytes,
         group_commit=not args.no_group_commit,
         progress_notify_interval=args.progress_notify_interval,
         watch_ring_size=args.watch_ring_size,

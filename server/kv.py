@@ -8,11 +8,15 @@ from server import apply, errors
 from server.compaction import Compactor
 from server.groupcommit import GroupCommitter
 from server.mvcc import Batch, Store, WriteView
+from server.quota import Quota, put_cost, txn_cost
 
 
 class KVService:
-    def __init__(self, store: Store, committer: GroupCommitter, compactor: Compactor, max_request_bytes: int) -> None:
+    def __init__(
+        self, store: Store, committer: GroupCommitter, compactor: Compactor, max_request_bytes: int, quota: Quota
+    ) -> None:
         self.store = store
+        self.quota = quota
         self.committer = committer
         self.compactor = compactor
         self.max_request_bytes = max_request_bytes
@@ -29,6 +33,7 @@ class KVService:
     async def Put(self, request: rpc_pb2.PutRequest, context) -> bytes:
         self._check_size(request)
         apply.check_put(request)
+        self.quota.check(put_cost(request))
         return await self.committer.submit(lambda view: apply.evaluate_put(view, request))
 
     async def DeleteRange(self, request: rpc_pb2.DeleteRangeRequest, context) -> rpc_pb2.DeleteRangeResponse:
@@ -42,6 +47,7 @@ class KVService:
         if apply.is_read_only(request):
             # Reads only: evaluated at once on the committed state, no commit needed.
             return apply.evaluate_txn(WriteView(Batch(self.store)), request)
+        self.quota.check(txn_cost(request))
         return await self.committer.submit(lambda view: apply.evaluate_txn(view, request))
 
     async def Compact(self, request: rpc_pb2.CompactionRequest, context) -> rpc_pb2.CompactionResponse:

@@ -13,14 +13,16 @@ from server import apply
 from server.errors import StorageError
 from server.groupcommit import GroupCommitter
 from server.mvcc import Store
+from server.quota import LEASE_COST, Quota
 from server.rpc import require_valid
 
 log = logging.getLogger(__name__)
 
 
 class LeaseService:
-    def __init__(self, store: Store, committer: GroupCommitter, check_interval: float = 0.5) -> None:
+    def __init__(self, store: Store, committer: GroupCommitter, quota: Quota, check_interval: float = 0.5) -> None:
         self.store = store
+        self.quota = quota
         self.lessor = store.lessor
         self.committer = committer
         self.check_interval = check_interval
@@ -28,6 +30,7 @@ class LeaseService:
         self._revokes: set[asyncio.Task] = set()
 
     async def LeaseGrant(self, request: rpc_pb2.LeaseGrantRequest, context) -> rpc_pb2.LeaseGrantResponse:
+        self.quota.check(LEASE_COST)
         return await self.committer.submit(lambda view: apply.evaluate_lease_grant(view, request))
 
     async def LeaseRevoke(self, request: rpc_pb2.LeaseRevokeRequest, context) -> rpc_pb2.LeaseRevokeResponse:

@@ -10,15 +10,16 @@ import asyncio
 from etcdserverpb import rpc_pb2
 
 from server.mvcc import RAFT_TERM, Store
+from server.quota import Quota
 
 API_VERSION = "3.5.17"  # the etcd API and guarantees served (progress notifications ordered)
 STORAGE_VERSION = "3.5.0"
-DB_SIZE_QUOTA = 2 * 1024**3  # etcd's default backend quota
 
 
 class MaintenanceService:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, quota: Quota) -> None:
         self.store = store
+        self.quota = quota
 
     async def Status(self, request: rpc_pb2.StatusRequest, context) -> rpc_pb2.StatusResponse:
         backend = self.store.backend
@@ -35,11 +36,12 @@ class MaintenanceService:
             raftAppliedIndex=rev,
             dbSizeInUse=in_use,
             storageVersion=STORAGE_VERSION,
-            dbSizeQuota=DB_SIZE_QUOTA,
+            dbSizeQuota=self.quota.limit,
+            errors=self.quota.errors(),
         )
 
     async def Alarm(self, request: rpc_pb2.AlarmRequest, context) -> rpc_pb2.AlarmResponse:
-        return rpc_pb2.AlarmResponse(header=self.store.header())
+        return rpc_pb2.AlarmResponse(header=self.store.header(), alarms=self.quota.alarm(request))
 
     async def Defragment(self, request: rpc_pb2.DefragmentRequest, context) -> rpc_pb2.DefragmentResponse:
         backend = self.store.backend

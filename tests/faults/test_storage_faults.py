@@ -194,3 +194,25 @@ def test_etcd_quota_exceeded(tmp_path: Path) -> None:
                 assert client.get(f"{CONFIGMAPS}/big0").status_code == 200
         finally:
             server.kill()
+
+
+def test_backend_quota_through_the_gateway(tmp_path: Path) -> None:
+    """`protokube serve --quota-backend-bytes` (etcd's flag): writes past the quota answer etcd's
+    NOSPACE error as a 500 Status, as kube-apiserver relays it; reads keep working; deletes too."""
+    server = GatewayProcess(tmp_path / "data", "--quota-backend-bytes", "16000000").start()
+    try:
+        with server.client() as client:
+            answer = None
+            for n in range(40):
+                answer = client.post(CONFIGMAPS, json={"metadata": {"name": f"q{n}"}, "data": {"k": "x" * 900_000}})
+                if answer.status_code != 201:
+                    break
+            assert answer is not None and answer.status_code == 500 and n > 0, answer and answer.text
+            assert answer.json()["message"] == "etcdserver: mvcc: database space exceeded"
+            _no_internals(answer)
+            assert client.get(f"{CONFIGMAPS}/q0").status_code == 200
+            assert client.delete(f"{CONFIGMAPS}/q0").status_code == 200
+            refused = client.post(CONFIGMAPS, json={"metadata": {"name": "small"}})
+            assert refused.status_code == 500  # the alarm is on: even a small write waits for `alarm disarm`
+    finally:
+        server.kill()

@@ -153,3 +153,32 @@ def test_endpoint_status(ctl):
     assert status["leader"] == status["header"]["member_id"]
     assert status["raftIndex"] == status["header"]["revision"]
     assert "is healthy" in ctl("endpoint", "health", check=False)
+
+
+def test_quota_and_the_nospace_alarm(storage_factory):
+    """etcd's --quota-backend-bytes, as etcd 3.4 answers it (seen with Debian's etcd): a put that does
+    not fit fails and raises NOSPACE; then every put fails, reads and deletes go on; after compaction,
+    defragmentation and `alarm disarm`, puts work again."""
+    server = storage_factory("--quota-backend-bytes", "1000000", "--compaction-retention", "0")
+    ctl = Etcdctl(server.address)
+    value = "x" * 100_000
+    failed = None
+    for i in range(40):
+        out = ctl("put", f"/q/{i}", value, check=False)
+        if "database space exceeded" in out:
+            failed = i
+            break
+    assert failed is not None and 3 < failed < 20, failed
+    assert "Error: etcdserver: mvcc: database space exceeded" in out
+    member = ctl.json("endpoint", "status")[0]["Status"]["header"]["member_id"]
+    assert ctl("alarm", "list") == f"memberID:{member} alarm:NOSPACE \n"
+    assert len(ctl("get", "/q/0", "--print-value-only").strip()) == 100_000  # reads go on
+    assert "database space exceeded" in ctl("put", "/q/small", "v", check=False)  # even a small put
+    assert ctl("del", "--prefix", "/q/").strip() == str(failed)  # deletes go on
+    revision = ctl.json("get", "/q/", "--prefix")["header"]["revision"]
+    ctl("compact", str(revision))
+    ctl("defrag")
+    assert "database space exceeded" in ctl("put", "/q/small", "v", check=False)  # still armed
+    assert ctl("alarm", "disarm") == f"memberID:{member} alarm:NOSPACE \n"
+    assert ctl("alarm", "list") == ""
+    assert ctl("put", "/q/small", "v").strip() == "OK"
