@@ -255,6 +255,20 @@ def robustness(results: dict, out: Path) -> list[Path]:
     return [_save(fig, out / "robustness.png")]
 
 
+def customresources(results: dict, out: Path) -> list[Path]:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    kinds = ["configmaps", "crontabs"]
+    left.bar(kinds, [results["creates"][k]["per_s"] for k in kinds])
+    left.set_ylabel("creates/s")
+    left.set_title("creates, 8 clients")
+    right.bar(kinds, [results["lists"][k]["median_ms"] for k in kinds])
+    right.set_ylabel("ms (median)")
+    right.set_title(f"list of {results['count']:,} objects as JSON")
+    for ax in (left, right):
+        ax.grid(True, axis="y", alpha=0.3)
+    return [_save(fig, out / "customresources.png")]
+
+
 CHARTS = {
     "http": http_ceiling,
     "tls": tls,
@@ -269,6 +283,7 @@ CHARTS = {
     "openapi": openapi,
     "apf": apf,
     "robustness": robustness,
+    "customresources": customresources,
 }
 
 

@@ -61,24 +61,32 @@ async def _errors_to_status(
     Every call is counted by method and the code it ended with."""
     service, name = method.containing_service.full_name, method.name
     metrics.rpc_started(kind, service, name)
-    code = grpc.StatusCode.OK
+    recorded = False
+
+    def handled(code: grpc.StatusCode) -> None:
+        # Counted before the status goes out: a client that has its answer finds the call counted.
+        nonlocal recorded
+        recorded = True
+        metrics.rpc_handled(kind, service, name, code)
+
     try:
         yield
     except StorageError as exc:
-        code = exc.code
+        handled(exc.code)
         await context.abort(exc.code, exc.message)
     except asyncio.CancelledError:
-        code = grpc.StatusCode.CANCELLED
+        handled(grpc.StatusCode.CANCELLED)
         raise
     except grpc.aio.AbortError:
-        code = context.code() or grpc.StatusCode.UNKNOWN
+        if not recorded:
+            handled(context.code() or grpc.StatusCode.UNKNOWN)
         raise
     except Exception:
-        code = grpc.StatusCode.INTERNAL
         log.exception("%s failed", method.full_name)
+        handled(grpc.StatusCode.INTERNAL)
         await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
-    finally:
-        metrics.rpc_handled(kind, service, name, code)
+    if not recorded:
+        handled(grpc.StatusCode.OK)
 
 
 def _guard_unary(method: MethodDescriptor, fn: Callable, metrics: StorageMetrics):
