@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from gateway import errors
 from gateway.apiextensions.schema import Structural
 from gateway.errors import FieldError
 from gateway.objects.codec import DecodedObject
@@ -33,9 +34,10 @@ SCALE_MESSAGE = "k8s.io.api.autoscaling.v1.Scale"
 NAME_COLUMN = PrinterColumn("Name", "string", "name", NAME_DESCRIPTION, 0, ".metadata.name", "")
 
 
-@dataclass(frozen=True)
+@dataclass
 class CustomVersion:
-    """One served version of a CRD, kept with its Resource (``Resource.extension``)."""
+    """One served version of a CRD, kept with its Resource (``Resource.extension``). Only
+    ``terminating`` changes in place (the serving sink flips it; watches of the objects go on)."""
 
     crd: str  # the CRD's name
     schema: Structural
@@ -43,6 +45,7 @@ class CustomVersion:
     storage_version: GroupVersionKind  # what stored objects say they are
     scale: ScalePaths | None
     warning: str  # the Warning header of a deprecated version ("" when not deprecated)
+    terminating: bool = False  # the CRD is being deleted: no new objects
 
     # ---- what the server asks of a run-time resource's extension ----
     def codec(self, resource: Resource) -> CustomResourceCodec:
@@ -94,6 +97,13 @@ class CustomResourceStrategy(UnstructuredStrategy):
         super().__init__(resource, codec)
         self.schema = codec.version.schema
 
+    def prepare_for_create(self, obj: Unstructured) -> None:
+        if self.codec.version.terminating:  # apiextensions-apiserver's crdHandler
+            raise errors.new(
+                405, "MethodNotAllowed", "create not allowed while custom resource definition is terminating"
+            )
+        super().prepare_for_create(obj)
+
     def validate(self, obj: Unstructured, old: Unstructured | None) -> list[FieldError]:
         old_value = self.codec.to_dict(old) if old is not None else None
         return self.schema.validate(self.codec.to_dict(obj), old_value)
@@ -110,10 +120,13 @@ def resources_of(crd: dict[str, Any]) -> list[Resource]:
     if storage is None:
         return []
     newest = _newest_undeprecated(versions)
+    terminating = any(
+        c.get("type") == "Terminating" and c.get("status") == "True" for c in status.get("conditions") or []
+    )
     resources = []
     for version in versions:
         if version.get("served"):
-            resources.append(_resource(crd["metadata"]["name"], spec, names, version, storage, newest))
+            resources.append(_resource(crd["metadata"]["name"], spec, names, version, storage, newest, terminating))
     return resources
 
 
@@ -123,7 +136,13 @@ def _newest_undeprecated(versions: list[dict[str, Any]]) -> str:
 
 
 def _resource(
-    crd: str, spec: dict[str, Any], names: dict[str, Any], version: dict[str, Any], storage: str, newest: str
+    crd: str,
+    spec: dict[str, Any],
+    names: dict[str, Any],
+    version: dict[str, Any],
+    storage: str,
+    newest: str,
+    terminating: bool,
 ) -> Resource:
     group, kind = spec["group"], names["kind"]
     gvk = GroupVersionKind(group, version["name"], kind)
@@ -147,7 +166,7 @@ def _resource(
         if not version.get("deprecationWarning") and newest:
             warning += f"; use {group}/{newest} {kind}"
     extension = CustomVersion(
-        crd, Structural.from_props(props), props, GroupVersionKind(group, storage, kind), scale, warning
+        crd, Structural.from_props(props), props, GroupVersionKind(group, storage, kind), scale, warning, terminating
     )
     return Resource(
         gvk=gvk,

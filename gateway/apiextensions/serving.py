@@ -49,6 +49,9 @@ class CustomResourceServing:
         wanted = resources_of(crd) if established(crd) else []
         said = orjson.dumps([crd.get("spec"), (crd.get("status") or {}).get("acceptedNames"), bool(wanted)])
         if name in self.served and self.served[name][0] == said:
+            terminating = any(r.extension.terminating for r in wanted)
+            for resource in self.served[name][1]:
+                resource.extension.terminating = terminating  # no new objects from now on
             return
         self._withdraw(name)
         added = []

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import cbor2
 import httpx
 import pytest
 import yaml
@@ -172,7 +173,8 @@ def uninstall(client: httpx.Client, name: str) -> None:
 
 @pytest.fixture(scope="module")
 def crd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
-    process = GatewayProcess(tmp_path_factory.mktemp("crd-gateway")).start()
+    gate = ("--feature-gates", "CBORServingAndStorage=true")  # custom objects in CBOR too (seed)
+    process = GatewayProcess(tmp_path_factory.mktemp("crd-gateway"), *gate).start()
     yield process
     process.kill()
 
@@ -363,6 +365,17 @@ def test_schema_prunes_defaults_and_validates(api: httpx.Client, crontabs: dict[
     assert api.get(f"{CRONTABS}/good", headers={"Accept": "application/vnd.kubernetes.protobuf"}).status_code == 406
     both = api.get(f"{CRONTABS}/good", headers={"Accept": "application/vnd.kubernetes.protobuf, application/json"})
     assert both.status_code == 200 and both.headers["content-type"] == "application/json"
+    as_cbor = api.get(f"{CRONTABS}/good", headers={"Accept": "application/cbor"})
+    assert as_cbor.status_code == 200 and as_cbor.headers["content-type"] == "application/cbor"
+    assert cbor2.loads(as_cbor.content)["spec"] == {"image": "x", "replicas": 1}
+    posted = api.post(
+        CRONTABS,
+        content=cbor2.dumps({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "c"}}),
+        headers={"Content-Type": "application/cbor"},
+    )
+    assert posted.status_code == 201, posted.text
+    assert posted.json()["metadata"]["name"] == "c" and "spec" not in posted.json()
+    api.delete(f"{CRONTABS}/c")
     api.delete(f"{CRONTABS}/good")
 
 
@@ -404,7 +417,8 @@ def test_versions_patches_and_apply(api: httpx.Client, widgets: dict[str, Any]) 
     assert smp.status_code == 415
     assert smp.json()["message"] == (
         "the body of the request was in an unknown format - accepted media types include: "
-        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, "
+        "application/apply-patch+cbor"  # the CBOR feature gate is on for this module's server
     )
     merged = api.patch(
         f"{base}/w1", content=b'{"spec":{"size":4}}', headers={"Content-Type": "application/merge-patch+json"}
@@ -618,3 +632,32 @@ def test_conflicting_names_are_not_accepted(api: httpx.Client, crontabs: dict[st
     assert (established["status"], established["reason"]) == ("False", "NotAccepted")
     assert api.get("/apis/stable.example.com/v1/namespaces/default/cronjobs").status_code == 404
     uninstall(api, "cronjobs.stable.example.com")
+
+
+def test_a_terminating_crd_waits_for_its_objects_and_takes_no_new_ones(api: httpx.Client) -> None:
+    crd = json.loads(json.dumps(WIDGET_CRD).replace("widget", "gear").replace("Widget", "Gear"))
+    name = crd["metadata"]["name"]
+    install(api, crd)
+    base = "/apis/example.com/v1/gears"
+    held = {
+        "apiVersion": "example.com/v1",
+        "kind": "Gear",
+        "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
+    }
+    assert api.post(base, json=held).status_code == 201
+    api.delete(f"{CRDS}/{name}")
+    terminating = eventually(lambda: condition(api.get(f"{CRDS}/{name}").json(), "Terminating").get("status") == "True")
+    assert terminating
+    assert condition(api.get(f"{CRDS}/{name}").json(), "Terminating")["reason"] == "InstanceDeletionInProgress"
+    refused = eventually(lambda: api.post(base, json=dict(held, metadata={"name": "new"})).status_code == 405)
+    assert refused
+    answer = api.post(base, json=dict(held, metadata={"name": "new"}))
+    assert answer.json()["message"] == "create not allowed while custom resource definition is terminating"
+    assert api.get(f"{base}/held").json()["metadata"]["deletionTimestamp"]  # deleted, held by its finalizer
+    released = api.patch(
+        f"{base}/held",
+        content=b'{"metadata":{"finalizers":null}}',
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert released.status_code == 200, released.text
+    assert eventually(lambda: api.get(f"{CRDS}/{name}").status_code == 404, 20)
