@@ -512,25 +512,15 @@ def test_watchers_of_a_deleted_crd_end_cleanly(api: httpx.Client, crd_server: Ga
     assert api.get("/api/v1/namespaces").status_code == 200  # the rest keeps serving
 
 
+def _one_version(schema: dict[str, Any], storage: bool = True) -> dict[str, Any]:
+    """A CRD change with one version v1 of this schema."""
+    version = {"name": "v1", "served": True, "storage": storage, "schema": {"openAPIV3Schema": schema}}
+    return {"spec": {"versions": [version]}}
+
+
 BAD_CRDS = [
     (
-        {
-            "spec": {
-                "versions": [
-                    {
-                        "name": "v1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {
-                            "openAPIV3Schema": {
-                                "type": "object",
-                                "properties": {"spec": {"properties": {"a": {"type": "string"}}}},
-                            }
-                        },
-                    }
-                ]
-            }
-        },
+        _one_version({"type": "object", "properties": {"spec": {"properties": {"a": {"type": "string"}}}}}),
         "spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: "
         "must not be empty for specified object fields",
     ),
@@ -549,34 +539,12 @@ BAD_CRDS = [
         'annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111',
     ),
     (
-        {
-            "spec": {
-                "versions": [
-                    {
-                        "name": "v1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {
-                            "openAPIV3Schema": {
-                                "type": "object",
-                                "x-kubernetes-validations": [{"rule": "isURL(self.x)"}],
-                            }
-                        },
-                    }
-                ]
-            }
-        },
+        _one_version({"type": "object", "x-kubernetes-validations": [{"rule": "isURL(self.x)"}]}),
         "spec.versions[0].schema.openAPIV3Schema.x-kubernetes-validations[0].rule: "
         "Invalid value: \"isURL(self.x)\": compilation failed: undeclared reference to 'isURL'",
     ),
     (
-        {
-            "spec": {
-                "versions": [
-                    {"name": "v1", "served": True, "storage": False, "schema": {"openAPIV3Schema": {"type": "object"}}}
-                ]
-            }
-        },
+        _one_version({"type": "object"}, storage=False),
         "spec.versions: Invalid value: [v1]: must have exactly one version marked as storage version",
     ),
 ]
