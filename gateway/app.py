@@ -372,7 +372,9 @@ class APIServer:
         return {check.name: check for check in checks}
 
     def _registry_changed(self, change: str, resource: Resource) -> None:
-        """A resource added or removed while the server runs: storage, cache and routes follow."""
+        """A resource added or removed while the server runs: storage, cache, routes and the garbage
+        collector's informers follow."""
+        self.garbage_collector.resources_changed()
         if change == ADDED:
             cacher = self.cachers[resource.key] = self._cacher(resource)
             self._serve(resource)

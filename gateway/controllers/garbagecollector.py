@@ -76,6 +76,7 @@ class GarbageCollector:
         self._wake = asyncio.Event()
         self._informers: dict[ResourceKey, tuple[Informer, asyncio.Task[None]]] = {}
         self._by_key: dict[ResourceKey, Store] = {}
+        self._resources_changed = asyncio.Event()
 
     def attend(self, items: Iterable[Attention]) -> None:
         for item in items:
@@ -89,7 +90,9 @@ class GarbageCollector:
         try:
             while True:
                 self._follow_resources()
-                await asyncio.sleep(RESYNC_SECONDS)
+                with contextlib.suppress(TimeoutError):  # a resource served or withdrawn: follow it now
+                    await asyncio.wait_for(self._resources_changed.wait(), RESYNC_SECONDS)
+                self._resources_changed.clear()
                 self.attend(self.graph.needing_attention())
         finally:
             worker.cancel()
@@ -99,6 +102,10 @@ class GarbageCollector:
             self._informers.clear()
             self.graph = Graph()
             self._queue.clear()
+
+    def resources_changed(self) -> None:
+        """The registry changed (a CRD's resources came or went): follow them without waiting."""
+        self._resources_changed.set()
 
     def _follow_resources(self) -> None:
         """An informer per served resource (resources come and go while the server runs)."""
