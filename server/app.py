@@ -21,7 +21,7 @@ from server.mvcc import Store, entry_from_row
 from server.quota import Quota
 from server.rpc import generic_handler
 from server.watch import WatchService
-from server.watchhub import WatchHub
+from server.watchhub import STREAM_BUFFER_BYTES, WatchHub
 
 GRPC_OVERHEAD_BYTES = 512 * 1024  # etcd lets gRPC accept this much beyond --max-request-bytes
 
@@ -33,6 +33,7 @@ class StorageOptions:
     quota_backend_bytes: int = 0  # etcd's --quota-backend-bytes (0: its default, 2 GiB)
     group_commit: bool = True  # batch concurrent writes into one SQLite commit
     watch_ring_size: int = 100_000  # recent events kept in memory for watch catch-up
+    watch_stream_buffer_bytes: int = STREAM_BUFFER_BYTES  # queued on a watch stream before pacing it
     progress_notify_interval: float = 600.0  # etcd's default: 10 minutes
     lease_check_interval: float = 0.5  # how often expired leases are looked for
     min_lease_ttl: int = 2  # etcd's minimum TTL with default election settings
@@ -178,6 +179,7 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
         ring_size=opts.watch_ring_size,
         progress_interval=opts.progress_notify_interval,
         max_response_bytes=opts.max_request_bytes,
+        stream_buffer_bytes=opts.watch_stream_buffer_bytes,
     )
     committer = GroupCommitter(store, hub, batching=opts.group_commit)
     compactor = Compactor(store, committer, retention=opts.compaction_retention, done=compact_done)
@@ -233,6 +235,16 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
                 lambda: max(store.compacted, 0),
             ),
             ("etcd_debugging_mvcc_watcher_total", "Total number of watchers.", hub.watcher_count),
+            (
+                "etcd_debugging_mvcc_slow_watcher_total",
+                "Total number of unsynced slow watchers.",
+                hub.slow_watcher_count,
+            ),
+            (
+                "protokube_storage_watch_queued_bytes",
+                "Bytes of watch responses queued on the streams and not yet written to their clients.",
+                hub.queued_bytes,
+            ),
         ]
     )
     metrics_address = metrics.serve(opts.metrics_listen) if opts.metrics_listen else ""

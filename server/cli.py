@@ -51,6 +51,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--watch-ring-size", type=int, default=defaults.watch_ring_size, metavar="EVENTS")
     p.add_argument(
+        "--watch-stream-buffer-bytes",
+        type=int,
+        default=defaults.watch_stream_buffer_bytes,
+        metavar="N",
+        help="watch responses queued for a client that does not keep up before its watches are paced",
+    )
+    p.add_argument(
         "--listen-metrics",
         type=host_port,
         metavar="HOST:PORT",
@@ -94,6 +101,7 @@ async def serve(args: argparse.Namespace) -> None:
         group_commit=not args.no_group_commit,
         progress_notify_interval=args.progress_notify_interval,
         watch_ring_size=args.watch_ring_size,
+        watch_stream_buffer_bytes=args.watch_stream_buffer_bytes,
         metrics_listen=args.listen_metrics or "",
         tls=server_tls(args),
     )

@@ -25,7 +25,7 @@ class WatchService:
         self.hub = hub
 
     async def Watch(self, request_iterator, context: grpc.aio.ServicerContext) -> None:
-        stream = WatchStream()
+        stream = self.hub.open_stream()
         sender = asyncio.get_running_loop().create_task(self._send_loop(stream, context))
         try:
             while True:
@@ -43,7 +43,9 @@ class WatchService:
     async def _send_loop(self, stream: WatchStream, context: grpc.aio.ServicerContext) -> None:
         outgoing = stream.outgoing
         while True:
-            await context.write(await outgoing.get())
+            response = await outgoing.get()
+            await context.write(response)
+            stream.written(response)
 
     def _handle(self, stream: WatchStream, request: rpc_pb2.WatchRequest) -> None:
         kind = request.WhichOneof("request_union")

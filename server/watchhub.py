@@ -2,14 +2,21 @@
 
 Every commit batch's events are published here (after the commit is durable) in revision
 order. A *synced* watcher gets, per publish, one response with all of its matching events.
-A watcher that starts at a past revision is first *caught up*:
+A watcher that is not synced is *caught up* from its next revision (`next_rev`), page by page:
 
-- from the in-memory ring of recent events, synchronously, when the ring still holds its
-  start revision;
-- otherwise from the SQLite history, page by page, in a task. Events published while that
-  task runs are buffered on the watcher (`pending`) and sent right after the history pages,
-  so nothing is lost or repeated: the history read covers revisions up to the revision
-  published when the watcher registered, and the buffer holds exactly the later ones.
+- from the in-memory ring of recent events while the ring still holds that revision;
+- otherwise from the SQLite history, in a task.
+
+It is synced again once its next revision is past the newest one published; the check and the
+switch happen with no await between them, so no event is lost or repeated (events published
+meanwhile are read from the ring or the history, which hold everything published).
+
+A watcher starts unsynced when it starts at a past revision, and *becomes* unsynced when its
+stream's client does not keep up: each stream counts the bytes of responses queued and not yet
+written; above the stream's buffer size, publishing skips the stream's watchers (they remember the
+first revision they missed) and they are caught up once the queue has drained to half of it. So a
+client that stops reading pins at most about one buffer, and the others go on at full speed — as
+etcd moves a watcher whose channel is full to its "victims" and catches it up from the backend.
 
 Responses never split a revision; a stream's responses go through one FIFO queue, so a
 progress response queued after a watcher's events is sent after them.
@@ -18,7 +25,9 @@ progress response queued after a watcher's events is sent after them.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
+import itertools
 import logging
 import time
 from collections import deque
@@ -33,6 +42,7 @@ PROGRESS_WATCH_ID = -1  # etcd 3.5 answers a stream-wide progress request with w
 CATCH_UP_PAGE_REVS = 1000  # revisions read from the history per query
 MAX_EVENTS_PER_RESPONSE = 1000  # a response may exceed it to keep a revision whole
 RING_MAX_BYTES = 256 * 1024 * 1024  # the ring also stops growing at this many value bytes
+STREAM_BUFFER_BYTES = 16 * 1024 * 1024  # responses queued on a stream before its watchers are paced
 
 
 def _event_size(ev: Event) -> int:
@@ -58,7 +68,6 @@ class Watcher:
         "next_rev",
         "no_delete",
         "no_put",
-        "pending",
         "prev_kv",
         "progress_notify",
         "stream",
@@ -87,9 +96,8 @@ class Watcher:
         self.no_delete = no_delete
         self.progress_notify = progress_notify
         self.fragment = fragment  # large responses may be split (WatchCreateRequest.fragment)
-        self.next_rev = 0  # events below this revision are not for this watcher
-        self.synced = False
-        self.pending: list[Event] = []  # events published during catch-up
+        self.next_rev = 0  # events below this revision are not for this watcher (or already sent)
+        self.synced = False  # False: publishing skips it; a catch-up brings it to the newest revision
         self.canceled = False
         self.last_sent = time.monotonic()
 
@@ -100,13 +108,18 @@ class Watcher:
 
 
 class WatchStream:
-    """The outgoing side of one gRPC Watch stream: its watchers and its response queue."""
+    """The outgoing side of one gRPC Watch stream: its watchers and its response queue, whose
+    queued bytes it counts (`full` above buffer_bytes; room again at half of it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, buffer_bytes: int = STREAM_BUFFER_BYTES) -> None:
         self.watchers: dict[int, Watcher] = {}
         self.outgoing: asyncio.Queue[bytes] = asyncio.Queue()
         self.next_id = 0
         self.progress_pending = False
+        self.buffer_bytes = buffer_bytes
+        self.queued_bytes = 0
+        self._room = asyncio.Event()
+        self._room.set()
 
     def new_id(self) -> int:
         """etcd assigns IDs from 0 upwards, skipping IDs the client chose itself."""
@@ -117,6 +130,23 @@ class WatchStream:
 
     def send(self, response: bytes) -> None:
         self.outgoing.put_nowait(response)
+        self.queued_bytes += len(response)
+        if self.queued_bytes >= self.buffer_bytes:
+            self._room.clear()
+
+    def written(self, response: bytes) -> None:
+        """The sender wrote a queued response to the client."""
+        self.queued_bytes -= len(response)
+        if self.queued_bytes <= self.buffer_bytes // 2:
+            self._room.set()
+
+    @property
+    def full(self) -> bool:
+        return self.queued_bytes >= self.buffer_bytes
+
+    async def room(self) -> None:
+        """Until the queue has drained to half the buffer."""
+        await self._room.wait()
 
 
 class WatchHub:
@@ -127,6 +157,7 @@ class WatchHub:
         ring_size: int = 100_000,
         progress_interval: float = 600.0,
         max_response_bytes: int = 1572864,
+        stream_buffer_bytes: int = STREAM_BUFFER_BYTES,
     ) -> None:
         self.store = store
         self.backend: Backend = store.backend
@@ -138,6 +169,8 @@ class WatchHub:
         self.rev = store.rev  # newest revision published
         self.progress_interval = progress_interval
         self.max_response_bytes = max_response_bytes  # fragment size for watches that allow it
+        self.stream_buffer_bytes = stream_buffer_bytes
+        self._streams: set[WatchStream] = set()
         self._by_key: dict[bytes, set[Watcher]] = {}
         self._ranges: set[Watcher] = set()
         self._notify: set[Watcher] = set()  # watchers with progress_notify
@@ -173,25 +206,37 @@ class WatchHub:
         for _, events in batches:
             for ev in events:
                 for w in by_key.get(ev.key, ()):
-                    if w.wants(ev):
+                    if w.synced and w.wants(ev):
                         matched.setdefault(w, []).append(ev)
                 for w in ranges:
-                    if in_range(ev.key, w.key, w.end) and w.wants(ev):
+                    if w.synced and in_range(ev.key, w.key, w.end) and w.wants(ev):
                         matched.setdefault(w, []).append(ev)
         if not matched:
             return
         header = self.store.header_bytes(self.rev)
         now = time.monotonic()
         for w, events in matched.items():
-            if w.synced:
-                self._send_events(w, header, [ev.encoded(w.prev_kv) for ev in events])
-                w.last_sent = now
-            else:
-                w.pending += events
+            if w.stream.full:  # its client is behind: catch it up from here once the stream drains
+                w.synced = False
+                w.next_rev = events[0].rev
+                self._start_catch_up(w)
+                continue
+            self._send_events(w, header, [ev.encoded(w.prev_kv) for ev in events])
+            w.last_sent = now
 
     # --- watchers -----------------------------------------------------------------------
     def watcher_count(self) -> int:
         return sum(len(ws) for ws in self._by_key.values()) + len(self._ranges)
+
+    def slow_watcher_count(self) -> int:
+        """Watchers not synced: catching up from a past revision, or paced behind a slow client
+        (etcd's etcd_debugging_mvcc_slow_watcher_total counts its unsynced watchers and victims)."""
+        watchers = [*self._ranges, *(w for ws in self._by_key.values() for w in ws)]
+        return sum(not w.synced for w in watchers)
+
+    def queued_bytes(self) -> int:
+        """Bytes of watch responses queued on all streams and not yet written."""
+        return sum(stream.queued_bytes for stream in self._streams)
 
     def add(self, w: Watcher, start_rev: int) -> None:
         """Register a watcher (its `created` response is already queued) and start its events."""
@@ -206,19 +251,9 @@ class WatchHub:
             self._ranges.add(w)
         if w.progress_notify:
             self._notify.add(w)
-        if start_rev <= 0 or start_rev > self.rev:
-            w.next_rev = start_rev if start_rev > 0 else self.rev + 1
-            w.synced = True
-        elif start_rev >= self.ring_first_rev:
-            w.next_rev = start_rev
-            events = [ev for rev, evs in self.ring if rev >= start_rev for ev in evs if self._matches(w, ev)]
-            self._send_grouped(w, events)
-            w.synced = True
-        else:
-            w.next_rev = start_rev
-            task = asyncio.get_running_loop().create_task(self._catch_up(w, start_rev, self.rev))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        w.next_rev = start_rev if start_rev > 0 else self.rev + 1
+        if not self._advance_in_ring(w):
+            self._start_catch_up(w)
 
     def remove(self, w: Watcher) -> None:
         w.canceled = True
@@ -234,7 +269,13 @@ class WatchHub:
         self._notify.discard(w)
         self._maybe_send_progress(w.stream)
 
+    def open_stream(self) -> WatchStream:
+        stream = WatchStream(self.stream_buffer_bytes)
+        self._streams.add(stream)
+        return stream
+
     def remove_stream(self, stream: WatchStream) -> None:
+        self._streams.discard(stream)
         for w in list(stream.watchers.values()):
             self.remove(w)
 
@@ -255,18 +296,53 @@ class WatchHub:
             stream.send(watch_response(self.store.header_bytes(self.rev), PROGRESS_WATCH_ID))
 
     def _send_grouped(self, w: Watcher, events: list[Event]) -> None:
-        """Send events in responses of whole revisions."""
+        """Send events in responses of whole revisions, each of at most MAX_EVENTS_PER_RESPONSE
+        events and max_response_bytes (a revision larger than that alone stays whole)."""
         if not events:
             return
         header = self.store.header_bytes(self.rev)
         chunk: list[bytes] = []
-        for i, ev in enumerate(events):
-            chunk.append(ev.encoded(w.prev_kv))
-            last_of_rev = i + 1 == len(events) or events[i + 1].rev != ev.rev
-            if last_of_rev and (len(chunk) >= MAX_EVENTS_PER_RESPONSE or i + 1 == len(events)):
+        size = 0
+        for _, group in itertools.groupby(events, key=lambda ev: ev.rev):
+            encoded = [ev.encoded(w.prev_kv) for ev in group]
+            group_size = sum(len(ev) for ev in encoded)
+            if chunk and (
+                len(chunk) + len(encoded) > MAX_EVENTS_PER_RESPONSE or size + group_size > self.max_response_bytes
+            ):
                 self._send_events(w, header, chunk)
-                chunk = []
+                chunk, size = [], 0
+            chunk += encoded
+            size += group_size
+        self._send_events(w, header, chunk)
         w.last_sent = time.monotonic()
+
+    def _advance_in_ring(self, w: Watcher) -> bool:
+        """Send an unsynced watcher what the ring holds from its next revision on, a page at a
+        time while its stream has room; True once it is caught up, and then synced."""
+        while True:
+            if w.next_rev > self.rev:
+                w.synced = True
+                self._maybe_send_progress(w.stream)
+                return True
+            if w.next_rev < self.ring_first_rev or w.stream.full:
+                return False
+            events, last = self._ring_page(w.next_rev)
+            self._send_grouped(w, [ev for ev in events if self._matches(w, ev)])
+            w.next_rev = last + 1
+
+    def _ring_page(self, first: int) -> tuple[list[Event], int]:
+        """The ring's events from revision `first` (in the ring) on, and the last revision they
+        cover: CATCH_UP_PAGE_REVS revisions, fewer once they hold a quarter of a stream buffer."""
+        start = bisect.bisect_left(self.ring, first, key=lambda batch: batch[0])
+        events: list[Event] = []
+        size, last = 0, first - 1
+        for rev, batch in itertools.islice(self.ring, start, start + CATCH_UP_PAGE_REVS):
+            events += batch
+            last = rev
+            size += sum(_event_size(ev) for ev in batch)
+            if size >= self.stream_buffer_bytes // 4:
+                break
+        return events, last
 
     def _send_events(self, w: Watcher, header: bytes, events: list[bytes]) -> None:
         """One response, or, for a watch that allows fragments and a response larger than
@@ -292,15 +368,29 @@ class WatchHub:
         header = self.store.header_bytes(0)  # etcd leaves the header's revision unset here
         w.stream.send(watch_response(header, w.id, canceled=True, compact_revision=self.store.compacted))
 
-    async def _catch_up(self, w: Watcher, first: int, last: int) -> None:
-        """Send the history [first, last] from SQLite, then the events buffered meanwhile."""
+    def _start_catch_up(self, w: Watcher) -> None:
+        task = asyncio.get_running_loop().create_task(self._catch_up(w))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _catch_up(self, w: Watcher) -> None:
+        """Bring an unsynced watcher to the newest revision: from the ring when it holds the
+        revisions, else from SQLite a page at a time (pages shrink while they hold more than a
+        quarter of a stream buffer), waiting for room on its stream."""
         loop = asyncio.get_running_loop()
+        page_revs = CATCH_UP_PAGE_REVS
         try:
-            rev = first
-            while rev <= last and not w.canceled:
-                hi = min(last, rev + CATCH_UP_PAGE_REVS - 1)
+            while not w.canceled and not self._advance_in_ring(w):
+                if w.stream.full:
+                    await w.stream.room()
+                    continue
+                first = w.next_rev
+                if first < self.store.compacted:
+                    self._cancel_compacted(w)
+                    return
+                last = min(self.rev, first + page_revs - 1)
                 events = await loop.run_in_executor(
-                    self.backend.read_executor, self._read_events, w.key, w.end, rev, hi, w.prev_kv
+                    self.backend.read_executor, self._read_events, w.key, w.end, first, last, w.prev_kv
                 )
                 if w.canceled:
                     return
@@ -308,13 +398,12 @@ class WatchHub:
                     self._cancel_compacted(w)
                     return
                 self._send_grouped(w, [ev for ev in events if w.wants(ev)])
-                rev = hi + 1
-            if w.canceled:
-                return
-            pending, w.pending = w.pending, []
-            w.synced = True
-            self._send_grouped(w, pending)
-            self._maybe_send_progress(w.stream)
+                w.next_rev = last + 1
+                size = sum(_event_size(ev) for ev in events)
+                if size > self.stream_buffer_bytes // 4:
+                    page_revs = max(1, page_revs // 2)
+                elif size < self.stream_buffer_bytes // 16:
+                    page_revs = min(CATCH_UP_PAGE_REVS, page_revs * 2)
         except Exception:
             log.exception("watch catch-up failed")
             self.remove(w)

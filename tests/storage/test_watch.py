@@ -4,11 +4,14 @@ compacted and future start revisions, catch-up from history while writes go on."
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 
+import grpc
+import pytest
 from etcdserverpb import rpc_pb2 as pb
 from mvccpb import kv_pb2
 
-from .helpers import run
+from .helpers import Stubs, run
 
 PUT, DELETE = kv_pb2.Event.PUT, kv_pb2.Event.DELETE
 NOPUT, NODELETE = pb.WatchCreateRequest.NOPUT, pb.WatchCreateRequest.NODELETE
@@ -288,3 +291,46 @@ def test_fragmented_responses(storage_factory):
         assert all(len(r.SerializeToString()) <= 100_000 for r in responses)
 
     run(server.address, test)
+
+
+def _metric(server, name: str) -> float:
+    """A value of the server's /metrics (it was started with --listen-metrics)."""
+    url = next(line.split()[-1] for line in server.log if line.startswith("storage metrics on"))
+    with urllib.request.urlopen(url, timeout=5) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    raise AssertionError(f"{name} not on {url}")
+
+
+@pytest.mark.parametrize("ring", ["100000", "5"], ids=["from-the-ring", "from-sqlite"])
+def test_a_client_that_stops_reading_is_paced(storage_factory, ring):
+    """A watch whose client does not read stops queueing once its stream holds a buffer's worth
+    (slow watcher), a fast watcher on another connection sees every event meanwhile, and the slow
+    one, once it reads again, is caught up: every revision once, in order."""
+    buffer = 256 * 1024
+    server = storage_factory(
+        *("--compaction-retention", "0", "--watch-ring-size", ring, "--listen-metrics", "127.0.0.1:0"),
+        *("--watch-stream-buffer-bytes", str(buffer)),
+    )
+    value = b"v" * 32 * 1024
+    writes = 400  # 12.5 MiB: fifty times the buffer
+
+    async def test(s):
+        async with grpc.aio.insecure_channel(server.address) as other:
+            slow, fast = WatchClient(Stubs(other)), WatchClient(s)
+            start = (await s.kv.Put(pb.PutRequest(key=b"/s/start"))).header.revision + 1
+            await slow.create(key=b"/s/", range_end=b"/s0", prev_kv=True)
+            await fast.create(key=b"/s/", range_end=b"/s0")
+            for i in range(writes):
+                await s.kv.Put(pb.PutRequest(key=b"/s/%d" % (i % 10), value=value))
+            assert [ev.kv.mod_revision for _, ev in await fast.events(writes)] == list(range(start, start + writes))
+            assert _metric(server, "etcd_debugging_mvcc_slow_watcher_total") == 1
+            assert _metric(server, "protokube_storage_watch_queued_bytes") <= buffer + 2 * len(value) + 1024
+            got = await slow.events(writes)
+            assert [ev.kv.mod_revision for _, ev in got] == list(range(start, start + writes))
+            assert all(ev.prev_kv.value == value for _, ev in got[10:])
+            assert await slow.nothing_within(0.3)
+            assert _metric(server, "etcd_debugging_mvcc_slow_watcher_total") == 0
+
+    run(server.address, test, timeout=60)
