@@ -94,13 +94,15 @@ def dry_run_label(request: ApiRequest) -> str:
 
 
 class WatchMetrics:
-    """One resource's watch metrics: open watches, and the events sent with their sizes."""
+    """One resource's watch metrics: open watches, the events sent with their sizes, and the
+    watchers closed because their clients stopped reading."""
 
     def __init__(self, metrics: Metrics, resource: Resource) -> None:
         labels = (resource.group, resource.version, resource.kind)
         self.watchers = metrics.registered_watchers.labels(*labels)
         self.events = metrics.watch_events.labels(*labels)
         self.sizes = metrics.watch_event_sizes.labels(*labels)
+        self.unresponsive = metrics.terminated_watchers.labels(resource.group, resource.plural)
 
     def opened(self) -> None:
         self.watchers.inc()
@@ -111,6 +113,9 @@ class WatchMetrics:
     def sent(self, events: int, size: int) -> None:
         self.events.inc(events)
         self.sizes.observe(size / events if events else 0)
+
+    def terminated(self) -> None:
+        self.unresponsive.inc()
 
 
 class StorageMetrics:
@@ -206,6 +211,12 @@ class Metrics:
             "Watch event size distribution in bytes",
             ["group", "version", "kind"],
             buckets=WATCH_EVENT_SIZE_BUCKETS,
+            registry=registry,
+        )
+        self.terminated_watchers = Counter(
+            "apiserver_terminated_watchers_total",
+            "Counter of watchers closed due to unresponsiveness broken by resource type.",
+            ["group", "resource"],
             registry=registry,
         )
         self.etcd_durations = Histogram(

@@ -67,6 +67,8 @@ class WatchCounts(Protocol):
 
     def sent(self, events: int, size: int) -> None: ...
 
+    def terminated(self) -> None: ...
+
 
 class Uncounted:
     def opened(self) -> None:
@@ -76,6 +78,9 @@ class Uncounted:
         return None
 
     def sent(self, events: int, size: int) -> None:
+        return None
+
+    def terminated(self) -> None:
         return None
 
 
@@ -313,10 +318,10 @@ class Cacher:
             start,
             bookmarks=options.allow_watch_bookmarks,
             bookmark_interval=self.bookmark_interval,
+            on_unresponsive=self.watchers.terminated,
         )
         if not options.send_initial_events:
-            for event in cache.events_after(start):
-                watcher.offer(event)
+            watcher.catch_up(cache.events_after(start))
         cache.add_watcher(watcher)
         self.watchers.opened()
         stream.watcher = watcher

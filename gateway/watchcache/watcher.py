@@ -2,9 +2,13 @@
 
 The cache offers it every event; it decides what the event is *for this watcher* (an object that
 stops matching the selectors is DELETED, one that starts matching is ADDED), queues it with that
-type and wakes the stream, which hands out what is queued in batches, and bookmarks when due. A
-watcher that falls too far behind (MAX_QUEUED events) is closed and its queue dropped, as upstream
-closes unresponsive watchers; its client re-watches from the last resourceVersion it saw.
+type and wakes the stream, which hands out what is queued in batches, and bookmarks when due.
+
+A watch that starts at a past resourceVersion first gets the cache's events since then (its
+backlog, as large as the cache's window). Live events go to a bounded queue: a watcher whose client
+stops reading falls behind, and once MAX_QUEUED live events wait it is closed and its queues
+dropped, as upstream closes unresponsive watchers (apiserver_terminated_watchers_total); its client
+re-watches from the last resourceVersion it saw.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 
 from gateway.selectors import Filter
@@ -44,6 +48,7 @@ class CacheWatcher:
         *,
         bookmarks: bool = False,
         bookmark_interval: float = BOOKMARK_INTERVAL,
+        on_unresponsive: Callable[[], None] = lambda: None,
     ) -> None:
         self.filter = flt
         self.bookmarks = bookmarks
@@ -51,7 +56,9 @@ class CacheWatcher:
         self.revision = start_revision  # events up to here are not for this watcher
         self.synced = start_revision  # everything up to here has been queued
         self.bookmark_interval = bookmark_interval
-        self.queue: deque[Item] = deque()
+        self.backlog: deque[Item] = deque()  # the events since start_revision, when it is in the past
+        self.queue: deque[Item] = deque()  # live events (at most MAX_QUEUED)
+        self.on_unresponsive = on_unresponsive
         self.wakeup = asyncio.Event()
         self.closed = False
 
@@ -68,21 +75,33 @@ class CacheWatcher:
             return "MODIFIED" if was else "ADDED"
         return "DELETED" if was else None
 
+    def catch_up(self, events: Iterable[CacheEvent]) -> None:
+        """Queue the events since the start revision (before any live one)."""
+        for event in events:
+            self._queue(event, self.backlog)
+
     def offer(self, event: CacheEvent) -> bool:
-        """Queue an event; False when the watcher is closed (or closes now, too far behind)."""
+        """Queue a live event; False when the watcher is closed (or closes now, too far behind)."""
         if self.closed:
             return False
+        if self._queue(event, self.queue) and len(self.queue) > MAX_QUEUED:
+            self.backlog.clear()  # unresponsive: what it has not taken goes with it, as upstream drops it
+            self.queue.clear()
+            self.close()
+            self.on_unresponsive()
+            return False
+        return True
+
+    def _queue(self, event: CacheEvent, queue: deque[Item]) -> bool:
+        """Queue the event with its type for this watcher if it concerns it; True if queued."""
         if event.revision <= self.revision:
-            return True
+            return False
         event_type = self.event_type(event)
-        if event_type is not None:
-            self.queue.append((event, event_type))
-            if len(self.queue) > MAX_QUEUED:
-                self.queue.clear()  # unresponsive: what it has not taken goes with it, as upstream drops it
-                self.close()
-                return False
-            self.wakeup.set()
         self.synced = event.revision
+        if event_type is None:
+            return False
+        queue.append((event, event_type))
+        self.wakeup.set()
         return True
 
     def synced_to(self, revision: int) -> None:
@@ -97,8 +116,8 @@ class CacheWatcher:
         next_bookmark = time.monotonic() + self.bookmark_interval
         final_bookmark_sent = False
         while True:
-            if self.queue:
-                queue = self.queue
+            if self.backlog or self.queue:
+                queue = self.backlog or self.queue
                 yield [queue.popleft() for _ in range(min(len(queue), MAX_BATCH))]
                 continue
             if self.closed:

@@ -45,3 +45,18 @@ def test_an_unresponsive_watcher_is_dropped_with_its_queue() -> None:
         return [batch async for batch in watcher.batches()]
 
     assert asyncio.run(drained()) == []  # the stream ends at once, nothing more is sent
+
+
+def test_a_backlog_larger_than_the_live_bound_is_delivered() -> None:
+    """A watch from an old resourceVersion of a large cache window gets its whole backlog: only live
+    events count against MAX_QUEUED (before, such a watch closed at once, and its client re-watched
+    from the same resourceVersion in a loop)."""
+    watcher = _watcher()
+    watcher.catch_up(_event(revision) for revision in range(1, MAX_QUEUED + 2))
+    assert watcher.offer(_event(MAX_QUEUED + 2)) and not watcher.closed
+
+    async def all_revisions() -> list[int]:
+        watcher.deadline = 0  # ends once everything queued is out
+        return [item[0].revision async for batch in watcher.batches() for item in batch]
+
+    assert asyncio.run(all_revisions()) == list(range(1, MAX_QUEUED + 3))
