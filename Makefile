@@ -79,13 +79,16 @@ pytest: $(STAMP) debs
 
 test: $(STAMP) debs gen-check lint pytest
 
-## Property tests with hypothesis's "fuzz" profile (tests/property/conftest.py); no per-test time limit.
-## Then, where atheris installs (a binary wheel), coverage-guided fuzzing of the decoders for
+## Property tests with hypothesis's "fuzz" profile (tests/property/conftest.py); no per-test time limit;
+## schemathesis with SCHEMATHESIS_EXAMPLES cases per operation, media type and mode. Then, where atheris installs (a binary wheel), coverage-guided fuzzing of the decoders for
 ## ATHERIS_SECONDS (corpus and crashing inputs in .fuzz/).
 FUZZ_EXAMPLES ?= 5000
+SCHEMATHESIS_EXAMPLES ?= 50
 ATHERIS_SECONDS ?= 300
 fuzz: $(STAMP) debs
 	HYPOTHESIS_PROFILE=fuzz FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 tests/property $(PYTEST_ARGS)
+	SCHEMATHESIS_EXAMPLES=$(SCHEMATHESIS_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 -n $(PYTEST_WORKERS) \
+	  tests/gateway/test_schemathesis.py $(PYTEST_ARGS)
 	@if $(BIN)/pip install -q --only-binary=:all: atheris==3.0.0 >/dev/null 2>&1; then \
 	  mkdir -p .fuzz/corpus && $(BIN)/python -m tests.property.atheris_fuzz -max_total_time=$(ATHERIS_SECONDS) \
 	    -max_len=4096 -artifact_prefix=.fuzz/ .fuzz/corpus; \

@@ -163,8 +163,11 @@ async def apply(
     request: ApiRequest, scope: RequestScope, target: Target, body: bytes, options: WriteOptions
 ) -> Response:
     """Server-side apply: the body is the manager's whole intent for the fields it names."""
-    storage: Applier = scope.storage  # type: ignore[assignment]
+    storage = scope.storage
     info = info_of(request)
+    if not isinstance(storage, Applier):  # a subresource with no field management of its own
+        what = f"{scope.resource.group_resource}/{info.subresource}" if info.subresource else "this resource"
+        raise errors.unsupported_media_type(f"{what} does not support server-side apply")
     warnings: list[str] = []
     applied = apply_configuration(body, options, warnings)
     view, created = await storage.apply(scope.namespace(info), info.name, applied, options)

@@ -249,16 +249,15 @@ class SchemaBuilder:
         if field.kind == MESSAGE and not (field.repeated or field.is_map) and field.special != "strings":
             assert field.message is not None
             return self.ref(field.message, **extras)
+        enum: Schema = {"enum": list(options.enum)} if options.enum else {}  # of the values, in a list or map
         if field.is_map:
-            body: Schema = {"type": "object", "additionalProperties": self._element(field, map_value=True)}
+            body: Schema = {"type": "object", "additionalProperties": {**self._element(field, True), **enum}}
         elif field.repeated:
-            body = {"type": "array", "items": self._element(field, map_value=False)}
+            body = {"type": "array", "items": {**self._element(field, False), **enum}}
         elif field.special == "strings":
             body = self._strings()
         else:
-            body = _scalar(field.descriptor, field.kind)
-        if options.enum:
-            body = {**body, "enum": list(options.enum)}
+            body = {**_scalar(field.descriptor, field.kind), **enum}
         return {**extras, **body}
 
     def _element(self, field: FieldShape, map_value: bool) -> Schema:

@@ -234,6 +234,15 @@ def test_ephemeral_containers_are_added_not_changed(client: httpx.Client, namesp
             "field": "spec.ephemeralContainers",
         }
     ]
+    # Server-side apply has no field management of its own here (found by schemathesis: it was a 500).
+    applied = client.patch(
+        path,
+        params={"fieldManager": "me"},
+        content=b"{}",
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert applied.status_code == 415
+    assert applied.json()["message"] == "pods/ephemeralcontainers does not support server-side apply"
 
 
 # ---- connect subresources -----------------------------------------------------------------------
