@@ -87,7 +87,7 @@ SCHEMATHESIS_EXAMPLES ?= 50
 ATHERIS_SECONDS ?= 300
 fuzz: $(STAMP) debs
 	HYPOTHESIS_PROFILE=fuzz FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 tests/property $(PYTEST_ARGS)
-	SCHEMATHESIS_EXAMPLES=$(SCHEMATHESIS_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 -n $(PYTEST_WORKERS) \
+	SCHEMATHESIS_GROUPS=all SCHEMATHESIS_EXAMPLES=$(SCHEMATHESIS_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 -n $(PYTEST_WORKERS) \
 	  tests/gateway/test_schemathesis.py $(PYTEST_ARGS)
 	@if $(BIN)/pip install -q --only-binary=:all: atheris==3.0.0 >/dev/null 2>&1; then \
 	  mkdir -p .fuzz/corpus && $(BIN)/python -m tests.property.atheris_fuzz -max_total_time=$(ATHERIS_SECONDS) \

@@ -89,7 +89,7 @@ class FlowControl:
 
     def watch_count(self, info: RequestInfo) -> int:
         cacher = self.cachers.get((info.group, info.version, info.resource))
-        return len(cacher.cache.watchers) if cacher is not None else 0
+        return cacher.cache.interested_watchers(info.namespace, info.name) if cacher is not None else 0
 
     def tasks(self) -> list[Coroutine[Any, Any, None]]:
         """What runs while the server does."""

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 
 from sortedcontainers import SortedDict
@@ -74,6 +74,7 @@ class WatchCache:
         self.window_start = 0
         self.last_change = 0  # the revision of the latest change to this resource the cache knows
         self.watchers: set[CacheWatcher] = set()
+        self._watch_scopes: Counter[tuple[str, str]] = Counter()  # watchers by (namespace, name) watched
         self.ready = asyncio.Event()
         self._advanced = asyncio.Event()
         self._watch: Watch | None = None
@@ -216,13 +217,14 @@ class WatchCache:
     def _dispatch(self, event: CacheEvent) -> None:
         for watcher in list(self.watchers):
             if not watcher.offer(event):
-                self.watchers.discard(watcher)
+                self.remove_watcher(watcher)
 
     def close_watchers(self) -> None:
         """End every watch of this cache (its clients re-watch from their last resourceVersion)."""
         for watcher in list(self.watchers):
             watcher.close()
         self.watchers.clear()
+        self._watch_scopes.clear()
 
     # ---- freshness ---------------------------------------------------------------------------
     async def wait_ready(self) -> None:
@@ -318,6 +320,33 @@ class WatchCache:
 
     def add_watcher(self, watcher: CacheWatcher) -> None:
         self.watchers.add(watcher)
+        self._watch_scopes[_scope(watcher)] += 1
 
     def remove_watcher(self, watcher: CacheWatcher) -> None:
-        self.watchers.discard(watcher)
+        if watcher in self.watchers:
+            self.watchers.discard(watcher)
+            self._forget(watcher)
+
+    def _forget(self, watcher: CacheWatcher) -> None:
+        scope = _scope(watcher)
+        self._watch_scopes[scope] -= 1
+        if not self._watch_scopes[scope]:
+            del self._watch_scopes[scope]
+
+    def interested_watchers(self, namespace: str, name: str) -> int:
+        """The watches that a write of ``namespace/name`` may concern, counted as upstream's watch
+        tracker counts them for APF: those of the whole resource, of the object's namespace, and of
+        the object by name (a fieldSelector metadata.name=...); their selectors are not evaluated."""
+        scopes = self._watch_scopes
+        count = scopes.get(("", ""), 0)
+        if namespace:
+            count += scopes.get((namespace, ""), 0)
+        if name:
+            count += scopes.get((namespace, name), 0)
+        return count
+
+
+def _scope(watcher: CacheWatcher) -> tuple[str, str]:
+    """What a watch asks for, as upstream's watch tracker keys it: its namespace ("" for all) and
+    the one object it names ("" for all)."""
+    return watcher.filter.namespace, watcher.filter.fields.exact_name() or ""

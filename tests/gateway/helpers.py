@@ -263,3 +263,20 @@ def etcd_process(data_dir: Path, timeout: float = 30, *extra: str) -> Iterator[s
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
+
+
+def store_copies(server: GatewayProcess, key: str, total: int) -> None:
+    """``total`` objects in storage, cm-00000 … : the stored bytes of the first with its name changed
+    (names of equal length keep every protobuf length prefix)."""
+    with grpc.insecure_channel(server.storage) as channel:
+        kv = rpc_grpc.KVStub(channel)
+        value = kv.Range(rpc.RangeRequest(key=key.encode()), timeout=10).kvs[0].value
+        for batch in range(1, total, 100):
+            puts = []
+            for i in range(batch, min(batch + 100, total)):
+                name = f"cm-{i:05d}".encode()
+                put = rpc.PutRequest(
+                    key=key.replace("cm-00000", name.decode()).encode(), value=value.replace(b"cm-00000", name)
+                )
+                puts.append(rpc.RequestOp(request_put=put))
+            kv.Txn(rpc.TxnRequest(success=puts), timeout=30)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import ssl
 import statistics
 import subprocess
@@ -21,16 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import grpc
 import httpx
 import pytest
-from etcdserverpb import rpc_pb2, rpc_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from .helpers import ROOT, GatewayProcess, Kubectl, kubectl_path
+from .helpers import ROOT, GatewayProcess, Kubectl, kubectl_path, store_copies
 
 FC = "/apis/flowcontrol.apiserver.k8s.io/v1"
-TOKENS = ["elephant", "mouse", "burst", "flooder", "watcher", "lister", "system:kube-controller-manager"]
+TOKENS = ["elephant", "mouse", "burst", "flooder", "watcher", "lister", "writer", "system:kube-controller-manager"]
 TOO_MANY = "Too many requests, please try again later.\n"
 SMALL_LIMITS = ("--max-requests-inflight", "4", "--max-mutating-requests-inflight", "2")
 TEST_LEVEL = {
@@ -658,27 +657,72 @@ def test_a_list_of_10000_objects_costs_more_seats_than_a_get(tmp_path: Path) -> 
         server.kill()
 
 
-def _seat_sums(server: GatewayProcess) -> tuple[float, float]:
+def _seat_sums(server: GatewayProcess, flow_schema: str = "seats") -> tuple[float, float]:
     name = "apiserver_flowcontrol_work_estimated_seats"
-    labels = {"flow_schema": "seats", "priority_level": "workload-low"}
+    labels = {"flow_schema": flow_schema, "priority_level": "workload-low"}
     return metric(server, name, f"{name}_count", **labels), metric(server, name, f"{name}_sum", **labels)
 
 
-def store_copies(server: GatewayProcess, key: str, total: int) -> None:
-    """``total`` objects in storage, cm-00000 … : the stored bytes of the first with its name changed
-    (names of equal length keep every protobuf length prefix)."""
-    with grpc.insecure_channel(server.storage) as channel:
-        kv = rpc_pb2_grpc.KVStub(channel)
-        value = kv.Range(rpc_pb2.RangeRequest(key=key.encode()), timeout=10).kvs[0].value
-        for batch in range(1, total, 100):
-            puts = []
-            for i in range(batch, min(batch + 100, total)):
-                name = f"cm-{i:05d}".encode()
-                put = rpc_pb2.PutRequest(
-                    key=key.replace("cm-00000", name.decode()).encode(), value=value.replace(b"cm-00000", name)
-                )
-                puts.append(rpc_pb2.RequestOp(request_put=put))
-            kv.Txn(rpc_pb2.TxnRequest(success=puts), timeout=30)
+def test_a_write_pays_for_the_watches_it_concerns(tmp_path: Path) -> None:
+    """A write's extra seats count the watches of its resource that may see it, as upstream's watch
+    tracker: of the whole resource, of its namespace, of the object by name — not other namespaces'.
+    11 interested watches: ceil(11 / 10) = 2 seats; 10 or fewer: 1."""
+    server = start(tmp_path)
+    sockets: list[socket.socket] = []
+    internal = 0.0
+
+    def watch(path: str, count: int) -> None:
+        for _ in range(count):
+            sock = socket.create_connection(("127.0.0.1", server.port))
+            query = "&watch=1" if "?" in path else "?watch=1"
+            sock.sendall(f"GET {path}{query} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            sockets.append(sock)
+        eventually(lambda: configmap_watchers() == internal + len(sockets))
+
+    def configmap_watchers() -> float:
+        return metric(server, "apiserver_registered_watchers", "apiserver_registered_watchers", kind="ConfigMap")
+
+    def seats_of_a_write(name: str) -> float:
+        before = _seat_sums(server, "writes")
+        patch = json.dumps({"data": {"n": str(time.monotonic())}})
+        with as_user(server, "writer") as writer:
+            response = writer.patch(
+                f"/api/v1/namespaces/a/configmaps/{name}",
+                content=patch,
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
+        assert response.status_code == 200, response.text
+        after = _seat_sums(server, "writes")
+        assert after[0] - before[0] == 1
+        return after[1] - before[1]
+
+    try:
+        with server.client() as admin:
+            assert (
+                admin.post(f"{FC}/flowschemas", json=flow_schema("writes", "workload-low", ["writer"])).status_code
+                == 201
+            )
+            for namespace in ("a", "b"):
+                assert admin.post("/api/v1/namespaces", json={"metadata": {"name": namespace}}).status_code == 201
+            for name in ("x", "y"):
+                created = admin.post("/api/v1/namespaces/a/configmaps", json={"metadata": {"name": name}})
+                assert created.status_code == 201
+        internal = configmap_watchers()  # the server's own (garbage collector): of every namespace
+        assert internal <= 5
+        watch("/api/v1/namespaces/b/configmaps", 11)
+        assert seats_of_a_write("x") == 1  # eleven watches, all of another namespace
+        watch("/api/v1/configmaps", 5 - int(internal))
+        watch("/api/v1/namespaces/a/configmaps", 5)
+        assert seats_of_a_write("x") == 1  # ten: the whole resource's and namespace a's
+        watch("/api/v1/namespaces/a/configmaps?fieldSelector=metadata.name%3Dx", 1)
+        assert seats_of_a_write("x") == 2  # eleven for x
+        assert seats_of_a_write("y") == 1  # still ten for y
+        watch("/api/v1/namespaces/a/configmaps", 1)
+        assert seats_of_a_write("y") == 2
+    finally:
+        for sock in sockets:
+            sock.close()
+        server.kill()
 
 
 # ---- maintenance --------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ and connect subresources, which stream or hold connections, are left out). Where
 answers outside its schema, so do we: ComponentStatus has `"creationTimestamp": null` (a zero
 metav1.Time in Go's JSON), as have the review kinds' answers (TokenReview, SubjectAccessReview, …).
 
-`make test` tries a few cases per operation of the groups below; `make fuzz` (SCHEMATHESIS_EXAMPLES) more.
+`make test` tries a few cases per operation of four groups; `make fuzz` more (SCHEMATHESIS_EXAMPLES) of every group.
 """
 
 from __future__ import annotations
@@ -27,7 +27,33 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 
 from .helpers import GatewayProcess
 
-GROUPS = ("api/v1", "apis/apps/v1", "apis/batch/v1", "apis/rbac.authorization.k8s.io/v1")
+QUICK_GROUPS = ("api/v1", "apis/apps/v1", "apis/batch/v1", "apis/rbac.authorization.k8s.io/v1")
+ALL_GROUPS = (
+    *QUICK_GROUPS,
+    *(
+        f"apis/{group}"
+        for group in (
+            "admissionregistration.k8s.io/v1",
+            "apiextensions.k8s.io/v1",
+            "apiregistration.k8s.io/v1",
+            "authentication.k8s.io/v1",
+            "authorization.k8s.io/v1",
+            "autoscaling/v1",
+            "autoscaling/v2",
+            "certificates.k8s.io/v1",
+            "coordination.k8s.io/v1",
+            "discovery.k8s.io/v1",
+            "events.k8s.io/v1",
+            "flowcontrol.apiserver.k8s.io/v1",
+            "networking.k8s.io/v1",
+            "node.k8s.io/v1",
+            "policy/v1",
+            "scheduling.k8s.io/v1",
+            "storage.k8s.io/v1",
+        )
+    ),
+)
+GROUPS = ALL_GROUPS if os.environ.get("SCHEMATHESIS_GROUPS") == "all" else QUICK_GROUPS
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "3"))  # per operation, media type and mode
 SKIPPED_PATHS = r"/watch/|/proxy|/(attach|exec|portforward|log)$"
 # Objects upstream answers with "creationTimestamp": null (its schema says string).
