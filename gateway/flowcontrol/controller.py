@@ -102,6 +102,7 @@ class Level:
         self.demand = demand
         self.observer = observer
         self.queues = QueueSet(config.name, observer)
+        observer.watch_virtual_time(lambda: self.queues.virtual_time)
         self.limits = Limits()
         self.max_seats = 0  # 0: the estimator's own maximum
         self.quiescing = False

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from quart import Response
 
 from gateway.flowcontrol.controller import Controller
-from gateway.flowcontrol.queueset import Request
+from gateway.flowcontrol.queueset import NS, Request
 from gateway.request import ApiRequest
 
 NONE = "<none>"
@@ -74,7 +74,7 @@ class DebugDumps:
         for level in self._levels():
             for queue in level.queues.queues:
                 rows.append(
-                    (level.name, queue.index, len(queue.waiting), queue.executing, f"{queue.next_dispatch_r:.4f}")
+                    (level.name, queue.index, len(queue.waiting), queue.executing, f"{queue.next_dispatch_r / NS:.4f}")
                 )
         return table(rows)
 

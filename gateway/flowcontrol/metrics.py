@@ -9,7 +9,7 @@ histograms and their 1.32 successors; the highest and lowest value of each secon
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -276,6 +276,10 @@ class LevelObserver:
 
     def demand(self, seats: int) -> None:
         self.seat_demand.set(seats)
+
+    def watch_virtual_time(self, read: Callable[[], float]) -> None:
+        """apiserver_flowcontrol_current_r: the level's R, read when scraped."""
+        self.m.current_r.labels(self.name).set_function(read)
 
     def configured(self, limits: Limits, queue_capacity: int) -> None:
         """New limits: the gauges and the denominators of the ratios."""

@@ -5,7 +5,9 @@ pkg/util/flowcontrol/fairqueuing/queueset): fair queuing for server requests.
   request joins the one with the least waiting work. It is refused (``queue-full``) when the level
   has no seat free and that queue already holds queueLengthLimit requests.
 - Virtual time R advances at min(seats asked for, limit) / (non-empty queues) seat-seconds per
-  second, so a queue that always has work is served as if it had its own fair share of seats.
+  second, so a queue that always has work is served as if it had its own fair share of seats. R and
+  work are integers (seat-nanoseconds), as upstream keeps them in fixed point (SeatSeconds): sums
+  and differences are exact however long the server runs, and ties are ties.
 - Dispatch takes the oldest request of the queue whose next request would finish first in virtual
   time (queue's next dispatch R + that request's work, with a guessed 3 ms per seat), scanning
   round-robin, when enough seats are free; its queue's R then advances by the work, and is
@@ -27,7 +29,8 @@ from typing import Protocol
 from gateway.flowcontrol.seats import WorkEstimate
 from gateway.flowcontrol.shufflesharding import deal
 
-ESTIMATED_SERVICE_DURATION = 0.003  # G: seconds a seat is guessed to be held
+ESTIMATED_SERVICE_DURATION = 3_000_000  # G: nanoseconds a seat is guessed to be held
+NS = 1_000_000_000
 EXEMPT_QUEUES = -1
 HAND_CACHE = 4096
 QUEUE_FULL, CONCURRENCY_LIMIT, TIME_OUT, CANCELLED = "queue-full", "concurrency-limit", "time-out", "cancelled"
@@ -56,20 +59,20 @@ class Request:
     details: tuple[str, ...] = ()  # verb, path, namespace, name, version, resource, subresource
     arrival: float = field(default_factory=time.monotonic)
     arrive_time: float = field(default_factory=time.time)  # for the debug dump
-    arrival_r: float = 0.0
+    arrival_r: int = 0  # R when it arrived (seat-nanoseconds)
     queue: Queue | None = None
     decision: asyncio.Future[bool] | None = None  # True: execute; set when dispatched
-    start: float = 0.0
+    start_ns: int = 0  # monotonic nanoseconds when it started executing
 
     @property
     def seats(self) -> int:
         return self.estimate.max_seats
 
     @property
-    def work(self) -> float:
-        """Seat-seconds: the guessed service time of the initial seats plus the final seats' hold."""
+    def work(self) -> int:
+        """Seat-nanoseconds: the guessed service time of the initial seats plus the final seats' hold."""
         e = self.estimate
-        return e.initial_seats * ESTIMATED_SERVICE_DURATION + e.final_seats * e.additional_latency
+        return e.initial_seats * ESTIMATED_SERVICE_DURATION + round(e.final_seats * e.additional_latency * NS)
 
 
 @dataclass(slots=True, eq=False)
@@ -78,8 +81,8 @@ class Queue:
     waiting: deque[Request] = field(default_factory=deque)
     executing: int = 0
     seats_in_use: int = 0
-    next_dispatch_r: float = 0.0
-    waiting_work: float = 0.0
+    next_dispatch_r: int = 0
+    waiting_work: int = 0
     waiting_seats: int = 0
 
     @property
@@ -96,8 +99,8 @@ class QueueSet:
         self.queue_length_limit = 0
         self.limit = 0  # seats (the level's current concurrency limit)
         self.queues: list[Queue] = []
-        self.current_r = 0.0
-        self.last_time = time.monotonic()
+        self.current_r = 0  # seat-nanoseconds
+        self.last_time = time.monotonic_ns()
         self.robin_index = -1
         self.enqueues = 0
         self.requests_waiting = self.seats_waiting = 0
@@ -130,11 +133,16 @@ class QueueSet:
         return self.requests_waiting == 0 and self.requests_executing == 0
 
     # ---- virtual time -----------------------------------------------------------------------------
+    @property
+    def virtual_time(self) -> float:
+        """R in seat-seconds (apiserver_flowcontrol_current_r)."""
+        return self.current_r / NS
+
     def _sync_time(self) -> None:
-        now = time.monotonic()
+        now = time.monotonic_ns()
         if self.active_queues:
             asked = self.queued_seats_in_use + self.seats_waiting
-            self.current_r += (now - self.last_time) * min(asked, self.limit) / self.active_queues
+            self.current_r += (now - self.last_time) * min(asked, self.limit) // self.active_queues
         self.last_time = now
 
     def _became(self, queue: Queue, was_empty: bool) -> None:
@@ -221,7 +229,7 @@ class QueueSet:
         """The queue whose oldest request finishes first in virtual time; ties go to the queue met
         first scanning round-robin after the last one dispatched from."""
         chosen: Queue | None = None
-        best: tuple[float, int] = (0.0, 0)
+        best: tuple[int, int] = (0, 0)
         count = len(self.queues)
         for queue in self.waiting_queues:
             key = (queue.next_dispatch_r + queue.waiting[0].work, (queue.index - self.robin_index - 1) % count)
@@ -261,7 +269,7 @@ class QueueSet:
         queue.next_dispatch_r += request.work
 
     def _execute(self, request: Request) -> None:
-        request.start = time.monotonic()
+        request.start_ns = time.monotonic_ns()
         self.requests_executing += 1
         self.seats_in_use += request.seats
         self.observer.executing(request.flow_schema, 1, request.seats)
@@ -318,7 +326,7 @@ class QueueSet:
         if queue is not None:
             was_empty = queue.empty
             queue.executing -= 1
-            served = time.monotonic() - request.start
+            served = time.monotonic_ns() - request.start_ns
             queue.next_dispatch_r -= request.estimate.initial_seats * (ESTIMATED_SERVICE_DURATION - served)
             self._bound(queue)
             self._became(queue, was_empty)

@@ -437,6 +437,8 @@ def test_a_burst_within_queue_capacity_is_queued_not_rejected(apf: GatewayProces
     assert [r.status_code for r in responses] == [201] * 12
     queued = [line for line in dump.splitlines() if line.startswith("apf-test,")]
     assert queued and all(line.split(",")[4].strip() == "burst" for line in queued)  # flow distinguisher: the user
+    current_r = "apiserver_flowcontrol_current_r"
+    assert metric(apf, current_r, current_r, priority_level="apf-test") > 0  # virtual time ran while they waited
 
 
 def test_a_client_that_leaves_while_queued_frees_its_place(apf: GatewayProcess) -> None:

@@ -85,7 +85,7 @@ def test_a_lone_request_overtakes_a_flooding_flow() -> None:
             dispatched = [r for r in [mouse, *flood] if r.decision is not None and r.decision.done()]
             if mouse in dispatched:
                 break
-            (done,) = [r for r in dispatched if r.start and r is not done]
+            (done,) = [r for r in dispatched if r.start_ns and r is not done]
         assert mouse.decision is not None and mouse.decision.done()
         assert qs.requests_waiting >= 8
 
