@@ -113,6 +113,6 @@ def _failures(operation, base_url: str) -> list[str]:
 def test_no_5xx_and_documented_answers_match_their_schemas(group: str, gateway: GatewayProcess) -> None:
     schema = schemathesis.openapi.from_url(f"{gateway.url}/openapi/v3/{group}").exclude(path_regex=SKIPPED_PATHS)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) > 10  # the document loaded, with its operations
+    assert operations  # the document loaded, with its operations
     failures = [failure for operation in operations for failure in _failures(operation, gateway.url)]
     assert not failures, "\n\n".join(failures)
