@@ -463,7 +463,7 @@ async def fairness(cfg: dict) -> dict:
 
     began = time.monotonic()
     elephants = [elephant(n) for n in range(cfg["elephants"])]
-    if not cfg.get("mouse", True):  # the elephant alone (the mouse runs in a process of its own)
+    if not cfg["mouse"]:  # no mouse user: the elephant alone (the mouse runs in a process of its own)
         await asyncio.gather(*elephants)
         return {"elephant": elephant_codes}
     *_, (latencies, codes) = await asyncio.gather(*elephants, mouse())
