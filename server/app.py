@@ -18,7 +18,7 @@ from server.lessor import Lessor
 from server.maintenance import MaintenanceService
 from server.metrics import StorageMetrics
 from server.mvcc import Store, entry_from_row
-from server.quota import Quota
+from server.quota import Quota, stored_alarms
 from server.rpc import generic_handler
 from server.watch import WatchService
 from server.watchhub import STREAM_BUFFER_BYTES, WatchHub
@@ -102,8 +102,8 @@ class StorageServer:
         self._backend.close()
 
 
-def _load(backend: Backend, options: StorageOptions) -> tuple[Store, int]:
-    """Rebuild the in-memory store from the database; returns it and the physical-compaction mark."""
+def _load(backend: Backend, options: StorageOptions) -> tuple[Store, dict[str, int]]:
+    """Rebuild the in-memory store from the database; returns it and the meta counters."""
     loaded = backend.load()
     meta = loaded.meta
     if "cluster_id" not in meta:
@@ -120,7 +120,7 @@ def _load(backend: Backend, options: StorageOptions) -> tuple[Store, int]:
         entry = entry_from_row(row)
         store.state[entry.key] = entry
         lessor.attach(entry.key, 0, entry.lease)
-    return store, meta.get("compact_done", 0)
+    return store, meta
 
 
 UNIX = "unix://"
@@ -173,7 +173,7 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
 
     metrics = StorageMetrics()
     backend = Backend(Path(data_dir), commit_duration=metrics.commit_duration)
-    store, compact_done = _load(backend, opts)
+    store, meta = _load(backend, opts)
     hub = WatchHub(
         store,
         ring_size=opts.watch_ring_size,
@@ -182,8 +182,8 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
         stream_buffer_bytes=opts.watch_stream_buffer_bytes,
     )
     committer = GroupCommitter(store, hub, batching=opts.group_commit)
-    compactor = Compactor(store, committer, retention=opts.compaction_retention, done=compact_done)
-    quota = Quota(str(backend.path), opts.quota_backend_bytes, store.member_id)
+    compactor = Compactor(store, committer, retention=opts.compaction_retention, done=meta.get("compact_done", 0))
+    quota = Quota(backend, opts.quota_backend_bytes, store.member_id, stored_alarms(meta))
     leases = LeaseService(store, committer, quota, opts.lease_check_interval)
 
     server = grpc.aio.server(

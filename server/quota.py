@@ -4,19 +4,25 @@ alarm and fails with ``etcdserver: mvcc: database space exceeded``; while the al
 write that may grow the backend (Put, a Txn with puts, LeaseGrant) fails the same way, and reads,
 deletes and compaction go on. Operators compact, defragment, then ``etcdctl alarm disarm``.
 
-Here the alarms live in memory: a restarted storage service starts without them (and raises NOSPACE
-again at the first write that does not fit).
+Alarms outlive a restart, as etcd keeps them in its backend: each change is written to the meta
+table (``alarm/<member>/<type>``: 1 raised, 0 disarmed) on the writer thread, after the change takes
+effect in memory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from etcdserverpb import rpc_pb2
 
 from server import errors
+from server.backend import Backend, CommitBatch
+
+log = logging.getLogger(__name__)
 
 DEFAULT_QUOTA = 2 * 1024**3  # etcd's default backend quota (--quota-backend-bytes 0)
 KV_OVERHEAD = 256  # etcd's estimate of a stored key-value's bookkeeping (quota.go kvOverhead)
@@ -25,12 +31,37 @@ NOSPACE = rpc_pb2.AlarmType.Value("NOSPACE")
 NONE = rpc_pb2.AlarmType.Value("NONE")
 
 
+ALARM_PREFIX = "alarm/"
+
+
+def stored_alarms(meta: Mapping[str, int]) -> set[tuple[int, int]]:
+    """The alarms raised when the store was last written: (member id, alarm type)."""
+    found = set()
+    for name, raised in meta.items():
+        if name.startswith(ALARM_PREFIX) and raised:
+            member, kind = name.removeprefix(ALARM_PREFIX).split("/")
+            found.add((int(member), int(kind)))
+    return found
+
+
 class Quota:
-    def __init__(self, db_path: str, quota_bytes: int, member_id: int) -> None:
-        self.db_path = db_path
+    def __init__(self, backend: Backend, quota_bytes: int, member_id: int, alarms: set[tuple[int, int]]) -> None:
+        self.backend = backend
+        self.db_path = str(backend.path)
         self.limit = quota_bytes or DEFAULT_QUOTA
         self.member_id = member_id
-        self.alarms: set[tuple[int, int]] = set()  # (member id, alarm type)
+        self.alarms = alarms  # (member id, alarm type)
+
+    def _set(self, key: tuple[int, int], raised: bool) -> None:
+        """Raise or disarm an alarm, then store that (a failure to store it is logged: the alarm
+        is in force in memory all the same)."""
+        if raised:
+            self.alarms.add(key)
+        else:
+            self.alarms.discard(key)
+        batch = CommitBatch(meta={f"{ALARM_PREFIX}{key[0]}/{key[1]}": int(raised)})
+        stored = asyncio.get_running_loop().run_in_executor(self.backend.write_executor, self.backend.commit, batch)
+        stored.add_done_callback(_log_failure)
 
     def size(self) -> int:
         """The backend's size on disk (the database file and its write-ahead log)."""
@@ -47,7 +78,7 @@ class Quota:
         if (self.member_id, NOSPACE) in self.alarms:
             raise errors.no_space()
         if self.size() + cost >= self.limit:
-            self.alarms.add((self.member_id, NOSPACE))
+            self._set((self.member_id, NOSPACE), True)
             raise errors.no_space()
 
     # ---- the Maintenance service's Alarm RPC ----
@@ -59,16 +90,21 @@ class Quota:
         if request.alarm == NONE:
             return []
         if action == rpc_pb2.AlarmRequest.AlarmAction.Value("ACTIVATE"):
-            self.alarms.add(key)
+            self._set(key, True)
             return _members([key])
         if key in self.alarms:  # DEACTIVATE
-            self.alarms.discard(key)
+            self._set(key, False)
             return _members([key])
         return []
 
     def errors(self) -> list[str]:
         """What StatusResponse.errors lists (etcd: one line per active alarm)."""
         return [f"memberID:{member} alarm:{rpc_pb2.AlarmType.Name(kind)} " for member, kind in sorted(self.alarms)]
+
+
+def _log_failure(stored: asyncio.Future) -> None:
+    if not stored.cancelled() and stored.exception() is not None:
+        log.error("could not store an alarm change: %s", stored.exception())
 
 
 def _members(keys: Iterable[tuple[int, int]]) -> list[rpc_pb2.AlarmMember]:

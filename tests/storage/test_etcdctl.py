@@ -172,6 +172,8 @@ def test_quota_and_the_nospace_alarm(storage_factory):
     assert "Error: etcdserver: mvcc: database space exceeded" in out
     member = ctl.json("endpoint", "status")[0]["Status"]["header"]["member_id"]
     assert ctl("alarm", "list") == f"memberID:{member} alarm:NOSPACE \n"
+    server, ctl = restarted(storage_factory, server)
+    assert ctl("alarm", "list") == f"memberID:{member} alarm:NOSPACE \n"  # it outlives a restart, as etcd's
     assert len(ctl("get", "/q/0", "--print-value-only").strip()) == 100_000  # reads go on
     assert "database space exceeded" in ctl("put", "/q/small", "v", check=False)  # even a small put
     assert ctl("del", "--prefix", "/q/").strip() == str(failed)  # deletes go on
@@ -182,3 +184,12 @@ def test_quota_and_the_nospace_alarm(storage_factory):
     assert ctl("alarm", "disarm") == f"memberID:{member} alarm:NOSPACE \n"
     assert ctl("alarm", "list") == ""
     assert ctl("put", "/q/small", "v").strip() == "OK"
+    _, ctl = restarted(storage_factory, server)
+    assert ctl("alarm", "list") == ""  # disarmed for good
+
+
+def restarted(storage_factory, server):
+    """The server stopped and started again on its data dir, with its flags."""
+    assert server.terminate() == 0
+    again = storage_factory(*server.args, data_dir=server.data_dir)
+    return again, Etcdctl(again.address)
