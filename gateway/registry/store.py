@@ -200,8 +200,9 @@ class Store:
         ``prepare`` keeps what this endpoint may not change; then field ownership (unless ``updated``
         is a server-side apply, which recorded it), system metadata, generation, validation and
         admission, retried on conflicts by the storage's guaranteed update. Apply creates what is
-        missing; other updates only where the kind allows create-on-update."""
-        may_create = applied or (not subresource and self.resource.allow_create_on_update)
+        missing; other updates only where the kind allows create-on-update; a subresource never
+        creates (upstream's subresource storages pass forceAllowCreate=false)."""
+        may_create = not subresource and (applied or self.resource.allow_create_on_update)
 
         async def transform(current: ObjectView | None) -> Obj | Removal:
             if current is None and not may_create:
@@ -239,7 +240,13 @@ class Store:
         return result.view, result.created
 
     async def apply(
-        self, namespace: str, name: str, applied: dict[str, Any], options: WriteOptions, subresource: str = ""
+        self,
+        namespace: str,
+        name: str,
+        applied: dict[str, Any],
+        options: WriteOptions,
+        subresource: str = "",
+        prepare: Callable[[Obj, Obj], None] | None = None,
     ) -> tuple[ObjectView, bool]:
         """Server-side apply of ``applied`` (the parsed apply configuration) by ``options.field_manager``:
         merged into the current object, or creating it; conflicts with other managers are 409 unless
@@ -260,9 +267,9 @@ class Store:
                 return self.codec.copy(current)
             return result
 
-        prepare = (
-            self.strategy.prepare_for_status_update if subresource == "status" else self.strategy.prepare_for_update
-        )
+        if prepare is None:
+            status = subresource == "status"
+            prepare = self.strategy.prepare_for_status_update if status else self.strategy.prepare_for_update
         return await self.guaranteed_update(
             namespace, name, merged, options, prepare, subresource=subresource, applied=True
         )

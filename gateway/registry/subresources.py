@@ -63,7 +63,7 @@ class FinalizeStore:
 
 
 class EphemeralContainersStore:
-    """pods/ephemeralcontainers: get and update (upstream's EphemeralContainersREST). An update
+    """pods/ephemeralcontainers: get, update and apply (upstream's EphemeralContainersREST). A write
     changes spec.ephemeralContainers only, which may gain containers but neither lose nor change one."""
 
     def __init__(self, store: Store) -> None:
@@ -76,23 +76,36 @@ class EphemeralContainersStore:
     async def update(
         self, namespace: str, name: str, updated: UpdatedObject, options: WriteOptions
     ) -> tuple[ObjectView, bool]:
-        def only_ephemeral_containers(new: Any, old: Any) -> None:
-            wanted = type(new.spec)()
-            wanted.ephemeralContainers.extend(new.spec.ephemeralContainers)  # copies
-            resource_version = new.metadata.resourceVersion
-            new.CopyFrom(old)
-            new.metadata.resourceVersion = resource_version
-            del new.spec.ephemeralContainers[:]
-            new.spec.ephemeralContainers.extend(wanted.ephemeralContainers)
-            problems = _ephemeral_container_changes(
-                list(wanted.ephemeralContainers), list(old.spec.ephemeralContainers)
-            )
-            if problems:
-                raise errors.invalid("", "Pod", name, problems)
-
         return await self.store.guaranteed_update(
-            namespace, name, updated, options, only_ephemeral_containers, subresource="ephemeralcontainers"
+            namespace, name, updated, options, self._only_ephemeral_containers, subresource="ephemeralcontainers"
         )
+
+    async def apply(
+        self, namespace: str, name: str, applied: dict[str, Any], options: WriteOptions
+    ) -> tuple[ObjectView, bool]:
+        subresource, prepare = "ephemeralcontainers", self._only_ephemeral_containers
+        return await self.store.apply(namespace, name, applied, options, subresource=subresource, prepare=prepare)
+
+    def _only_ephemeral_containers(self, new: Any, old: Any) -> None:
+        """Keep the stored pod but for spec.ephemeralContainers (and the resourceVersion asked for)."""
+        self.codec.normalize(new)  # in the stored shape, so that an unchanged container compares equal
+        _keep_all_but_ephemeral_containers(new, old)
+
+
+def _keep_all_but_ephemeral_containers(new: Any, old: Any) -> None:
+    wanted = type(new.spec)()
+    wanted.ephemeralContainers.extend(new.spec.ephemeralContainers)  # copies
+    resource_version = new.metadata.resourceVersion
+    managed_fields = list(new.metadata.managedFields)  # this write's field ownership is kept
+    new.CopyFrom(old)
+    new.metadata.resourceVersion = resource_version
+    del new.metadata.managedFields[:]
+    new.metadata.managedFields.extend(managed_fields)
+    del new.spec.ephemeralContainers[:]
+    new.spec.ephemeralContainers.extend(wanted.ephemeralContainers)
+    problems = _ephemeral_container_changes(list(wanted.ephemeralContainers), list(old.spec.ephemeralContainers))
+    if problems:
+        raise errors.invalid("", "Pod", old.metadata.name, problems)
 
 
 def _ephemeral_container_changes(new: list[Any], old: list[Any]) -> list[FieldError]:

@@ -89,6 +89,17 @@ def test_apply_errors(client: httpx.Client, namespace: str) -> None:
     wrong = client.patch(path, content=other_kind.encode(), headers=APPLY, params={"fieldManager": "m"})
     assert wrong.status_code == 400 and wrong.json()["message"] == "invalid object type: /v1, Kind=Secret"
     assert client.get(path).status_code == 404  # nothing stored
+    # An apply creates a missing object, but not through a subresource (upstream's status storage
+    # updates with forceAllowCreate=false).
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nowhere"}, "status": {}}
+    status = client.patch(
+        f"/api/v1/namespaces/{namespace}/services/nowhere/status",
+        content=json.dumps(service).encode(),
+        headers=APPLY,
+        params={"fieldManager": "m"},
+    )
+    assert status.status_code == 404 and status.json()["message"] == 'services "nowhere" not found'
+    assert client.get(f"/api/v1/namespaces/{namespace}/services/nowhere").status_code == 404
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ which answer as kube-apiserver does when it cannot reach the backend."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -234,15 +235,30 @@ def test_ephemeral_containers_are_added_not_changed(client: httpx.Client, namesp
             "field": "spec.ephemeralContainers",
         }
     ]
-    # Server-side apply has no field management of its own here (found by schemathesis: it was a 500).
-    applied = client.patch(
-        path,
-        params={"fieldManager": "me"},
-        content=b"{}",
-        headers={"Content-Type": "application/apply-patch+yaml"},
-    )
-    assert applied.status_code == 415
-    assert applied.json()["message"] == "pods/ephemeralcontainers does not support server-side apply"
+
+    def apply(pod: str, containers: list[dict]) -> httpx.Response:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": pod},
+            "spec": {"ephemeralContainers": containers},
+        }
+        return client.patch(
+            f"/api/v1/namespaces/{namespace}/pods/{pod}/ephemeralcontainers",
+            params={"fieldManager": "debug-tool"},
+            content=json.dumps(body),
+            headers={"Content-Type": "application/apply-patch+yaml"},
+        )
+
+    both = [{"name": "debugger", "image": "busybox"}, {"name": "second", "image": "busybox"}]
+    applied = apply("debugged", both)
+    assert applied.status_code == 200, applied.text
+    assert [c["name"] for c in applied.json()["spec"]["ephemeralContainers"]] == ["debugger", "second"]
+    entry = next(m for m in applied.json()["metadata"]["managedFields"] if m["manager"] == "debug-tool")
+    assert entry["operation"] == "Apply" and entry["subresource"] == "ephemeralcontainers"
+    assert "f:ephemeralContainers" in entry["fieldsV1"]["f:spec"]
+    missing = apply("nobody", both)  # a subresource never creates its object
+    assert missing.status_code == 404 and missing.json()["message"] == 'pods "nobody" not found'
 
 
 # ---- connect subresources -----------------------------------------------------------------------
