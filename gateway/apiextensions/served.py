@@ -22,14 +22,13 @@ from gateway.objects.codec import DecodedObject
 from gateway.objects.unstructured import OBJECT_META, JSONCodec, Unstructured
 from gateway.printing.table import NAME_DESCRIPTION
 from gateway.registry.strategy import UnstructuredStrategy
-from gateway.registry.subresources import ScalePaths
+from gateway.registry.subresources import SCALE_MESSAGE, ScalePaths
 from protokube.schema.registry import GroupVersionKind, PrinterColumn, Resource, Subresource, version_order
 from protokube.schema.typetree import STRUCT, Field, Type, proto_type
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 SUBRESOURCE_VERBS = ("get", "patch", "update")
 SCALE = GroupVersionKind("autoscaling", "v1", "Scale")
-SCALE_MESSAGE = "k8s.io.api.autoscaling.v1.Scale"
 # Table columns every custom resource has first (apiextensions-apiserver tableconvertor.go).
 NAME_COLUMN = PrinterColumn("Name", "string", "name", NAME_DESCRIPTION, 0, ".metadata.name", "")
 

@@ -254,11 +254,7 @@ class Store:
         if self.ownership is None:
             raise errors.unsupported_media_type(f"{self.resource.group_resource} does not support server-side apply")
         ownership = self.ownership
-        body_name = (applied.get("metadata") or {}).get("name") if isinstance(applied.get("metadata"), dict) else None
-        if body_name != name:
-            raise errors.bad_request(
-                f"the name of the object ({body_name or ''}) does not match the name on the URL ({name})"
-            )
+        require_applied_name(applied, name)
 
         def merged(current: Obj | None) -> Obj:
             result = ownership.apply(current, applied, options.field_manager, bool(options.force), subresource)
@@ -387,3 +383,12 @@ class Store:
                 raise
             removed.append(result.view)
         return Listed(removed, listed.list_meta)
+
+
+def require_applied_name(applied: dict[str, Any], name: str) -> None:
+    """An apply names the object of its URL (400 otherwise, as upstream's applyPatcher)."""
+    body_name = (applied.get("metadata") or {}).get("name") if isinstance(applied.get("metadata"), dict) else None
+    if body_name != name:
+        raise errors.bad_request(
+            f"the name of the object ({body_name or ''}) does not match the name on the URL ({name})"
+        )

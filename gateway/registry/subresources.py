@@ -14,12 +14,19 @@ from typing import Any
 
 from gateway import errors
 from gateway.errors import FieldError
+from gateway.fieldmanager import scale as scaleownership
+from gateway.fieldmanager.manager import FieldManager, Unchanged
+from gateway.fieldmanager.scale import SCALE_API_VERSION
 from gateway.objects.codec import Codec, Obj
 from gateway.objects.view import ObjectView
 from gateway.params import WriteOptions
+from gateway.registry import ownership
 from gateway.registry.rest import UpdatedObject
-from gateway.registry.store import Store
+from gateway.registry.store import Store, require_applied_name
 from gateway.selectors import label_selector_text
+from protokube.schema.typetree import proto_type
+
+SCALE_MESSAGE = "k8s.io.api.autoscaling.v1.Scale"
 
 
 class StatusStore:
@@ -135,23 +142,35 @@ class ScalePaths:
 
 class ScaleStore:
     """deployments/scale, replicasets/scale, …: the parent's replicas as an autoscaling/v1 Scale,
-    read and written through the parent (upstream's ScaleREST)."""
+    read and written through the parent (upstream's ScaleREST), server-side apply included; the
+    Scale's managedFields are the parent's owners of the replicas (gateway/fieldmanager/scale.py)."""
 
     def __init__(self, store: Store, scale_codec: Codec, paths: ScalePaths = ScalePaths()) -> None:
         self.store = store
         self.codec = scale_codec
         self.paths = paths
+        self.replicas: tuple[str, ...] = tuple(paths.spec_replicas.split("."))
+        self.fields = FieldManager(proto_type(SCALE_MESSAGE), SCALE_API_VERSION, "Scale")
 
-    def _scale(self, parent: ObjectView) -> ObjectView:
-        data = self.store.codec.to_dict(parent.obj)
+    def _scale_dict(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The Scale of a parent (as JSON)."""
         meta = data["metadata"]
-        scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "creationTimestamp") if k in meta}
+        scale_meta = {
+            k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta
+        }
+        if owners := scaleownership.to_scale(meta.get("managedFields"), self.replicas):
+            scale_meta["managedFields"] = owners
         replicas = _at(data, self.paths.spec_replicas)
-        scale = {
+        return {
+            "apiVersion": SCALE_API_VERSION,
+            "kind": "Scale",
             "metadata": scale_meta,
             "spec": {"replicas": DEFAULT_REPLICAS if replicas is None else replicas},
             "status": {"replicas": _at(data, self.paths.status_replicas) or 0, "selector": self._selector(data)},
         }
+
+    def _scale(self, parent: ObjectView) -> ObjectView:
+        scale = self._scale_dict(self.store.codec.to_dict(parent.obj))
         return ObjectView.of(self.codec, self.codec.from_dict(scale).obj, parent.resource_version)
 
     def _selector(self, data: dict[str, Any]) -> str:
@@ -170,31 +189,68 @@ class ScaleStore:
     async def update(
         self, namespace: str, name: str, updated: UpdatedObject, options: WriteOptions
     ) -> tuple[ObjectView, bool]:
-        parent_codec, resource = self.store.codec, self.store.resource
+        parent_codec = self.store.codec
 
         def rescaled(current: Obj | None) -> Obj:
             assert current is not None  # the store answers 404 for a missing parent itself
             stored = ObjectView.of(parent_codec, parent_codec.copy(current), int(current.metadata.resourceVersion or 0))
             scale = updated(self._scale(stored).obj)
-            replicas = scale.spec.replicas
-            if replicas < 0:
-                error = FieldError.invalid("spec.replicas", replicas, "must be greater than or equal to 0")
-                raise errors.invalid("autoscaling", "Scale", name, [error])
-            if scale.metadata.uid and scale.metadata.uid != current.metadata.uid:
-                raise errors.conflict_on(
-                    f"{resource.plural}/scale.{resource.group}" if resource.group else f"{resource.plural}/scale",
-                    name,
-                    f"Precondition failed: UID in precondition: {scale.metadata.uid}, "
-                    f"UID in object meta: {current.metadata.uid}",
-                )
+            self._check(scale.spec.replicas, scale.metadata.uid, current, name)
             data = parent_codec.to_dict(current)
-            _set(data, self.paths.spec_replicas, replicas)
+            _set(data, self.paths.spec_replicas, scale.spec.replicas)
             data["metadata"]["resourceVersion"] = scale.metadata.resourceVersion
             return parent_codec.from_dict(data).obj
 
         prepare = self.store.strategy.prepare_for_update
         view, _ = await self.store.guaranteed_update(namespace, name, rescaled, options, prepare, subresource="scale")
         return self._scale(view), False
+
+    async def apply(
+        self, namespace: str, name: str, applied: dict[str, Any], options: WriteOptions
+    ) -> tuple[ObjectView, bool]:
+        """Server-side apply of a Scale: merged into the parent's Scale with the Scale's field
+        ownership, then the replicas and their owners written back to the parent."""
+        require_applied_name(applied, name)
+        parent_codec = self.store.codec
+        api_version = self.store.resource.gvk.api_version
+
+        def rescaled(current: Obj | None) -> Obj:
+            assert current is not None  # a subresource never creates: the store answers 404
+            data = parent_codec.to_dict(current)
+            scale = self._scale_dict(data)
+            merged = self.fields.apply(
+                scale, applied, options.field_manager, bool(options.force), "scale", now=ownership.now()
+            )
+            if isinstance(merged, Unchanged):
+                return parent_codec.copy(current)
+            replicas = (merged.get("spec") or {}).get("replicas", DEFAULT_REPLICAS)
+            uid = (merged.get("metadata") or {}).get("uid", "")
+            self._check(replicas, uid, current, name)
+            _set(data, self.paths.spec_replicas, replicas)
+            scale_owners = (merged.get("metadata") or {}).get("managedFields")
+            data["metadata"]["managedFields"] = scaleownership.to_parent(
+                data["metadata"].get("managedFields"), scale_owners, self.replicas, api_version
+            )
+            return parent_codec.from_dict(data).obj
+
+        prepare = self.store.strategy.prepare_for_update
+        view, _ = await self.store.guaranteed_update(
+            namespace, name, rescaled, options, prepare, subresource="scale", applied=True
+        )
+        return self._scale(view), False
+
+    def _check(self, replicas: Any, uid: str, current: Obj, name: str) -> None:
+        """What upstream's scale validation and UID precondition refuse."""
+        if not isinstance(replicas, int) or replicas < 0:
+            error = FieldError.invalid("spec.replicas", replicas, "must be greater than or equal to 0")
+            raise errors.invalid("autoscaling", "Scale", name, [error])
+        if uid and uid != current.metadata.uid:
+            resource = self.store.resource
+            raise errors.conflict_on(
+                f"{resource.plural}/scale.{resource.group}" if resource.group else f"{resource.plural}/scale",
+                name,
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current.metadata.uid}",
+            )
 
 
 DEFAULT_REPLICAS = 1  # what upstream's defaulting gives a scalable kind without spec.replicas

@@ -271,6 +271,15 @@ def test_kubectl_flow(kubectl: Kubectl, api: httpx.Client, tmp_path: Path) -> No
     )  # fmt: skip
     scale = api.get(f"{CRONTABS}/my-new-cron-object/scale").json()
     assert scale["status"] == {"replicas": 3, "selector": "app=cron"}
+    scaled = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "my-new-cron-object"}}
+    applied = api.patch(
+        f"{CRONTABS}/my-new-cron-object/scale",
+        content=json.dumps({**scaled, "spec": {"replicas": 4}}),
+        headers={"Content-Type": "application/apply-patch+yaml"},
+        params={"fieldManager": "autoscaler", "force": "true"},
+    )
+    assert applied.status_code == 200 and applied.json()["spec"]["replicas"] == 4  # specReplicasPath
+    assert api.get(f"{CRONTABS}/my-new-cron-object").json()["spec"]["replicas"] == 4
 
     kubectl.run("delete", "crd", "crontabs.stable.example.com", timeout=60)
     assert api.get("/apis/stable.example.com/v1").status_code == 404

@@ -7,6 +7,8 @@ namespaces, create, update, delete, deletecollection.
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -222,6 +224,10 @@ def test_scale_subresource_reads_and_writes_replicas(client: httpx.Client, names
     created = client.post(path, json=deployment("sc")).json()
     scale = client.get(f"{path}/sc/scale").json()
     meta = created["metadata"]
+    (creator,) = meta["managedFields"]  # the Scale shows who owns the replicas
+    assert scale["metadata"].pop("managedFields") == [
+        {**creator, "apiVersion": "autoscaling/v1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}
+    ]
     assert scale == {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -254,6 +260,61 @@ def test_scale_subresource_reads_and_writes_replicas(client: httpx.Client, names
     assert client.get(f"{path}/nope/scale").json()["message"] == 'deployments.apps "nope" not found'
     wrong_kind = client.put(f"{path}/sc/scale", json={**deployment("sc"), "metadata": {"name": "sc"}})
     assert wrong_kind.status_code == 400
+
+
+def test_server_side_apply_of_a_scale(client: httpx.Client, namespace: str) -> None:
+    """Apply to deployments/scale (upstream's ScaleHandler): the Scale's managedFields are the owners of
+    the Deployment's replicas; applying other replicas conflicts with them unless forced, and then the
+    replicas change owner in the Deployment's managedFields, other fields staying with their owner."""
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    apply = {"Content-Type": "application/apply-patch+yaml"}
+    created = client.patch(
+        f"{path}/web", content=json.dumps(deployment("web")), headers=apply, params={"fieldManager": "deployer"}
+    )
+    assert created.status_code == 201, created.text
+
+    def scale_to(replicas: int, **params: str) -> httpx.Response:
+        body = {
+            "apiVersion": "autoscaling/v1",
+            "kind": "Scale",
+            "metadata": {"name": "web"},
+            "spec": {"replicas": replicas},
+        }
+        return client.patch(
+            f"{path}/web/scale", content=json.dumps(body), headers=apply, params={"fieldManager": "scaler", **params}
+        )
+
+    conflict = scale_to(5)
+    assert conflict.status_code == 409, conflict.text
+    assert conflict.json()["details"]["causes"] == [
+        {
+            "reason": "FieldManagerConflict",
+            "message": 'conflict with "deployer"',
+            "field": ".spec.replicas",
+        }
+    ]
+    forced = scale_to(5, force="true")
+    assert forced.status_code == 200, forced.text
+    assert forced.json()["spec"]["replicas"] == 5
+    assert [
+        (e["manager"], e["operation"], e.get("subresource")) for e in forced.json()["metadata"]["managedFields"]
+    ] == [("scaler", "Apply", "scale")]
+    deployed = client.get(f"{path}/web").json()
+    assert deployed["spec"]["replicas"] == 5
+    owners = {e["manager"]: e for e in deployed["metadata"]["managedFields"]}
+    assert "f:replicas" not in owners["deployer"]["fieldsV1"]["f:spec"]
+    assert "f:template" in owners["deployer"]["fieldsV1"]["f:spec"]  # the rest stays the deployer's
+    scaler = owners["scaler"]
+    assert (scaler["operation"], scaler["apiVersion"], scaler["subresource"]) == ("Apply", "apps/v1", "scale")
+    assert scaler["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    again = scale_to(5)  # nothing changes: no write
+    assert (
+        again.status_code == 200
+        and again.json()["metadata"]["resourceVersion"] == forced.json()["metadata"]["resourceVersion"]
+    )
+    nope = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "nope"}, "spec": {"replicas": 1}}
+    missing = client.patch(f"{path}/nope/scale", json=nope, headers=apply, params={"fieldManager": "scaler"})
+    assert missing.status_code == 404 and missing.json()["message"] == 'deployments.apps "nope" not found'
 
 
 def test_namespace_finalize_changes_spec_finalizers(client: httpx.Client) -> None:
