@@ -241,7 +241,7 @@ class ScaleStore:
 
     def _check(self, replicas: Any, uid: str, current: Obj, name: str) -> None:
         """What upstream's scale validation and UID precondition refuse."""
-        if not isinstance(replicas, int) or replicas < 0:
+        if isinstance(replicas, bool) or not isinstance(replicas, int) or not 0 <= replicas < 2**31:
             error = FieldError.invalid("spec.replicas", replicas, "must be greater than or equal to 0")
             raise errors.invalid("autoscaling", "Scale", name, [error])
         if uid and uid != current.metadata.uid:
