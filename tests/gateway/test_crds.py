@@ -7,6 +7,7 @@ discovery and OpenAPI documents."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -386,6 +387,64 @@ def test_schema_prunes_defaults_and_validates(api: httpx.Client, crontabs: dict[
     assert posted.json()["metadata"]["name"] == "c" and "spec" not in posted.json()
     api.delete(f"{CRONTABS}/c")
     api.delete(f"{CRONTABS}/good")
+
+
+def test_embedded_resources_are_validated_as_objects(api: httpx.Client) -> None:
+    """x-kubernetes-embedded-resource: apiVersion and kind required and well-formed, metadata as
+    ObjectMeta (apiextensions-apiserver's validateEmbeddedResource)."""
+    crd = copy.deepcopy(CRONTAB_CRD)
+    crd["metadata"]["name"] = "podsets.embedded.example.com"
+    crd["spec"] |= {
+        "group": "embedded.example.com",
+        "names": {"plural": "podsets", "singular": "podset", "kind": "PodSet"},
+        "scope": "Cluster",
+    }
+    (version,) = crd["spec"]["versions"] = [copy.deepcopy(crd["spec"]["versions"][0])]
+    version.pop("subresources", None)
+    version.pop("additionalPrinterColumns", None)
+    template = {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True}
+    version["schema"]["openAPIV3Schema"]["properties"]["spec"] = {
+        "type": "object",
+        "properties": {"template": template},
+    }
+    install(api, crd)
+    podsets = "/apis/embedded.example.com/v1/podsets"
+
+    def create(name: str, embedded: dict[str, Any]) -> httpx.Response:
+        body = {"apiVersion": "embedded.example.com/v1", "kind": "PodSet", "metadata": {"name": name}}
+        return api.post(podsets, json={**body, "spec": {"template": embedded}})
+
+    bad = create(
+        "bad",
+        {
+            "apiVersion": "a/b/c",
+            "kind": "Not_A_Kind",
+            "metadata": {"name": "x/y", "labels": {"bad key!": "v"}, "namespace": "Upper"},
+        },
+    )
+    assert bad.status_code == 422, bad.text
+    causes = [(c["field"], c["message"]) for c in bad.json()["details"]["causes"]]
+    fields = [field for field, _ in causes]
+    assert fields[:2] == ["spec.template.apiVersion", "spec.template.kind"]
+    assert causes[0][1] == 'Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c'
+    assert causes[1][1].startswith('Invalid value: "Not_A_Kind": may have mixed case, but should otherwise match: ')
+    assert "spec.template.metadata.name" in fields and "spec.template.metadata.namespace" in fields
+    assert "spec.template.metadata.labels" in fields
+    assert dict(causes)["spec.template.metadata.name"] == "Invalid value: \"x/y\": may not contain '/'"
+    missing = create("missing", {"metadata": {}})
+    assert missing.status_code == 422
+    assert [(c["field"], c["message"]) for c in missing.json()["details"]["causes"]] == [
+        ("spec.template.apiVersion", "Required value: must not be empty"),
+        ("spec.template.kind", "Required value: must not be empty"),
+    ]
+    not_meta = create("notmeta", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "n", "annotations": 5}})
+    assert [c["message"] for c in not_meta.json()["details"]["causes"]] == [
+        'Invalid value: map[string]interface {}{"annotations":5, "name":"n"}: '
+        "json: cannot unmarshal number into Go struct field ObjectMeta.annotations of type map[string]string"
+    ]
+    good = create("good", {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"app": "x"}}})
+    assert good.status_code == 201, good.text  # a name is not required
+    uninstall(api, "podsets.embedded.example.com")
 
 
 def test_versions_patches_and_apply(api: httpx.Client, widgets: dict[str, Any]) -> None:

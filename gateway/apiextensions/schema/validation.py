@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from gateway.apiextensions.schema import cel
+from gateway.apiextensions.schema.embedded import embedded_resource_errors
 from gateway.apiextensions.schema.formats import INTEGER_RANGES, STRING_FORMATS
 from gateway.apiextensions.schema.node import Node
 from gateway.errors import FieldError, GoText
@@ -115,9 +116,7 @@ def _validate_object(value: dict[str, Any], node: Node, path: str, found: list[F
             if key not in node.properties:
                 _validate(item, node.additional, f"{prefix}{key}", found)
     if node.embedded:
-        for name in ("apiVersion", "kind"):
-            if not value.get(name):
-                found.append(FieldError.required(f"{prefix}{name}", "must not be empty"))
+        found += embedded_resource_errors(value, prefix)
 
 
 def _check_values(value: Any, node: Node, path: str, found: list[FieldError]) -> None:

@@ -56,10 +56,6 @@ def name_problems(rule: int, value: str, prefix: bool = False) -> list[str]:
     return dns1123_subdomain_problems(value)
 
 
-def validate_name(resource: Resource, name: str, field: str = "metadata.name") -> list[FieldError]:
-    return invalid_each(field, name, name_problems(resource.name_rule, name))
-
-
 def _owner_reference_go(ref: meta.OwnerReference) -> str:
     """An OwnerReference as Go's %#v prints it (pointers shown as set or nil)."""
 
@@ -168,35 +164,49 @@ def validate_object_meta(
     resource: Resource, metadata: meta.ObjectMeta, old: meta.ObjectMeta | None = None
 ) -> list[FieldError]:
     """upstream's ValidateObjectMeta (and, with ``old``, the update rules of ValidateObjectMetaUpdate)."""
+    kube_finalizers = bool(resource.message) and resource.group not in GENERIC_META_GROUPS  # kube-apiserver's kinds
+    return object_meta_errors(metadata, old, "metadata", resource.name_rule, resource.namespaced, kube_finalizers)
+
+
+def object_meta_errors(
+    metadata: meta.ObjectMeta,
+    old: meta.ObjectMeta | None,
+    path: str,
+    name_rule: int,
+    namespaced: bool | None,
+    kube_finalizers: bool = False,
+) -> list[FieldError]:
+    """ValidateObjectMeta of the metadata at ``path``; ``namespaced`` None: a namespace is checked
+    only when there is one (an embedded resource's)."""
     found: list[FieldError] = []
     if old is None and metadata.generateName:
         prefix = metadata.generateName
-        found += invalid_each("metadata.generateName", prefix, name_problems(resource.name_rule, prefix, prefix=True))
+        found += invalid_each(f"{path}.generateName", prefix, name_problems(name_rule, prefix, prefix=True))
     if not metadata.name:
         if not metadata.generateName:
-            found.append(FieldError.required("metadata.name", "name or generateName is required"))
+            found.append(FieldError.required(f"{path}.name", "name or generateName is required"))
     else:
-        found += validate_name(resource, metadata.name)
-    if resource.namespaced:
+        found += invalid_each(f"{path}.name", metadata.name, name_problems(name_rule, metadata.name))
+    if namespaced or (namespaced is None and metadata.namespace):
         if not metadata.namespace:
-            found.append(FieldError.required("metadata.namespace"))
+            found.append(FieldError.required(f"{path}.namespace"))
         else:
-            found += check("metadata.namespace", metadata.namespace, dns1123_label_problems)
+            found += check(f"{path}.namespace", metadata.namespace, dns1123_label_problems)
     elif metadata.namespace:
-        found.append(FieldError.forbidden("metadata.namespace", "not allowed on this type"))
+        found.append(FieldError.forbidden(f"{path}.namespace", "not allowed on this type"))
     if old is not None and old.HasField("deletionTimestamp"):
         extra = sorted(set(metadata.finalizers) - set(old.finalizers))
         if extra:
             listed = "[]string{" + ", ".join(go_quote(name) for name in extra) + "}"
             detail = f"no new finalizers can be added if the object is being deleted, found new finalizers {listed}"
-            found.append(FieldError.forbidden("metadata.finalizers", detail))
-    found += nonnegative("metadata.generation", metadata.generation)
-    found += labels_errors(dict(metadata.labels), "metadata.labels")
-    found += annotations_errors(dict(metadata.annotations), "metadata.annotations")
-    found += owner_references_errors(list(metadata.ownerReferences), "metadata.ownerReferences")
+            found.append(FieldError.forbidden(f"{path}.finalizers", detail))
+    found += nonnegative(f"{path}.generation", metadata.generation)
+    found += labels_errors(dict(metadata.labels), f"{path}.labels")
+    found += annotations_errors(dict(metadata.annotations), f"{path}.annotations")
+    found += owner_references_errors(list(metadata.ownerReferences), f"{path}.ownerReferences")
     finalizers = list(metadata.finalizers)
-    found += finalizers_errors(finalizers, "metadata.finalizers")
-    found += managed_fields_errors(list(metadata.managedFields), "metadata.managedFields")
-    if resource.message and resource.group not in GENERIC_META_GROUPS:  # kube-apiserver's own kinds
-        found += kube_finalizer_errors(finalizers, "metadata.finalizers")
+    found += finalizers_errors(finalizers, f"{path}.finalizers")
+    found += managed_fields_errors(list(metadata.managedFields), f"{path}.managedFields")
+    if kube_finalizers:
+        found += kube_finalizer_errors(finalizers, f"{path}.finalizers")
     return found
