@@ -162,6 +162,28 @@ def test_transition_rules_see_the_old_value() -> None:
     ]
 
 
+def test_transition_rules_of_map_list_items_see_the_item_with_the_same_keys() -> None:
+    immutable_size = {"rule": "self.size == oldSelf.size", "message": "size is immutable"}
+    item = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "size": {"type": "integer"}},
+        "x-kubernetes-validations": [immutable_size],
+    }
+    listed = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": item}
+    structural = Structural.from_props({"type": "object", "properties": {"disks": listed}})
+    old = {"disks": [{"name": "a", "size": 1}, {"name": "b", "size": 2}]}
+    reordered = {"disks": [{"name": "b", "size": 2}, {"name": "a", "size": 1}, {"name": "c", "size": 9}]}
+    assert structural.validate(reordered, old) == []  # by key, not by index; a new item has no old self
+    changed = {"disks": [{"name": "b", "size": 3}, {"name": "a", "size": 1}]}
+    assert [str(e) for e in structural.validate(changed, old)] == [
+        'disks[0]: Invalid value: "object": size is immutable'
+    ]
+    atomic = Structural.from_props(
+        {"type": "object", "properties": {"disks": {**listed, "x-kubernetes-list-type": "atomic"}}}
+    )
+    assert atomic.validate(changed, old) == []  # items of other lists are not correlated: no transition rules
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),

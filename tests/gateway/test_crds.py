@@ -447,6 +447,40 @@ def test_embedded_resources_are_validated_as_objects(api: httpx.Client) -> None:
     uninstall(api, "podsets.embedded.example.com")
 
 
+def test_transition_rules_of_map_list_items_see_the_old_item_with_their_keys(api: httpx.Client) -> None:
+    crd = copy.deepcopy(CRONTAB_CRD)
+    crd["metadata"]["name"] = "disksets.lists.example.com"
+    crd["spec"] |= {"group": "lists.example.com", "names": {"plural": "disksets", "kind": "DiskSet"}}
+    (version,) = crd["spec"]["versions"] = [copy.deepcopy(crd["spec"]["versions"][0])]
+    version.pop("subresources", None)
+    version.pop("additionalPrinterColumns", None)
+    disk = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "size": {"type": "integer"}},
+        "required": ["name"],
+        "x-kubernetes-validations": [{"rule": "self.size == oldSelf.size", "message": "size is immutable"}],
+    }
+    disks = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": disk}
+    version["schema"]["openAPIV3Schema"]["properties"]["spec"] = {"type": "object", "properties": {"disks": disks}}
+    install(api, crd)
+    path = "/apis/lists.example.com/v1/namespaces/default/disksets"
+    body = {"apiVersion": "lists.example.com/v1", "kind": "DiskSet", "metadata": {"name": "d"}}
+    created = api.post(path, json={**body, "spec": {"disks": [{"name": "a", "size": 1}, {"name": "b", "size": 2}]}})
+    assert created.status_code == 201, created.text
+
+    def put(items: list[dict[str, Any]]) -> httpx.Response:
+        return api.put(f"{path}/d", json={**body, "spec": {"disks": items}})
+
+    reordered = put([{"name": "b", "size": 2}, {"name": "a", "size": 1}, {"name": "c", "size": 9}])
+    assert reordered.status_code == 200, reordered.text  # matched by name, not index; "c" is new
+    changed = put([{"name": "b", "size": 3}])
+    assert changed.status_code == 422
+    assert [(c["field"], c["message"]) for c in changed.json()["details"]["causes"]] == [
+        ("spec.disks[0]", 'Invalid value: "object": size is immutable')
+    ]
+    uninstall(api, "disksets.lists.example.com")
+
+
 def test_versions_patches_and_apply(api: httpx.Client, widgets: dict[str, Any]) -> None:
     base = "/apis/example.com/v1/widgets"
     widget = {

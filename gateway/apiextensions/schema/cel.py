@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 import celpy
+import orjson
 from celpy import celtypes
 
 from gateway.apiextensions.schema.node import Node
@@ -104,8 +105,23 @@ def _evaluate(node: Node, value: Any, old: Any, path: str, found: list[FieldErro
             if sub is not None:
                 _evaluate(sub, item, old_map.get(key), f"{prefix}{key}", found)
     elif isinstance(value, list) and node.items is not None:
+        old_items = _correlatable(node, old)
         for i, item in enumerate(value):
-            _evaluate(node.items, item, None, f"{path}[{i}]", found)
+            _evaluate(node.items, item, old_items.get(_map_key(node, item)), f"{path}[{i}]", found)
+
+
+def _correlatable(node: Node, old: Any) -> dict[tuple[Any, ...], Any]:
+    """The old items a new item's transition rules see: those of a map list with the same keys
+    (upstream correlates no other list's items, so their transition rules do not run)."""
+    if node.list_type != "map" or not node.list_map_keys or not isinstance(old, list):
+        return {}
+    return {_map_key(node, item): item for item in old if isinstance(item, dict)}
+
+
+def _map_key(node: Node, item: Any) -> tuple[Any, ...]:
+    if not isinstance(item, dict) or node.list_type != "map":
+        return ()
+    return tuple(orjson.dumps(item.get(key)) for key in node.list_map_keys)
 
 
 def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> list[FieldError]:
