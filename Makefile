@@ -2,7 +2,7 @@
 #   make run    install (first time) and serve the API on https://127.0.0.1:6443 with embedded storage
 #   make test   install (first time) and run every check: generated code, lint, tests, quick benchmark
 #   make fuzz   the property tests of tests/property with many examples (FUZZ_EXAMPLES, 5000 by default)
-#   make soak   about 15 minutes: a 10-minute mixed load with 200 watchers (bench/soak.py), then 50 kill -9 cycles
+#   make soak   about 30 minutes: a 10-minute mixed load with 200 watchers (bench/soak.py), then 50 kill -9 cycles
 
 PYTHON ?= python3
 VENV   := .venv
