@@ -241,6 +241,11 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
                 hub.slow_watcher_count,
             ),
             (
+                "protokube_storage_watch_catch_ups",
+                "Watchers being caught up (from a past revision, or after falling behind) by a task of their own.",
+                lambda: len(hub.catch_ups),
+            ),
+            (
                 "protokube_storage_watch_queued_bytes",
                 "Bytes of watch responses queued on the streams and not yet written to their clients.",
                 hub.queued_bytes,

@@ -145,8 +145,12 @@ class WatchStream:
         return self.queued_bytes >= self.buffer_bytes
 
     async def room(self) -> None:
-        """Until the queue has drained to half the buffer."""
+        """Until the queue has drained to half the buffer (or the stream ended)."""
         await self._room.wait()
+
+    def ended(self) -> None:
+        """The client went away: wake the catch-ups waiting for room (their watchers are canceled)."""
+        self._room.set()
 
 
 class WatchHub:
@@ -174,16 +178,16 @@ class WatchHub:
         self._by_key: dict[bytes, set[Watcher]] = {}
         self._ranges: set[Watcher] = set()
         self._notify: set[Watcher] = set()  # watchers with progress_notify
-        self._tasks: set[asyncio.Task] = set()
+        self.catch_ups: set[asyncio.Task] = set()  # the watchers' catch-up tasks
         self._ticker: asyncio.Task | None = None
 
     def start(self) -> None:
         self._ticker = asyncio.get_running_loop().create_task(self._progress_loop(), name="watch-progress")
 
     async def stop(self) -> None:
-        for task in [*self._tasks, *([self._ticker] if self._ticker else [])]:
+        for task in [*self.catch_ups, *([self._ticker] if self._ticker else [])]:
             task.cancel()
-        for task in [*self._tasks, *([self._ticker] if self._ticker else [])]:
+        for task in [*self.catch_ups, *([self._ticker] if self._ticker else [])]:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
@@ -278,6 +282,7 @@ class WatchHub:
         self._streams.discard(stream)
         for w in list(stream.watchers.values()):
             self.remove(w)
+        stream.ended()
 
     def request_progress(self, stream: WatchStream) -> None:
         """A progress response once every watcher of the stream has been sent everything
@@ -370,8 +375,8 @@ class WatchHub:
 
     def _start_catch_up(self, w: Watcher) -> None:
         task = asyncio.get_running_loop().create_task(self._catch_up(w))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.catch_ups.add(task)
+        task.add_done_callback(self.catch_ups.discard)
 
     async def _catch_up(self, w: Watcher) -> None:
         """Bring an unsynced watcher to the newest revision: from the ring when it holds the

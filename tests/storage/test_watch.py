@@ -332,5 +332,20 @@ def test_a_client_that_stops_reading_is_paced(storage_factory, ring):
             assert all(ev.prev_kv.value == value for _, ev in got[10:])
             assert await slow.nothing_within(0.3)
             assert _metric(server, "etcd_debugging_mvcc_slow_watcher_total") == 0
+            fast.call.cancel()
+            slow.call.cancel()
+        # A client that never reads is paced, then leaves: its watcher and its catch-up go with it.
+        async with grpc.aio.insecure_channel(server.address) as third:
+            stalled = WatchClient(Stubs(third))
+            await stalled.create(key=b"/s/", range_end=b"/s0")
+            for i in range(writes):
+                await s.kv.Put(pb.PutRequest(key=b"/s/%d" % (i % 10), value=value))
+            assert _metric(server, "protokube_storage_watch_catch_ups") == 1
+        deadline = asyncio.get_running_loop().time() + 10
+        while _metric(server, "protokube_storage_watch_catch_ups") or _metric(
+            server, "etcd_debugging_mvcc_watcher_total"
+        ):
+            assert asyncio.get_running_loop().time() < deadline, "the paced watcher outlived its stream"
+            await asyncio.sleep(0.1)
 
     run(server.address, test, timeout=60)
