@@ -25,9 +25,17 @@ from .load import MixedLoad, WatchLog
 NAMESPACE = "crash"
 
 
+def _running(pid: int) -> bool:
+    """Whether the process exists and is not a zombie (it may be reaped while we look)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def _wait_gone(pid: int, timeout: float = 20) -> None:
     deadline = time.monotonic() + timeout
-    while Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z":
+    while _running(pid):
         assert time.monotonic() < deadline, f"process {pid} did not exit"
         time.sleep(0.02)
 
