@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from google.protobuf.message import Message
 
 import gateway.registry.defaults as defaults
-import gateway.registry.validation as validation
+import gateway.registry.validation.rules as validation
 from gateway.auth.user import UserInfo
 from gateway.errors import FieldError
 from gateway.objects.codec import Codec, Obj

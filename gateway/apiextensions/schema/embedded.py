@@ -12,6 +12,8 @@ import protokube.options.v1.options_pb2 as opts
 
 from gateway.errors import FieldError, GoText
 from gateway.fieldmanager.values import go_sharp_v
+from gateway.registry.validation.common import dns1035_label_problems
+from gateway.registry.validation.meta import object_meta_errors
 from protokube.schema import jsondecode
 from protokube.schema.jsondecode import DecodeError
 
@@ -53,16 +55,11 @@ def _group_version_problems(text: str) -> list[str]:
 
 
 def _kind_problems(kind: str) -> list[str]:
-    # Imported here: gateway.registry.validation imports the CRD validator, which imports this package.
-    from gateway.registry.validation.common import dns1035_label_problems
-
     problems = dns1035_label_problems(kind.lower())
     return ["may have mixed case, but should otherwise match: " + ",".join(problems)] if problems else []
 
 
 def _metadata_errors(metadata: Any, path: str) -> list[FieldError]:
-    from gateway.registry.validation.meta import object_meta_errors  # as in _kind_problems
-
     try:
         decoded = jsondecode.decode(metadata, OBJECT_META).message
     except DecodeError as err:

@@ -8,7 +8,12 @@ import copy
 import re
 from typing import Any
 
-from gateway.apiextensions.schema import cel, defaulting, pruning, typing_, validation
+# Submodules by their own names (not through the package, whose __init__ imports this module).
+import gateway.apiextensions.schema.cel as cel
+import gateway.apiextensions.schema.defaulting as defaulting
+import gateway.apiextensions.schema.pruning as pruning
+import gateway.apiextensions.schema.typing_ as typing_
+import gateway.apiextensions.schema.validation as validation
 from gateway.apiextensions.schema.node import Node, parse
 from gateway.errors import FieldError
 from protokube.schema.typetree import Type

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from gateway.apiextensions.schema import cel
+from gateway.apiextensions.schema.cel import evaluate as evaluate_rules
 from gateway.apiextensions.schema.embedded import embedded_resource_errors
 from gateway.apiextensions.schema.formats import INTEGER_RANGES, STRING_FORMATS
 from gateway.apiextensions.schema.node import Node
@@ -44,7 +44,7 @@ def validate(obj: dict[str, Any], old: dict[str, Any] | None, root: Node) -> lis
     for name in root.required:
         if name not in obj and name not in ROOT_FIELDS:
             found.append(FieldError.required(name))
-    found += cel.evaluate(root, obj, old)
+    found += evaluate_rules(root, obj, old)
     return found
 
 

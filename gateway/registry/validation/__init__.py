@@ -1,18 +1,7 @@
 """Validation of every object written: metadata (meta.py) and each kind's own rules (base.py).
 
 One module per API group (core, apps, batch, ...) registers its validators with
-``base.validator``. Every module of this package is imported here, so a new group's rules need
-no other registration.
+``base.validator``; ``rules.validate`` runs them, every module of this package being imported there,
+so a new group's rules need no other registration. This file imports nothing, so that the shared
+checks (common.py, meta.py) can be used without loading every group's rules.
 """
-
-from __future__ import annotations
-
-import importlib
-import pkgutil
-
-from gateway.registry.validation.base import validate
-
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
-
-__all__ = ["validate"]
