@@ -47,7 +47,6 @@ def stored_alarms(meta: Mapping[str, int]) -> set[tuple[int, int]]:
 class Quota:
     def __init__(self, backend: Backend, quota_bytes: int, member_id: int, alarms: set[tuple[int, int]]) -> None:
         self.backend = backend
-        self.db_path = str(backend.path)
         self.limit = quota_bytes or DEFAULT_QUOTA
         self.member_id = member_id
         self.alarms = alarms  # (member id, alarm type)
@@ -68,7 +67,7 @@ class Quota:
         total = 0
         for suffix in ("", "-wal"):
             with contextlib.suppress(OSError):
-                total += os.path.getsize(f"{self.db_path}{suffix}")
+                total += os.path.getsize(f"{self.backend.path}{suffix}")
         return total
 
     def check(self, cost: int) -> None:

@@ -131,7 +131,7 @@ class WatchStream:
     def send(self, response: bytes) -> None:
         self.outgoing.put_nowait(response)
         self.queued_bytes += len(response)
-        if self.queued_bytes >= self.buffer_bytes:
+        if self.full:
             self._room.clear()
 
     def written(self, response: bytes) -> None:
@@ -165,7 +165,7 @@ class WatchHub:
     ) -> None:
         self.store = store
         self.backend: Backend = store.backend
-        self.ring: deque[tuple[int, list[Event]]] = deque()
+        self.ring: deque[tuple[int, list[Event], int]] = deque()  # revision, its events, their bytes
         self.ring_size = ring_size
         self.ring_events = 0
         self.ring_bytes = 0
@@ -195,13 +195,14 @@ class WatchHub:
     def publish(self, batches: list[tuple[int, list[Event]]]) -> None:
         """Take a durable batch's events (revision order): keep them in the ring, fan them out."""
         for rev, events in batches:
-            self.ring.append((rev, events))
+            size = sum(_event_size(ev) for ev in events)
+            self.ring.append((rev, events, size))
             self.ring_events += len(events)
-            self.ring_bytes += sum(_event_size(ev) for ev in events)
+            self.ring_bytes += size
         while (self.ring_events > self.ring_size or self.ring_bytes > RING_MAX_BYTES) and len(self.ring) > 1:
-            rev, events = self.ring.popleft()
+            rev, events, size = self.ring.popleft()
             self.ring_events -= len(events)
-            self.ring_bytes -= sum(_event_size(ev) for ev in events)
+            self.ring_bytes -= size
             self.ring_first_rev = rev + 1
         self.rev = batches[-1][0]
 
@@ -341,10 +342,10 @@ class WatchHub:
         start = bisect.bisect_left(self.ring, first, key=lambda batch: batch[0])
         events: list[Event] = []
         size, last = 0, first - 1
-        for rev, batch in itertools.islice(self.ring, start, start + CATCH_UP_PAGE_REVS):
+        for rev, batch, batch_size in itertools.islice(self.ring, start, start + CATCH_UP_PAGE_REVS):
             events += batch
             last = rev
-            size += sum(_event_size(ev) for ev in batch)
+            size += batch_size
             if size >= self.stream_buffer_bytes // 4:
                 break
         return events, last
@@ -390,16 +391,13 @@ class WatchHub:
                     await w.stream.room()
                     continue
                 first = w.next_rev
-                if first < self.store.compacted:
-                    self._cancel_compacted(w)
-                    return
                 last = min(self.rev, first + page_revs - 1)
                 events = await loop.run_in_executor(
                     self.backend.read_executor, self._read_events, w.key, w.end, first, last, w.prev_kv
                 )
                 if w.canceled:
                     return
-                if first < self.store.compacted:  # compacted while we read
+                if first < self.store.compacted:  # compacted before or while we read
                     self._cancel_compacted(w)
                     return
                 self._send_grouped(w, [ev for ev in events if w.wants(ev)])

@@ -96,23 +96,19 @@ class EphemeralContainersStore:
     def _only_ephemeral_containers(self, new: Any, old: Any) -> None:
         """Keep the stored pod but for spec.ephemeralContainers (and the resourceVersion asked for)."""
         self.codec.normalize(new)  # in the stored shape, so that an unchanged container compares equal
-        _keep_all_but_ephemeral_containers(new, old)
-
-
-def _keep_all_but_ephemeral_containers(new: Any, old: Any) -> None:
-    wanted = type(new.spec)()
-    wanted.ephemeralContainers.extend(new.spec.ephemeralContainers)  # copies
-    resource_version = new.metadata.resourceVersion
-    managed_fields = list(new.metadata.managedFields)  # this write's field ownership is kept
-    new.CopyFrom(old)
-    new.metadata.resourceVersion = resource_version
-    del new.metadata.managedFields[:]
-    new.metadata.managedFields.extend(managed_fields)
-    del new.spec.ephemeralContainers[:]
-    new.spec.ephemeralContainers.extend(wanted.ephemeralContainers)
-    problems = _ephemeral_container_changes(list(wanted.ephemeralContainers), list(old.spec.ephemeralContainers))
-    if problems:
-        raise errors.invalid("", "Pod", old.metadata.name, problems)
+        wanted = type(new.spec)()
+        wanted.ephemeralContainers.extend(new.spec.ephemeralContainers)  # copies
+        resource_version = new.metadata.resourceVersion
+        managed_fields = list(new.metadata.managedFields)  # this write's field ownership is kept
+        new.CopyFrom(old)
+        new.metadata.resourceVersion = resource_version
+        del new.metadata.managedFields[:]
+        new.metadata.managedFields.extend(managed_fields)
+        del new.spec.ephemeralContainers[:]
+        new.spec.ephemeralContainers.extend(wanted.ephemeralContainers)
+        problems = _ephemeral_container_changes(list(wanted.ephemeralContainers), list(old.spec.ephemeralContainers))
+        if problems:
+            raise errors.invalid("", "Pod", old.metadata.name, problems)
 
 
 def _ephemeral_container_changes(new: list[Any], old: list[Any]) -> list[FieldError]:
@@ -193,8 +189,7 @@ class ScaleStore:
 
         def rescaled(current: Obj | None) -> Obj:
             assert current is not None  # the store answers 404 for a missing parent itself
-            stored = ObjectView.of(parent_codec, parent_codec.copy(current), int(current.metadata.resourceVersion or 0))
-            scale = updated(self._scale(stored).obj)
+            scale = updated(self.codec.from_dict(self._scale_dict(parent_codec.to_dict(current))).obj)
             self._check(scale.spec.replicas, scale.metadata.uid, current, name)
             data = parent_codec.to_dict(current)
             _set(data, self.paths.spec_replicas, scale.spec.replicas)

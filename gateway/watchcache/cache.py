@@ -325,13 +325,10 @@ class WatchCache:
     def remove_watcher(self, watcher: CacheWatcher) -> None:
         if watcher in self.watchers:
             self.watchers.discard(watcher)
-            self._forget(watcher)
-
-    def _forget(self, watcher: CacheWatcher) -> None:
-        scope = _scope(watcher)
-        self._watch_scopes[scope] -= 1
-        if not self._watch_scopes[scope]:
-            del self._watch_scopes[scope]
+            scope = _scope(watcher)
+            self._watch_scopes[scope] -= 1
+            if not self._watch_scopes[scope]:
+                del self._watch_scopes[scope]
 
     def interested_watchers(self, namespace: str, name: str) -> int:
         """The watches that a write of ``namespace/name`` may concern, counted as upstream's watch
