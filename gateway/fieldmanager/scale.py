@@ -12,83 +12,55 @@ Scale's is autoscaling/v1, the parent's its own).
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from gateway.fieldmanager.fieldpath import Set, make_path
+
 Entry = dict[str, Any]
-Path = tuple[str, ...]
 
 SCALE_API_VERSION = "autoscaling/v1"
-SCALE_REPLICAS: Path = ("spec", "replicas")
+SCALE_PATH = make_path("spec", "replicas")  # where a Scale keeps the replicas
+SCALE_REPLICAS = Set.of(SCALE_PATH)
 
 
-def to_scale(parent_entries: list[Entry] | None, replicas: Path) -> list[Entry]:
+def to_scale(parent_entries: list[Entry] | None, replicas: tuple[str, ...]) -> list[Entry]:
     """The Scale's managedFields: the parent's entries that own its replicas."""
+    path = make_path(*replicas)
     return [
-        {**entry, "apiVersion": SCALE_API_VERSION, "fieldsV1": _fields_of(SCALE_REPLICAS)}
+        {**entry, "apiVersion": SCALE_API_VERSION, "fieldsV1": SCALE_REPLICAS.to_fields_v1()}
         for entry in parent_entries or ()
-        if _owns(entry, replicas)
+        if _fields(entry).has(path)
     ]
 
 
 def to_parent(
-    parent_entries: list[Entry] | None, scale_entries: list[Entry] | None, replicas: Path, api_version: str
+    parent_entries: list[Entry] | None, scale_entries: list[Entry] | None, replicas: tuple[str, ...], api_version: str
 ) -> list[Entry]:
     """The parent's managedFields after a write to its Scale left these ``scale_entries``."""
-    owners = {_identity(e): e for e in scale_entries or () if _owns(e, SCALE_REPLICAS)}
+    path = make_path(*replicas)
+    parent_replicas = Set.of(path)
+    owners = {_identity(e): e for e in scale_entries or () if _fields(e).has(SCALE_PATH)}
     result: list[Entry] = []
     for entry in parent_entries or ():
-        identity = _identity(entry)
-        if identity in owners:  # it owns the replicas still (or now): as the Scale says, with its time
-            scale_entry = owners.pop(identity)
-            merged = copy.deepcopy(entry)
-            _add(merged.setdefault("fieldsV1", {}), replicas)
-            result.append({**merged, "time": scale_entry.get("time", entry.get("time"))})
-        elif _owns(entry, replicas):  # it lost them to another manager
-            stolen = copy.deepcopy(entry)
-            _remove(stolen["fieldsV1"], replicas)
-            if stolen["fieldsV1"]:
-                result.append(stolen)
+        fields = _fields(entry)
+        scale_entry = owners.pop(_identity(entry), None)
+        if scale_entry is not None:  # it owns the replicas still (or now): as the Scale says, with its time
+            owned = fields.union(parent_replicas).to_fields_v1()
+            result.append({**entry, "fieldsV1": owned, "time": scale_entry.get("time", entry.get("time"))})
+        elif fields.has(path):  # it lost them to another manager
+            rest = fields.difference(parent_replicas)
+            if not rest.empty():
+                result.append({**entry, "fieldsV1": rest.to_fields_v1()})
         else:
             result.append(entry)
     for scale_entry in owners.values():  # managers that own nothing else of the parent
-        result.append({**scale_entry, "apiVersion": api_version, "fieldsV1": _fields_of(replicas)})
+        result.append({**scale_entry, "apiVersion": api_version, "fieldsV1": parent_replicas.to_fields_v1()})
     return result
+
+
+def _fields(entry: Entry) -> Set:
+    return Set.from_fields_v1(entry.get("fieldsV1") or {})
 
 
 def _identity(entry: Entry) -> tuple[str, str, str]:
     return entry.get("manager", ""), entry.get("operation", ""), entry.get("subresource", "")
-
-
-def _fields_of(path: Path) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    _add(fields, path)
-    return fields
-
-
-def _owns(entry: Entry, path: Path) -> bool:
-    node = entry.get("fieldsV1") or {}
-    for step in path:
-        node = node.get(f"f:{step}") if isinstance(node, dict) else None
-        if node is None:
-            return False
-    return True
-
-
-def _add(fields: dict[str, Any], path: Path) -> None:
-    for step in path:
-        fields = fields.setdefault(f"f:{step}", {})
-
-
-def _remove(fields: dict[str, Any], path: Path) -> None:
-    """Remove the path's leaf, then every parent left empty (a set of fields has no empty nodes,
-    except "." markers, which are entries of their own)."""
-    key, rest = f"f:{path[0]}", path[1:]
-    child = fields.get(key)
-    if child is None:
-        return
-    if rest:
-        _remove(child, rest)
-        if child:
-            return
-    del fields[key]
