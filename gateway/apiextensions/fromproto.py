@@ -30,7 +30,6 @@ from protokube.schema import descriptors
 from protokube.schema.registry import Registry, Resource, build, registry
 
 ROOT = Path(__file__).resolve().parents[2]
-OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 # Structural forms of the special kinds (as upstream's CRDs write them).
 INT_OR_STRING: dict[str, Any] = {"x-kubernetes-int-or-string": True}
 QUANTITY: dict[str, Any] = {

@@ -13,11 +13,11 @@ from typing import Any
 from gateway.fieldmanager.fieldpath import Set, make_path
 from gateway.fieldmanager.manager import FieldManager, Unchanged
 from gateway.objects.codec import Codec, Obj
+from gateway.objects.unstructured import OBJECT_META
 from protokube.schema import jsondecode
 from protokube.schema.registry import Resource
 from protokube.schema.typetree import proto_type
 
-OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 # What a status write may not change in metadata (as the status strategies reset it).
 STATUS_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
 

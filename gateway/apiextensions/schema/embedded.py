@@ -6,18 +6,18 @@ it has one; a namespace checked when it has one)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import protokube.options.v1.options_pb2 as opts
 
 from gateway.errors import FieldError, GoText
 from gateway.fieldmanager.values import go_sharp_v
+from gateway.objects.unstructured import OBJECT_META
 from gateway.registry.validation.common import dns1035_label_problems
 from gateway.registry.validation.meta import object_meta_errors
 from protokube.schema import jsondecode
 from protokube.schema.jsondecode import DecodeError
-
-OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 def embedded_resource_errors(value: dict[str, Any], prefix: str) -> list[FieldError]:
@@ -41,7 +41,7 @@ def _shown(value: Any) -> Any:
     return GoText(go_sharp_v(value)) if isinstance(value, dict | list) else value
 
 
-def _string_errors(path: str, value: Any, problems: Any) -> list[FieldError]:
+def _string_errors(path: str, value: Any, problems: Callable[[str], list[str]]) -> list[FieldError]:
     if not isinstance(value, str):
         return [FieldError.invalid(path, _shown(value), "must be a string")]
     if not value:
