@@ -57,7 +57,7 @@ GROUPS = ALL_GROUPS if os.environ.get("SCHEMATHESIS_GROUPS") == "all" else QUICK
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "3"))  # per operation, media type and mode
 SKIPPED_PATHS = r"/watch/|/proxy|/(attach|exec|portforward|log)$"
 # Objects upstream answers with "creationTimestamp": null (its schema says string).
-NULL_TIMESTAMPS = ("componentstatuses", "tokenreviews", "subjectaccessreviews", "selfsubject", "scale")
+NULL_TIMESTAMPS = ("componentstatuses", "tokenreviews", "subjectaccessreviews", "selfsubject")
 
 
 @pytest.fixture(scope="module")
