@@ -11,9 +11,9 @@
   round trip; after a 429 a connection waits the 1 s of Retry-After), and a mouse reading one
   configmap (from the watch cache) every 20 ms, each in a load-generator process of its own.
   Figure: the mouse's p99 under the flood against its p99 alone (goal: ≤ 2×), and how long each
-  waited in its queue (the server's apiserver_flowcontrol_request_wait_duration_seconds): the
-  gateway is one event loop, so what APF cannot shorten is the mouse's turn on the CPU among the
-  elephant's requests.
+  waited in its queue (the server's apiserver_flowcontrol_request_wait_duration_seconds). The
+  gateway is one event loop: the elephant's executing requests run in its background lane
+  (gateway/flowcontrol/lanes.py), or the mouse would wait for their steps at each of its awaits.
 """
 
 from __future__ import annotations

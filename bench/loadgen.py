@@ -443,8 +443,7 @@ async def fairness(cfg: dict) -> dict:
             body = configmap(f"e{number}-{sent}", {"k": "v"})
             status, _ = await conn.request("POST", creates, body, headers)
             elephant_codes[str(status)] = elephant_codes.get(str(status), 0) + 1
-            if status == 429:
-                conn.close()  # the server may close it after refusing
+            if status == 429:  # the connection stays open (unless the answer said otherwise), as client-go's
                 await asyncio.sleep(cfg["backoff"])
         conn.close()
 

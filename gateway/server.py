@@ -21,6 +21,8 @@ from hypercorn.config import Config
 from hypercorn.events import Event, Updated
 from quart import Quart
 
+from gateway.flowcontrol import lanes
+
 _h11_response_init = h11.Response.__init__
 
 
@@ -80,6 +82,7 @@ class _TLSAwareServer(TCPServer):
         ssl_object = self.writer.get_extra_info("ssl_object")
         if ssl_object is not None:
             self.app = _ClientCertificate(self.app, ssl_object.getpeercert(binary_form=True))
+        lanes.open_connection()  # this task's context: the requests read from it inherit the lane
         await super().run()
 
     async def protocol_send(self, event: Event) -> None:

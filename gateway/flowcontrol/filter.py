@@ -20,6 +20,7 @@ from quart import Response
 from gateway.auth.user import MASTERS
 from gateway.errors import StatusError
 from gateway.filters import Handler
+from gateway.flowcontrol import lanes
 from gateway.flowcontrol.controller import Controller, Level
 from gateway.flowcontrol.metrics import EXECUTING, MUTATING, READ_ONLY, WAITING, FlowControlMetrics, FlowMetrics
 from gateway.flowcontrol.queueset import Request
@@ -115,6 +116,7 @@ class PriorityAndFairness:
         elif not level.config.exempt:  # dispatched or refused at once
             flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
         if refused is not None:
+            lanes.enter(background=True)  # the 429, and the connection's next request, wait for the rest
             self.dropped.record(level.name)
             self.controller.level_finished(level)
             return too_many_requests(self.dropped.retry_after(level.name), headers)
@@ -144,12 +146,15 @@ class PriorityAndFairness:
     ) -> Response:
         started = time.monotonic()
         done = False
+        lane = lanes.enter(background=queued.backlogged)
 
         def finish() -> None:
             nonlocal done
             if done:
                 return
             done = True
+            if info.verb == "watch":
+                lane.background = False  # its seats are back: it streams on in the foreground
             self.metrics.note(EXECUTING, kind, -1)
             kind_label = "watch" if info.verb == "watch" else "regular"
             flow.execution[kind_label].observe(time.monotonic() - started)

@@ -69,6 +69,14 @@ class Request:
         return self.estimate.max_seats
 
     @property
+    def backlogged(self) -> bool:
+        """Whether requests of its flow still wait in the queue this one came through."""
+        queue = self.queue
+        if queue is None:
+            return False
+        return any(r.flow_schema == self.flow_schema and r.distinguisher == self.distinguisher for r in queue.waiting)
+
+    @property
     def work(self) -> int:
         """Seat-nanoseconds: the guessed service time of the initial seats plus the final seats' hold."""
         e = self.estimate

@@ -17,6 +17,7 @@ from gateway.flowcontrol.bootstrap import MANDATORY_SCHEMAS, SUGGESTED_SCHEMAS
 from gateway.flowcontrol.controller import Controller
 from gateway.flowcontrol.debug import DebugDumps
 from gateway.flowcontrol.filter import MaxInFlight, PriorityAndFairness
+from gateway.flowcontrol.lanes import LaneCounts
 from gateway.flowcontrol.maintenance import Maintenance
 from gateway.flowcontrol.metrics import FlowControlMetrics
 from gateway.flowcontrol.seats import WorkEstimator
@@ -60,6 +61,8 @@ class FlowControl:
         if self.levels_store is not None and self.schemas_store is not None:
             self.maintenance = Maintenance(self.levels_store, self.schemas_store)
         self.metrics = FlowControlMetrics(metrics_registry) if enabled else None
+        if enabled:
+            metrics_registry.register(LaneCounts())
         read_only, mutating = server_limit
         codecs = (kind_codec(*LEVEL_KIND), kind_codec(*SCHEMA_KIND))
         self.controller = Controller(read_only + mutating, self.metrics, codecs) if self.metrics else None

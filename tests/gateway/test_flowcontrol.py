@@ -381,6 +381,22 @@ def test_an_elephant_is_refused_while_a_mouse_of_the_same_level_is_served(apf: G
     assert dispatched >= len(mice)
 
 
+def test_a_flow_held_back_runs_in_the_background_lane(apf: GatewayProcess) -> None:
+    """The event loop's lanes: while APF holds the elephant back, its requests' steps run only when
+    no other request's step is ready; a flow that never waits behind itself stays in the foreground."""
+    family = "protokube_event_loop_background_callbacks"
+    before = metric(apf, family, family + "_total")
+    with as_user(apf, "mouse") as mouse:
+        for _ in range(20):
+            assert mouse.get("/api/v1/namespaces/apf/configmaps").status_code == 200
+    assert metric(apf, family, family + "_total") == before
+    answers = asyncio.run(flood(apf, "elephant", 20, 0.3, time.monotonic() + 2))
+    assert any(a.status_code == 201 for a in answers)
+    assert metric(apf, family, family + "_total") > before
+    waiting = "protokube_event_loop_background_callbacks_waiting"
+    assert metric(apf, waiting, waiting) == 0  # nothing left behind once the flood is over
+
+
 def test_a_flood_in_global_default_does_not_slow_leader_election_or_exempt(apf: GatewayProcess) -> None:
     lease = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
     with apf.client() as admin:

@@ -1,0 +1,145 @@
+"""Lanes on the event loop: API Priority and Fairness carried to the gateway's one CPU.
+
+Upstream runs each dispatched request on a goroutine of its own: the three seats an elephant flow
+holds are three of the machine's cores, and a mouse's request dispatched beside them runs on
+another. The gateway runs every request on one event loop, whose ready callbacks run first come,
+first served: at every await of its request the mouse would queue behind the steps of the
+elephant's executing requests (and behind the parsing of the elephant's next ones), and the few
+milliseconds APF lets it wait for a seat would become many times more.
+
+So every context carries a ``Lane``. A request dispatched while its flow still has requests
+waiting in its queue (a flow APF holds back) runs in the background lane: its callbacks run only
+when no foreground callback has become ready since the last background one, and the oldest
+dispatched request's first, so that its seats come back as soon as they can (taking turns, three
+requests on one CPU would all end late; a mouse waiting for a seat would wait for the last of
+them). Arrivals of the connections below come after the dispatched requests. A request refused
+with 429 is background too. The connection a request came on keeps its request's lane for the
+next request read from it — that one is parsed, authenticated and classified before APF knows
+whose it is — until a request dispatched without a backlog brings it back to the foreground.
+Background work is never starved: once ``MAX_DEFERRAL`` has passed without a background callback,
+one runs whatever is ready. A watch returns to the foreground once its initial events are sent,
+when it gives its seats back.
+
+``LaneLoop`` is uvloop's loop with ``call_soon`` overridden: asyncio's tasks and futures schedule
+every step and done-callback through it, with the context they run in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextvars import Context, ContextVar
+from typing import Any
+
+import uvloop
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+MAX_DEFERRAL = 0.05  # seconds a ready background callback waits at most while foreground work goes on
+
+
+ARRIVALS = sys.maxsize  # the order of connections' lanes: requests not yet dispatched come last
+
+
+class Lane:
+    """Mutable, so that a connection's lane (shared by the requests read from it) can change.
+    Background callbacks run by ``order``: the oldest dispatched request first."""
+
+    __slots__ = ("background", "order")
+
+    def __init__(self, background: bool, order: int) -> None:
+        self.background = background
+        self.order = order
+
+
+LANE: ContextVar[Lane | None] = ContextVar("lane", default=None)
+_dispatches = itertools.count()
+
+
+def open_connection() -> None:
+    """In a connection's task: the requests read from it start in its lane (foreground at first)."""
+    LANE.set(Lane(False, ARRIVALS))
+
+
+def enter(background: bool) -> Lane:
+    """The current request's own lane, from now on; its connection's next request starts in the
+    same one (background or not)."""
+    connection = LANE.get()
+    if connection is not None:
+        connection.background = background
+    lane = Lane(background, next(_dispatches))
+    LANE.set(lane)
+    return lane
+
+
+_call_soon = uvloop.Loop.call_soon
+
+
+class LaneLoop(uvloop.Loop):
+    def __init__(self) -> None:
+        super().__init__()
+        self.background: list[tuple[int, int, asyncio.Handle]] = []  # a heap by (lane order, arrival)
+        self.deferred = 0  # background callbacks so far
+        self.draining = False
+        self.foreground_since = False  # a foreground callback became ready since the last background one
+        self.last_background = 0.0
+        self.drain_context = Context()  # _drain runs in no request's context (saves a copy per call)
+
+    def call_soon(self, callback: Callable[..., Any], *args: Any, context: Context | None = None) -> asyncio.Handle:
+        lane = LANE.get() if context is None else context.get(LANE)
+        if lane is None or not lane.background:
+            self.foreground_since = True
+            return _call_soon(self, callback, *args, context=context)
+        handle = asyncio.Handle(callback, args, self, context)
+        self.deferred += 1
+        heapq.heappush(self.background, (lane.order, self.deferred, handle))
+        if not self.draining:
+            self.draining = True
+            self.last_background = time.monotonic()
+            _call_soon(self, self._drain, context=self.drain_context)
+        return handle
+
+    def _drain(self) -> None:
+        """Runs after the callbacks that were ready before it; goes to the back again while new
+        foreground callbacks keep coming, else runs one background callback."""
+        if self.foreground_since and time.monotonic() - self.last_background < MAX_DEFERRAL:
+            self.foreground_since = False
+            _call_soon(self, self._drain, context=self.drain_context)
+            return
+        self.foreground_since = False
+        self.last_background = time.monotonic()
+        while self.background:
+            handle = heapq.heappop(self.background)[2]
+            if not handle.cancelled():
+                handle._run()  # asyncio's own: runs in the handle's context, errors to the exception handler
+                break
+        if self.background:
+            _call_soon(self, self._drain, context=self.drain_context)
+        else:
+            self.draining = False
+
+
+class LaneCounts(Collector):
+    """The running loop's counts, when it is a LaneLoop (read at scrape time, on the loop)."""
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if not isinstance(loop, LaneLoop):
+            return
+        yield CounterMetricFamily(
+            "protokube_event_loop_background_callbacks",
+            "Callbacks (task steps, done-callbacks) of background-lane requests, run when the foreground was idle",
+            value=loop.deferred,
+        )
+        yield GaugeMetricFamily(
+            "protokube_event_loop_background_callbacks_waiting",
+            "Ready background-lane callbacks waiting for the foreground to be idle",
+            value=len(loop.background),
+        )

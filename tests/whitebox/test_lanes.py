@@ -1,0 +1,157 @@
+"""The event loop's lanes (gateway/flowcontrol/lanes.py): what runs first on the gateway's one CPU
+when APF holds a flow back. The loop is the gateway's own (uvloop with its call_soon), run here
+without a server: no HTTP request can show in which order callbacks ran."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from gateway.flowcontrol import lanes
+from gateway.flowcontrol.lanes import LANE, MAX_DEFERRAL, Lane, LaneLoop
+from gateway.flowcontrol.queueset import QueueSet, Request
+from gateway.flowcontrol.seats import WorkEstimate
+
+from .test_flowcontrol_units import Recorder
+
+
+def run(scenario: Callable[[LaneLoop], Awaitable[Any]]) -> Any:
+    loop = LaneLoop()
+    try:
+        return loop.run_until_complete(scenario(loop))
+    finally:
+        loop.close()
+
+
+def in_lane(lane: Lane | None) -> contextvars.Context:
+    context = contextvars.copy_context()
+    context.run(LANE.set, lane)
+    return context
+
+
+async def steps(log: list[str], name: str, count: int) -> None:
+    for i in range(count):
+        log.append(f"{name}{i}")
+        await asyncio.sleep(0)
+
+
+def test_background_steps_wait_until_no_foreground_step_is_ready() -> None:
+    async def scenario(loop: LaneLoop) -> list[str]:
+        log: list[str] = []
+        background = loop.create_task(steps(log, "b", 3), context=in_lane(Lane(True, 0)))
+        foreground = loop.create_task(steps(log, "f", 3), context=in_lane(Lane(False, 1)))
+        await asyncio.gather(background, foreground)
+        return log
+
+    assert run(scenario) == ["f0", "f1", "f2", "b0", "b1", "b2"]
+
+
+def test_without_a_lane_or_in_the_foreground_steps_take_turns_as_in_any_loop() -> None:
+    async def scenario(loop: LaneLoop) -> list[str]:
+        log: list[str] = []
+        first = loop.create_task(steps(log, "a", 3), context=in_lane(None))
+        second = loop.create_task(steps(log, "c", 3), context=in_lane(Lane(False, 0)))
+        await asyncio.gather(first, second)
+        return log
+
+    assert run(scenario) == ["a0", "c0", "a1", "c1", "a2", "c2"]
+
+
+def test_the_oldest_dispatched_request_runs_first_and_arrivals_last() -> None:
+    async def scenario(loop: LaneLoop) -> list[str]:
+        log: list[str] = []
+        tasks = [
+            loop.create_task(steps(log, "arrival", 2), context=in_lane(Lane(True, lanes.ARRIVALS))),
+            loop.create_task(steps(log, "newer", 2), context=in_lane(Lane(True, 2))),
+            loop.create_task(steps(log, "older", 2), context=in_lane(Lane(True, 1))),
+        ]
+        await asyncio.gather(*tasks)
+        return log
+
+    assert run(scenario) == ["older0", "older1", "newer0", "newer1", "arrival0", "arrival1"]
+
+
+def test_background_work_goes_on_under_a_foreground_that_never_rests() -> None:
+    async def scenario(loop: LaneLoop) -> tuple[int, float]:
+        log: list[str] = []
+        deadline = time.monotonic() + 10 * MAX_DEFERRAL
+
+        async def busy() -> None:
+            while time.monotonic() < deadline:
+                await asyncio.sleep(0)
+
+        spinning = loop.create_task(busy(), context=in_lane(Lane(False, 0)))
+        loop.create_task(steps(log, "b", 1000), context=in_lane(Lane(True, 0)))
+        await spinning
+        return len(log), loop.deferred
+
+    ran, deferred = run(scenario)
+    assert 3 <= ran < 1000  # one step per MAX_DEFERRAL at least, far from all of them
+    assert deferred >= ran
+
+
+def test_a_cancelled_background_callback_never_runs_and_an_error_reaches_the_handler() -> None:
+    async def scenario(loop: LaneLoop) -> tuple[list[str], list[str]]:
+        ran: list[str] = []
+        errors: list[str] = []
+        loop.set_exception_handler(lambda _, context: errors.append(str(context["exception"])))
+        background = in_lane(Lane(True, 0))
+        loop.call_soon(ran.append, "cancelled", context=background).cancel()
+        loop.call_soon(lambda: 1 / 0, context=background)
+        loop.call_soon(ran.append, "after the error", context=background)
+        while loop.background or loop.draining:
+            await asyncio.sleep(0)
+        return ran, errors
+
+    ran, errors = run(scenario)
+    assert ran == ["after the error"]
+    assert errors == ["division by zero"]
+
+
+def test_a_connection_reads_its_next_request_in_the_lane_of_its_last_one() -> None:
+    async def scenario(loop: LaneLoop) -> list[bool]:
+        seen = []
+
+        async def request(backlogged: bool) -> bool:
+            connection = LANE.get()
+            assert connection is not None and connection.order == lanes.ARRIVALS
+            arrived_in_background = connection.background
+            lane = lanes.enter(backlogged)
+            assert LANE.get() is lane and lane.order < lanes.ARRIVALS
+            return arrived_in_background
+
+        async def connection() -> None:
+            lanes.open_connection()
+            for backlogged in (True, True, False, False):
+                seen.append(await loop.create_task(request(backlogged)))  # a copy of the connection's context
+
+        await loop.create_task(connection(), context=contextvars.Context())
+        return seen
+
+    assert run(scenario) == [False, True, True, False]
+
+
+def test_a_request_is_backlogged_while_its_flow_waits_behind_it() -> None:
+    async def scenario(loop: LaneLoop) -> None:
+        qs = QueueSet("test", Recorder())
+        qs.configure(1, 1, 50)  # one queue: every flow shares it
+        qs.set_limit(1)
+        elephants = [Request("elephant", "e", WorkEstimate(1)) for _ in range(3)]
+        mouse = Request("mouse", "m", WorkEstimate(1))
+        for r in [*elephants, mouse]:
+            assert qs.start(r, 0) is None
+        assert elephants[0].backlogged  # its flow's two others wait in its queue
+        qs.finish(elephants[0])
+        assert elephants[1].decision is not None and elephants[1].decision.done()
+        assert elephants[1].backlogged
+        qs.finish(elephants[1])
+        assert elephants[2].decision is not None and elephants[2].decision.done()
+        assert not elephants[2].backlogged  # the last of its flow: the mouse behind it is another flow
+        qs.finish(elephants[2])
+        assert mouse.decision is not None and mouse.decision.done()
+        assert not mouse.backlogged
+
+    run(scenario)
