@@ -449,6 +449,7 @@ async def fairness(cfg: dict) -> dict:
 
     async def mouse() -> tuple[list[float], dict[str, int]]:
         conn = Connection(host, port)
+        await conn.connect()  # its requests' latencies, not the TCP handshake's
         headers = {"Impersonate-User": cfg["mouse"]}
         latencies, codes = [], {}
         while time.monotonic() < deadline:

@@ -7,21 +7,25 @@ first served: at every await of its request the mouse would queue behind the ste
 elephant's executing requests (and behind the parsing of the elephant's next ones), and the few
 milliseconds APF lets it wait for a seat would become many times more.
 
-So every context carries a ``Lane``. A request dispatched while its flow still has requests
-waiting in its queue (a flow APF holds back) runs in the background lane: its callbacks run only
-when no foreground callback has become ready since the last background one, and the oldest
-dispatched request's first, so that its seats come back as soon as they can (taking turns, three
-requests on one CPU would all end late; a mouse waiting for a seat would wait for the last of
-them). Arrivals of the connections below come after the dispatched requests. A request refused
-with 429 is background too. The connection a request came on keeps its request's lane for the
-next request read from it — that one is parsed, authenticated and classified before APF knows
-whose it is — until a request dispatched without a backlog brings it back to the foreground.
-Background work is never starved: once ``MAX_DEFERRAL`` has passed without a background callback,
-one runs whatever is ready. A watch returns to the foreground once its initial events are sent,
-when it gives its seats back.
+So every context carries a ``Lane``:
+
+- A request dispatched while its flow still has requests waiting in its queue (a flow APF holds
+  back), or refused with a 429, runs in the background lane: its callbacks run only when no
+  foreground callback has become ready since the last background one.
+- Among background callbacks, the oldest dispatched request's run first, so that its seats come
+  back as soon as they can: taking turns, three requests on one CPU would all end late, and a
+  mouse waiting for a seat would wait for the last of them.
+- A connection keeps the lane of its last request for the next one read from it, which is parsed,
+  authenticated and classified before APF knows whose it is; those arrivals come after every
+  dispatched request. A request dispatched without a backlog brings its connection back to the
+  foreground.
+- A watch returns to the foreground once its initial events are sent, when it gives its seats back.
+- Background work is never starved: once ``MAX_DEFERRAL`` has passed without a background callback,
+  one runs whatever is ready.
 
 ``LaneLoop`` is uvloop's loop with ``call_soon`` overridden: asyncio's tasks and futures schedule
-every step and done-callback through it, with the context they run in.
+every step and done-callback through it, with the context they run in. It costs a foreground
+callback about 0.25 µs (some 20 per request).
 """
 
 from __future__ import annotations
