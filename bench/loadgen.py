@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import ssl
 import sys
@@ -440,7 +441,7 @@ async def fairness(cfg: dict) -> dict:
         sent = 0
         while time.monotonic() < deadline:
             sent += 1
-            body = configmap(f"e{number}-{sent}", {"k": "v"})
+            body = configmap(f"e{os.getpid()}-{number}-{sent}", {"k": "v"})  # unique across rounds
             status, _ = await conn.request("POST", creates, body, headers)
             elephant_codes[str(status)] = elephant_codes.get(str(status), 0) + 1
             if status == 429:  # the connection stays open (unless the answer said otherwise), as client-go's
