@@ -44,8 +44,6 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 MAX_DEFERRAL = 0.05  # seconds a ready background callback waits at most while foreground work goes on
-
-
 ARRIVALS = sys.maxsize  # the order of connections' lanes: requests not yet dispatched come last
 
 
@@ -87,7 +85,7 @@ class LaneLoop(uvloop.Loop):
     def __init__(self) -> None:
         super().__init__()
         self.background: list[tuple[int, int, asyncio.Handle]] = []  # a heap by (lane order, arrival)
-        self.deferred = 0  # background callbacks so far
+        self.deferred = 0  # background callbacks scheduled so far
         self.draining = False
         self.foreground_since = False  # a foreground callback became ready since the last background one
         self.last_background = 0.0
@@ -139,7 +137,7 @@ class LaneCounts(Collector):
             return
         yield CounterMetricFamily(
             "protokube_event_loop_background_callbacks",
-            "Callbacks (task steps, done-callbacks) of background-lane requests, run when the foreground was idle",
+            "Callbacks (task steps, done-callbacks) scheduled in the background lane of the gateway's event loop",
             value=loop.deferred,
         )
         yield GaugeMetricFamily(
