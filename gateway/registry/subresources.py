@@ -189,9 +189,9 @@ class ScaleStore:
 
         def rescaled(current: Obj | None) -> Obj:
             assert current is not None  # the store answers 404 for a missing parent itself
-            scale = updated(self.codec.from_dict(self._scale_dict(parent_codec.to_dict(current))).obj)
-            self._check(scale.spec.replicas, scale.metadata.uid, current, name)
             data = parent_codec.to_dict(current)
+            scale = updated(self.codec.from_dict(self._scale_dict(data)).obj)
+            self._check(scale.spec.replicas, scale.metadata.uid, current, name)
             _set(data, self.paths.spec_replicas, scale.spec.replicas)
             data["metadata"]["resourceVersion"] = scale.metadata.resourceVersion
             return parent_codec.from_dict(data).obj

@@ -38,40 +38,32 @@ async def steps(log: list[str], name: str, count: int) -> None:
         await asyncio.sleep(0)
 
 
-def test_background_steps_wait_until_no_foreground_step_is_ready() -> None:
+def interleaving(*tasks: tuple[str, Lane | None, int]) -> list[str]:
+    """The order in which the steps of tasks (name, lane, steps), started in this order, ran."""
+
     async def scenario(loop: LaneLoop) -> list[str]:
         log: list[str] = []
-        background = loop.create_task(steps(log, "b", 3), context=in_lane(Lane(True, 0)))
-        foreground = loop.create_task(steps(log, "f", 3), context=in_lane(Lane(False, 1)))
-        await asyncio.gather(background, foreground)
+        started = [loop.create_task(steps(log, name, count), context=in_lane(lane)) for name, lane, count in tasks]
+        await asyncio.gather(*started)
         return log
 
-    assert run(scenario) == ["f0", "f1", "f2", "b0", "b1", "b2"]
+    return run(scenario)
+
+
+def test_background_steps_wait_until_no_foreground_step_is_ready() -> None:
+    order = interleaving(("b", Lane(True, 0), 3), ("f", Lane(False, 1), 3))
+    assert order == ["f0", "f1", "f2", "b0", "b1", "b2"]
 
 
 def test_without_a_lane_or_in_the_foreground_steps_take_turns_as_in_any_loop() -> None:
-    async def scenario(loop: LaneLoop) -> list[str]:
-        log: list[str] = []
-        first = loop.create_task(steps(log, "a", 3), context=in_lane(None))
-        second = loop.create_task(steps(log, "c", 3), context=in_lane(Lane(False, 0)))
-        await asyncio.gather(first, second)
-        return log
-
-    assert run(scenario) == ["a0", "c0", "a1", "c1", "a2", "c2"]
+    order = interleaving(("a", None, 3), ("c", Lane(False, 0), 3))
+    assert order == ["a0", "c0", "a1", "c1", "a2", "c2"]
 
 
 def test_the_oldest_dispatched_request_runs_first_and_arrivals_last() -> None:
-    async def scenario(loop: LaneLoop) -> list[str]:
-        log: list[str] = []
-        tasks = [
-            loop.create_task(steps(log, "arrival", 2), context=in_lane(Lane(True, lanes.ARRIVALS))),
-            loop.create_task(steps(log, "newer", 2), context=in_lane(Lane(True, 2))),
-            loop.create_task(steps(log, "older", 2), context=in_lane(Lane(True, 1))),
-        ]
-        await asyncio.gather(*tasks)
-        return log
-
-    assert run(scenario) == ["older0", "older1", "newer0", "newer1", "arrival0", "arrival1"]
+    arrival, newer, older = Lane(True, lanes.ARRIVALS), Lane(True, 2), Lane(True, 1)
+    order = interleaving(("arrival", arrival, 2), ("newer", newer, 2), ("older", older, 2))
+    assert order == ["older0", "older1", "newer0", "newer1", "arrival0", "arrival1"]
 
 
 def test_background_work_goes_on_under_a_foreground_that_never_rests() -> None:
