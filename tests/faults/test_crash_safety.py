@@ -29,7 +29,7 @@ def _running(pid: int) -> bool:
     """Whether the process exists and is not a zombie (it may be reaped while we look)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before the open, or between open and read
         return False
 
 
