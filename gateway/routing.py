@@ -21,7 +21,7 @@ from gateway.handlers.list import list_
 from gateway.handlers.patch import patch
 from gateway.handlers.update import update
 from gateway.handlers.watch import watch
-from gateway.registry.rest import Connecter
+from gateway.registry.rest import Connecter, plays
 from gateway.request import ApiRequest
 from gateway.requestinfo import RequestInfo
 from gateway.responses import add_warnings
@@ -57,7 +57,7 @@ class Router:
         if not info.is_resource_request:
             return await self.non_resource(request)
         scope = self.scope(info)
-        handler = connect if isinstance(scope.storage, Connecter) else VERB_HANDLERS.get(info.verb)
+        handler = connect if plays(scope.storage, Connecter) else VERB_HANDLERS.get(info.verb)
         if handler is None or info.verb not in scope.verbs:
             raise errors.method_not_allowed()
         response = await handler(request, scope)

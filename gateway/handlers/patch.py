@@ -10,7 +10,7 @@ with fieldValidation deciding what unknown and duplicate fields do.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from quart import Response
 
@@ -31,7 +31,7 @@ from gateway.patch.dispatch import (
     route_content_type_error,
 )
 from gateway.patch.gofmt import ServerPanic
-from gateway.registry.rest import Applier, Updater
+from gateway.registry.rest import Applier, Updater, plays
 from gateway.representation import object_body
 from gateway.request import ApiRequest
 from gateway.responses import add_warnings, respond
@@ -165,12 +165,12 @@ async def apply(
     """Server-side apply: the body is the manager's whole intent for the fields it names."""
     storage = scope.storage
     info = info_of(request)
-    if not isinstance(storage, Applier):  # a subresource with no field management of its own
+    if not plays(storage, Applier):  # a subresource with no field management of its own
         what = f"{scope.resource.group_resource}/{info.subresource}" if info.subresource else "this resource"
         raise errors.unsupported_media_type(f"{what} does not support server-side apply")
     warnings: list[str] = []
     applied = apply_configuration(body, options, warnings)
-    view, created = await storage.apply(scope.namespace(info), info.name, applied, options)
+    view, created = await cast(Applier, storage).apply(scope.namespace(info), info.name, applied, options)
     response = respond(request, object_body(request, scope, target, view), 201 if created else 200, target.encoder)
     add_warnings(response, warnings)
     return response
