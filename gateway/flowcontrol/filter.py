@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import re
 import time
+from collections.abc import Callable
 
 from quart import Response
 
@@ -120,48 +121,7 @@ class PriorityAndFairness:
             self.dropped.record(level.name)
             self.controller.level_finished(level)
             return too_many_requests(self.dropped.retry_after(level.name), headers)
-        return await self._execute(request, info, flow, level, queued, kind, headers)
-
-    async def _wait(
-        self, request: ApiRequest, info: RequestInfo, flow: FlowMetrics, level: Level, queued: Request, kind: str
-    ) -> str | None:
-        self.metrics.note(WAITING, kind, 1)
-        refused: str | None = "cancelled"
-        try:
-            refused = await level.queues.wait(queued, wait_limit(request, info))
-        finally:
-            self.metrics.note(WAITING, kind, -1)
-            flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
-        return refused
-
-    async def _execute(
-        self,
-        request: ApiRequest,
-        info: RequestInfo,
-        flow: FlowMetrics,
-        level: Level,
-        queued: Request,
-        kind: str,
-        headers: dict[str, str],
-    ) -> Response:
-        started = time.monotonic()
-        done = False
-        lane = lanes.enter(background=queued.backlogged)
-
-        def finish() -> None:
-            nonlocal done
-            if done:
-                return
-            done = True
-            if info.verb == "watch":
-                lane.background = False  # its seats are back: it streams on in the foreground
-            self.metrics.note(EXECUTING, kind, -1)
-            kind_label = "watch" if info.verb == "watch" else "regular"
-            flow.execution[kind_label].observe(time.monotonic() - started)
-            level.queues.finish(queued)
-            self.controller.level_finished(level)
-
-        self.metrics.note(EXECUTING, kind, 1)
+        finish = self._executing(info, flow, level, queued, kind)
         try:
             response = await self.next(request)
         except StatusError as err:
@@ -180,6 +140,42 @@ class PriorityAndFairness:
         else:
             finish()
         return response
+
+    async def _wait(
+        self, request: ApiRequest, info: RequestInfo, flow: FlowMetrics, level: Level, queued: Request, kind: str
+    ) -> str | None:
+        self.metrics.note(WAITING, kind, 1)
+        refused: str | None = "cancelled"
+        try:
+            refused = await level.queues.wait(queued, wait_limit(request, info))
+        finally:
+            self.metrics.note(WAITING, kind, -1)
+            flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
+        return refused
+
+    def _executing(
+        self, info: RequestInfo, flow: FlowMetrics, level: Level, queued: Request, kind: str
+    ) -> Callable[[], None]:
+        """The request executes from now on; returns what ends that (once, whoever calls it first)."""
+        started = time.monotonic()
+        done = False
+        lane = lanes.enter(background=queued.backlogged)
+        self.metrics.note(EXECUTING, kind, 1)
+
+        def finish() -> None:
+            nonlocal done
+            if done:
+                return
+            done = True
+            if info.verb == "watch":
+                lane.background = False  # its seats are back: it streams on in the foreground
+            self.metrics.note(EXECUTING, kind, -1)
+            kind_label = "watch" if info.verb == "watch" else "regular"
+            flow.execution[kind_label].observe(time.monotonic() - started)
+            level.queues.finish(queued)
+            self.controller.level_finished(level)
+
+        return finish
 
 
 def _details(request: ApiRequest, info: RequestInfo) -> tuple[str, ...]:

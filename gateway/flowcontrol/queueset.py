@@ -63,10 +63,19 @@ class Request:
     queue: Queue | None = None
     decision: asyncio.Future[bool] | None = None  # True: execute; set when dispatched
     start_ns: int = 0  # monotonic nanoseconds when it started executing
+    seats: int = field(init=False)  # the most seats it occupies
+    work: int = field(init=False)  # seat-nanoseconds: the initial seats' guessed service time + the final seats' hold
 
-    @property
-    def seats(self) -> int:
-        return self.estimate.max_seats
+    def __post_init__(self) -> None:
+        self.complete(self.estimate)
+
+    def complete(self, estimate: WorkEstimate) -> None:
+        """Take ``estimate`` and work out what queuing reads of it (upstream's completeWorkEstimate)."""
+        self.estimate = estimate
+        self.seats = estimate.max_seats
+        self.work = estimate.initial_seats * ESTIMATED_SERVICE_DURATION + round(
+            estimate.final_seats * estimate.additional_latency * NS
+        )
 
     @property
     def backlogged(self) -> bool:
@@ -75,12 +84,6 @@ class Request:
         if queue is None:
             return False
         return any(r.flow_schema == self.flow_schema and r.distinguisher == self.distinguisher for r in queue.waiting)
-
-    @property
-    def work(self) -> int:
-        """Seat-nanoseconds: the guessed service time of the initial seats plus the final seats' hold."""
-        e = self.estimate
-        return e.initial_seats * ESTIMATED_SERVICE_DURATION + round(e.final_seats * e.additional_latency * NS)
 
 
 @dataclass(slots=True, eq=False)
@@ -267,9 +270,8 @@ class QueueSet:
         self.robin_index = queue.index  # the queues after it win ties next time
         e = request.estimate
         if e.final_seats > self.limit > 0:  # keep the work, spread over fewer seats
-            request.estimate = WorkEstimate(
-                e.initial_seats, self.limit, e.final_seats * e.additional_latency / self.limit
-            )
+            spread = e.final_seats * e.additional_latency / self.limit
+            request.complete(WorkEstimate(e.initial_seats, self.limit, spread))
         self._execute(request)
         queue.executing += 1
         queue.seats_in_use += request.seats
