@@ -12,10 +12,11 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from gateway.loophistogram import LoopHistogram
 from gateway.request import ApiRequest
 from protokube.schema.registry import Resource
 
@@ -164,21 +165,21 @@ class Metrics:
             [*REQUEST_LABELS, "code"],
             registry=registry,
         )
-        self.durations = Histogram(
+        self.durations = LoopHistogram(
             "apiserver_request_duration_seconds",
             "Response latency distribution in seconds for each verb, dry run value, group, version, resource, "
             "subresource, scope and component.",
             REQUEST_LABELS,
-            buckets=LATENCY_BUCKETS,
-            registry=registry,
+            LATENCY_BUCKETS,
+            registry,
         )
-        self.response_sizes = Histogram(
+        self.response_sizes = LoopHistogram(
             "apiserver_response_sizes",
             "Response size distribution in bytes for each group, version, verb, resource, subresource, scope and "
             "component.",
             RESOURCE_LABELS,
-            buckets=RESPONSE_SIZE_BUCKETS,
-            registry=registry,
+            RESPONSE_SIZE_BUCKETS,
+            registry,
         )
         self.longrunning = Gauge(
             "apiserver_longrunning_requests",
@@ -206,12 +207,12 @@ class Metrics:
             ["group", "version", "kind"],
             registry=registry,
         )
-        self.watch_event_sizes = Histogram(
+        self.watch_event_sizes = LoopHistogram(
             "apiserver_watch_events_sizes",
             "Watch event size distribution in bytes",
             ["group", "version", "kind"],
-            buckets=WATCH_EVENT_SIZE_BUCKETS,
-            registry=registry,
+            WATCH_EVENT_SIZE_BUCKETS,
+            registry,
         )
         self.terminated_watchers = Counter(
             "apiserver_terminated_watchers_total",
@@ -219,12 +220,12 @@ class Metrics:
             ["group", "resource"],
             registry=registry,
         )
-        self.etcd_durations = Histogram(
+        self.etcd_durations = LoopHistogram(
             "etcd_request_duration_seconds",
             "Etcd request latency in seconds for each operation and object type.",
             ["operation", "type"],
-            buckets=LATENCY_BUCKETS,
-            registry=registry,
+            LATENCY_BUCKETS,
+            registry,
         )
         self.etcd_requests = Counter(
             "etcd_requests",

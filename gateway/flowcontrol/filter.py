@@ -131,7 +131,7 @@ class PriorityAndFairness:
         except BaseException:
             finish()
             raise
-        response.headers.update(headers)
+        response.headers.extend(headers)  # a handler never sets them (update would look for them first)
         if info.verb == "watch" and response.status_code == 200 and response.content_length is None:
             # The watch streams on: its seats go back once its initial events are sent.
             request.on_watch_initialized.append(finish)

@@ -16,6 +16,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from gateway.flowcontrol.concurrency import Limits, SeatDemand
+from gateway.loophistogram import LoopHistogram
 
 PREFIX = "apiserver_flowcontrol_"
 PL, FS = "priority_level", "flow_schema"
@@ -63,34 +64,37 @@ class FlowControlMetrics:
         def histogram(name: str, doc: str, labels: list[str], buckets: tuple[float, ...]) -> Histogram:
             return Histogram(PREFIX + name, doc, labels, buckets=buckets, registry=registry)
 
+        def per_request(name: str, doc: str, labels: list[str], buckets: tuple[float, ...]) -> LoopHistogram:
+            return LoopHistogram(PREFIX + name, doc, labels, buckets, registry)
+
         registry.register(FlowCounts(self))  # the per-flow counts, read when scraped
-        self.queue_length = histogram(
+        self.queue_length = per_request(
             "request_queue_length_after_enqueue",
             "Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued",
             [PL, FS],
             QUEUE_LENGTH_BUCKETS,
         )
-        self.wait = histogram(
+        self.wait = per_request(
             "request_wait_duration_seconds",
             "Length of time a request spent waiting in its queue",
             [PL, FS, "execute"],
             DURATION_BUCKETS,
         )
-        self.execution = histogram(
+        self.execution = per_request(
             "request_execution_seconds",
             "Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the "
             "API Priority and Fairness subsystem",
             [PL, FS, "type"],
             DURATION_BUCKETS,
         )
-        self.work_seats = histogram(
+        self.work_seats = per_request(
             "work_estimated_seats",
             "Number of estimated seats (maximum of initial and final seats) associated with requests in API "
             "Priority and Fairness",
             [PL, FS],
             (1, 2, 4, 10),
         )
-        self.watch_count = histogram(
+        self.watch_count = per_request(
             "watch_count_samples",
             "count of watchers for mutating requests in API Priority and Fairness",
             [PL, FS],

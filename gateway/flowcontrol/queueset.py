@@ -217,6 +217,8 @@ class QueueSet:
         offset = self.enqueues % len(hand)
         self.enqueues += 1
         best, least = hand[offset], None
+        if not self.requests_waiting:  # every queue's waiting work is 0: the first visited wins the tie
+            return best
         for i in range(len(hand)):
             index = hand[(offset + i) % len(hand)]
             work = self.queues[index].waiting_work
