@@ -131,7 +131,8 @@ class PriorityAndFairness:
         except BaseException:
             finish()
             raise
-        response.headers.extend(headers)  # a handler never sets them (update would look for them first)
+        response.headers.add(FLOW_SCHEMA_UID, schema.uid)  # a handler never sets them: no need to look first
+        response.headers.add(PRIORITY_LEVEL_UID, level.config.uid)
         if info.verb == "watch" and response.status_code == 200 and response.content_length is None:
             # The watch streams on: its seats go back once its initial events are sent.
             request.on_watch_initialized.append(finish)
