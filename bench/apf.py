@@ -5,7 +5,9 @@
   ``--enable-priority-and-fairness=false`` — alternating rounds, each keeping its best. The goal
   (APF on ≥ 0.9 × APF off) is judged on GETs per CPU-second of the gateway process, what it serves
   when it has a core to itself; requests per wall-clock second are shown too (on a shared machine
-  they move with everything else that runs).
+  they move with everything else that runs). And the same GET handed to two gateway apps in one
+  process (bench/apf_inprocess.py): the app's CPU per GET with APF on and off, without hypercorn,
+  the kernel and wrk, a figure that moves much less than the rounds above.
 - Fairness: one priority level of 3 seats (a gateway of 6 seats in all) shared by an elephant, 60
   connections (20× the level) creating configmaps back to back (each holds its seat for a storage
   round trip; after a 429 a connection waits the 1 s of Retry-After), and a mouse reading one
@@ -23,6 +25,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +43,7 @@ from bench.common import (
     loadgen,
     ratio_row,
     request,
+    run_json,
 )
 from bench.http_ceiling import wrk
 
@@ -199,9 +203,15 @@ def server_figures(gw) -> dict[str, tuple[float, float]]:
     return found
 
 
+def inprocess(quick: bool) -> dict:
+    """The app's CPU per GET with APF on and off, in a process of its own (bench/apf_inprocess.py)."""
+    requests, rounds = (1000, 3) if quick else (3000, 5)
+    return run_json([sys.executable, "-m", "bench.apf_inprocess", str(requests), str(rounds)], 300)
+
+
 def run(quick: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-apf-") as tmp:
-        return {"cost": cost(quick, Path(tmp)), "fairness": fairness(quick, Path(tmp))}
+        return {"cost": cost(quick, Path(tmp)), "inprocess": inprocess(quick), "fairness": fairness(quick, Path(tmp))}
 
 
 def rows(results: dict) -> list[Row]:
@@ -226,6 +236,17 @@ def rows(results: dict) -> list[Row]:
             on["per_s"] / off["per_s"],
         ),
     ]
+    app = results["inprocess"]
+    added = app["on_us"] - app["off_us"]
+    out.append(
+        ratio_row(
+            "apf",
+            f"CPU per GET through the gateway app in-process, no HTTP server (APF adds {added:.0f} µs)",
+            f"{app['on_us']:.0f} µs",
+            f"APF off {app['off_us']:.0f} µs",
+            app["off_us"] / app["on_us"],
+        )
+    )
     f = results["fairness"]
     idle, flood = f["idle"]["mouse"], f["flood"]["mouse"]
     elephant = f["flood"]["elephant"]
