@@ -105,6 +105,8 @@ class PriorityAndFairness:
         estimate = self.estimator.estimate(info, request.args, level.max_seats)
         flow = level.observer.flow(schema.name)
         flow.work_seats.observe(estimate.max_seats)
+        if estimate.watchers is not None:
+            flow.watch_count.observe(estimate.watchers)
         distinguisher, hash_value = "", 0
         if level.config.queues > 1:  # with one queue (or none) there is nothing to shard
             distinguisher = schema.flow_distinguisher(request.user, info)

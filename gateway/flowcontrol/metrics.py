@@ -328,6 +328,7 @@ class FlowMetrics:
         self.rejected: dict[str, int] = {}
         self.queue_length = m.queue_length.labels(*labels)
         self.work_seats = m.work_seats.labels(*labels)
+        self.watch_count = m.watch_count.labels(*labels)
         self.waited = {True: m.wait.labels(*labels, "true"), False: m.wait.labels(*labels, "false")}
         self.execution = {kind: m.execution.labels(*labels, kind) for kind in ("regular", "watch")}
 

@@ -32,6 +32,7 @@ class WorkEstimate:
     initial_seats: int
     final_seats: int = 0
     additional_latency: float = 0.0  # seconds the final seats are held after the request ends
+    watchers: int | None = None  # a write's: the watches its event may reach (None: not a write)
 
     @property
     def max_seats(self) -> int:
@@ -112,8 +113,8 @@ class WorkEstimator:
             return WorkEstimate(MINIMUM_SEATS)
         watchers = self.watch_count(info)
         if watchers < WATCHES_PER_SEAT:
-            return WorkEstimate(1)
+            return WorkEstimate(1, watchers=watchers)
         seats = math.ceil(watchers / WATCHES_PER_SEAT)
         work = seats * EVENT_ADDITIONAL_DURATION  # seat-seconds
         final = min(seats, max_seats)
-        return WorkEstimate(1, final, work / final)
+        return WorkEstimate(1, final, work / final, watchers)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import socket
 import ssl
 import statistics
@@ -700,8 +701,14 @@ def test_a_write_pays_for_the_watches_it_concerns(tmp_path: Path) -> None:
     def configmap_watchers() -> float:
         return metric(server, "apiserver_registered_watchers", "apiserver_registered_watchers", kind="ConfigMap")
 
+    def watch_counts() -> tuple[float, float]:
+        name = "apiserver_flowcontrol_watch_count_samples"
+        labels = {"flow_schema": "writes", "priority_level": "workload-low"}
+        return metric(server, name, f"{name}_count", **labels), metric(server, name, f"{name}_sum", **labels)
+
     def seats_of_a_write(name: str) -> float:
-        before = _seat_sums(server, "writes")
+        """Also checks that the write's watch count is observed (apiserver_flowcontrol_watch_count_samples)."""
+        before, watches_before = _seat_sums(server, "writes"), watch_counts()
         patch = json.dumps({"data": {"n": str(time.monotonic())}})
         with as_user(server, "writer") as writer:
             response = writer.patch(
@@ -710,9 +717,12 @@ def test_a_write_pays_for_the_watches_it_concerns(tmp_path: Path) -> None:
                 headers={"Content-Type": "application/merge-patch+json"},
             )
         assert response.status_code == 200, response.text
-        after = _seat_sums(server, "writes")
+        after, watches_after = _seat_sums(server, "writes"), watch_counts()
         assert after[0] - before[0] == 1
-        return after[1] - before[1]
+        assert watches_after[0] - watches_before[0] == 1
+        seats, watchers = after[1] - before[1], watches_after[1] - watches_before[1]
+        assert seats == max(1, math.ceil(watchers / 10)), (seats, watchers)
+        return seats
 
     try:
         with server.client() as admin:
