@@ -275,31 +275,13 @@ def rows(results: dict) -> list[Row]:
         )
     )
     ms = f["mean_ms"]
-    out.append(
-        ratio_row(
-            "apf",
-            "mouse's mean wait in its queue (the rest of its time is the event loop's)",
-            fmt_ms(ms["mouse wait"]),
-            f"elephant's {fmt_ms(ms['elephant wait'])}",
-            ms["mouse wait"] / ms["elephant wait"],
-        )
-    )
-    out.append(
-        ratio_row(
-            "apf",
-            "the mouse's mean wait against an elephant write's mean execution (a seat comes back when one ends)",
-            fmt_ms(ms["mouse wait"]),
-            f"elephant's {fmt_ms(ms['elephant execution'])}",
-            ms["mouse wait"] / ms["elephant execution"],
-        )
-    )
-    out.append(
-        ratio_row(
-            "apf",
-            "an elephant write's mean execution, against its storage round trip (gRPC to storage and back)",
-            fmt_ms(ms["elephant execution"]),
-            f"storage {fmt_ms(ms['elephant storage'])}",
-            ms["elephant storage"] / ms["elephant execution"],
-        )
-    )
+    for figure, value, label, limit in (
+        ("mouse's mean wait in its queue (the rest of its time is the event loop's)", "mouse wait", "elephant's",
+         "elephant wait"),
+        ("the mouse's mean wait against an elephant write's mean execution (a seat comes back when one ends)",
+         "mouse wait", "elephant's", "elephant execution"),
+        ("an elephant write's storage round trip (gRPC to storage and back), against its whole execution",
+         "elephant storage", "execution", "elephant execution"),
+    ):  # fmt: skip
+        out.append(ratio_row("apf", figure, fmt_ms(ms[value]), f"{label} {fmt_ms(ms[limit])}", ms[value] / ms[limit]))
     return out
