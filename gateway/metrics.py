@@ -73,7 +73,7 @@ def request_labels(request: ApiRequest) -> dict[str, str]:
         )
         if verb in ("GET", "HEAD"):
             verb = "WATCH" if info.verb == "watch" else "GET" if scope == "resource" else "LIST"
-        if verb == "PATCH" and request.headers.get("Content-Type", "") == APPLY_PATCH:
+        if verb == "PATCH" and request.header("Content-Type") == APPLY_PATCH:
             verb = "APPLY"
         if info.subresource in CONNECT_SUBRESOURCES:
             verb = "CONNECT"

@@ -24,6 +24,7 @@ MAX_BODY_BYTES = 3 * 1024 * 1024
 
 class ApiRequest:
     __slots__ = (
+        "_first_values",
         "_source",
         "args",
         "client_cert",
@@ -45,6 +46,7 @@ class ApiRequest:
         self.path: str = source.path
         self.args: MultiDict[str, str] = source.args
         self.headers: Headers = source.headers
+        self._first_values: dict[str, str] | None = None  # built by header() when first asked
         self.request_id = ""  # set by the Audit-Id filter
         self.info: RequestInfo | None = None  # set by the request-info filter
         self.user: UserInfo = ANONYMOUS_USER  # set by the authentication filter
@@ -59,10 +61,22 @@ class ApiRequest:
         # What to do once a watch has sent its initial events (flow control gives its seats back).
         self.on_watch_initialized: list[Callable[[], None]] = []
 
+    def header(self, name: str, default: str = "") -> str:
+        """A header's first value (its name in any case), ``default`` when the request has none; for
+        the headers every request is asked about, most of them absent: werkzeug's ``headers.get``
+        raises and catches a KeyError for each absent one (about 1 µs, against 0.03 here)."""
+        found = self._first_values
+        if found is None:
+            found = {}
+            for key, value in self.headers.items():
+                found.setdefault(key.lower(), value)
+            self._first_values = found
+        return found.get(name.lower(), default)
+
     async def body(self) -> bytes:
         """The body, read as it arrives and never more than MAX_BODY_BYTES of it: beyond, a 413 as
         upstream's limited reader answers (a declared Content-Length beyond is refused unread)."""
-        length = self.headers.get("Content-Length", "")
+        length = self.header("Content-Length")
         if length.isdigit() and int(length) > MAX_BODY_BYTES:
             raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
         chunks, size = [], 0
@@ -109,4 +123,4 @@ class ApiRequest:
         value = self.args.get("pretty")
         if value is not None:
             return value == "" or parse_bool("pretty", value)
-        return self.headers.get("User-Agent", "").startswith(PRETTY_AGENTS)
+        return self.header("User-Agent").startswith(PRETTY_AGENTS)

@@ -36,7 +36,7 @@ def respond(
     request: ApiRequest, body: bytes, code: int, encoder: Encoder, headers: dict[str, str] | None = None
 ) -> Response:
     """A complete (non-streaming) response; gzip-compressed when the client accepts it and it is big."""
-    compress = len(body) >= GZIP_THRESHOLD and accepts_gzip(request.headers.get("Accept-Encoding"))
+    compress = len(body) >= GZIP_THRESHOLD and accepts_gzip(request.header("Accept-Encoding"))
     if compress:
         body = gzip.compress(body, GZIP_LEVEL)
     response = Response(body, status=code, content_type=encoder.content_type)

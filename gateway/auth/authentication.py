@@ -94,7 +94,7 @@ def certificate_user(pem: str) -> UserInfo | None:
 
 
 def bearer_token(request: ApiRequest) -> str | None:
-    header = request.headers.get("Authorization", "")
+    header = request.header("Authorization")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer":
         return None

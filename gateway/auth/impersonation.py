@@ -39,7 +39,7 @@ def _requested(request: ApiRequest) -> list[Wanted]:
     """upstream's buildImpersonationRequests, in its order: user, groups, extras, uid."""
     headers = request.headers
     wanted: list[Wanted] = []
-    user = headers.get(USER, "")
+    user = request.header(USER)
     if user:
         account = _service_account(user)
         wanted.append(("ServiceAccount", *account, "", "") if account else ("User", "", user, "", ""))
@@ -48,7 +48,7 @@ def _requested(request: ApiRequest) -> list[Wanted]:
         if header.lower().startswith(EXTRA_PREFIX.lower()):
             key = urllib.parse.unquote(header[len(EXTRA_PREFIX) :].lower())
             wanted.append(("UserExtra", "", value, "authentication.k8s.io/v1", key))
-    uid = headers.get(UID, "")
+    uid = request.header(UID)
     if uid:
         wanted.append(("UID", "", uid, "authentication.k8s.io/v1", ""))
     if wanted and not user:

@@ -21,7 +21,7 @@ class AuditId:
         self.next = next_handler
 
     async def __call__(self, request: ApiRequest) -> Response:
-        given = request.headers.get(HEADER, "")
+        given = request.header(HEADER)
         request.request_id = given if 0 < len(given) <= MAX_CLIENT_ID else str(uuid.uuid4())
         response = await self.next(request)
         response.headers[HEADER] = request.request_id

@@ -44,7 +44,7 @@ class ErrorFunnel:
     def _encoder(self, request: ApiRequest) -> Encoder:
         """The negotiated encoder when negotiation itself succeeds, else JSON."""
         try:
-            return negotiate.response_encoder(request.headers.get("Accept"), False, self.formats)
+            return negotiate.response_encoder(request.header("Accept"), False, self.formats)
         except StatusError:
             return JSONEncoder()
 

@@ -25,8 +25,8 @@ class UnreadBody:
 
     async def __call__(self, request: ApiRequest) -> Response:
         response = await self.next(request)
-        length = request.headers.get("Content-Length", "")
-        chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+        length = request.header("Content-Length")
+        chunked = "chunked" in request.header("Transfer-Encoding").lower()
         if not chunked and length in ("", "0"):
             return response
         small = chunked or (length.isdigit() and int(length) <= MAX_DRAIN_BYTES)

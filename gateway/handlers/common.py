@@ -25,11 +25,11 @@ def negotiated(
     request: ApiRequest, scope: RequestScope, allowed: frozenset[str] = negotiate.SINGLE
 ) -> negotiate.Target:
     """The response's format and representation from Accept (406 when none fits)."""
-    return negotiate.response_target(request.headers.get("Accept"), request.pretty, scope.formats, allowed)
+    return negotiate.response_target(request.header("Accept"), request.pretty, scope.formats, allowed)
 
 
 async def decode_request(request: ApiRequest, scope: RequestScope) -> DecodedObject:
-    media_type = negotiate.request_media_type(request.headers.get("Content-Type"), scope.formats)
+    media_type = negotiate.request_media_type(request.header("Content-Type"), scope.formats)
     return decode_body(await request.body(), media_type, scope.codec, scope.registry)
 
 
@@ -55,5 +55,5 @@ def request_write_options(request: ApiRequest, kind: str, patch_type: str = "") 
     """The create/update/patch options of a request, its field manager resolved as upstream does:
     ?fieldManager=, else the product of its User-Agent (apply requires fieldManager)."""
     options = write_options(request.query_lists(), kind, patch_type)
-    manager = manager_or_user_agent(options.field_manager, request.headers.get("User-Agent", ""))
+    manager = manager_or_user_agent(options.field_manager, request.header("User-Agent"))
     return dataclasses.replace(options, field_manager=manager, user=request.user)

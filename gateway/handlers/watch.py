@@ -27,7 +27,7 @@ from gateway.scope import RequestScope
 
 
 async def watch(request: ApiRequest, scope: RequestScope) -> Response:
-    target = negotiate.watch_target(request.headers.get("Accept"), request.pretty, scope.formats)
+    target = negotiate.watch_target(request.header("Accept"), request.pretty, scope.formats)
     storage: Watcher = scope.storage  # type: ignore[assignment]
     options = validate_list_options(list_options(request.query()))
     frames = WatchFrames(request, scope, target)
