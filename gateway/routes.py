@@ -82,13 +82,13 @@ class NonResourceRoutes:
         return await self.discovery(request)
 
     def _encoder(self, request: ApiRequest) -> Encoder:
-        return negotiate.response_encoder(request.headers.get("Accept"), False, self.formats)
+        return negotiate.response_encoder(request.header("Accept"), False, self.formats)
 
     async def metrics_text(self, request: ApiRequest) -> Response:
         return Response(self.metrics.exposition(), 200, content_type="text/plain; version=0.0.4")
 
     async def api_versions(self, request: ApiRequest) -> Response:
-        want = aggregated.wanted(request.headers.get("Accept"), self.formats)
+        want = aggregated.wanted(request.header("Accept"), self.formats)
         if want is not None:
             return self._aggregated(request, aggregated.CORE, want)
         encoder = self._encoder(request)
@@ -96,7 +96,7 @@ class NonResourceRoutes:
         return respond(request, body, 200, encoder)
 
     async def api_group_list(self, request: ApiRequest) -> Response:
-        want = aggregated.wanted(request.headers.get("Accept"), self.formats)
+        want = aggregated.wanted(request.header("Accept"), self.formats)
         if want is not None:
             return self._aggregated(request, aggregated.GROUPS, want)
         encoder = self._encoder(request)

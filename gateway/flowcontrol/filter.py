@@ -133,8 +133,8 @@ class PriorityAndFairness:
         except BaseException:
             finish()
             raise
-        response.headers.add(FLOW_SCHEMA_UID, schema.uid)  # a handler never sets them: no need to look first
-        response.headers.add(PRIORITY_LEVEL_UID, level.config.uid)
+        for name, value in headers.items():  # a handler never sets them: added, not looked for first
+            response.headers.add(name, value)
         if info.verb == "watch" and response.status_code == 200 and response.content_length is None:
             # The watch streams on: its seats go back once its initial events are sent.
             request.on_watch_initialized.append(finish)

@@ -3,6 +3,8 @@ services proxy), whatever their method: the storage finds the backend, or says w
 
 from __future__ import annotations
 
+from typing import cast
+
 from quart import Response
 
 from gateway.handlers.common import info_of
@@ -14,10 +16,9 @@ NO_CONTENT = 204
 
 
 async def connect(request: ApiRequest, scope: RequestScope) -> Response:
-    storage = scope.storage
-    assert isinstance(storage, Connecter)
+    storage = cast(Connecter, scope.storage)  # the router sends here only storage that plays Connecter
     info = info_of(request)
-    upgrade = "upgrade" in request.headers.get("Connection", "").lower() and bool(request.headers.get("Upgrade"))
+    upgrade = "upgrade" in request.header("Connection").lower() and bool(request.header("Upgrade"))
     await storage.connect(Connection(scope.namespace(info), info.name, info.subpath, request.query_lists(), upgrade))
     response = Response(b"", NO_CONTENT)
     del response.headers["Content-Type"]
