@@ -17,9 +17,9 @@
   waited in its queue (the server's apiserver_flowcontrol_request_wait_duration_seconds), and what
   bounds the mouse's wait: a seat comes back only when an elephant's write ends, whose execution
   is mostly its storage round trip (apiserver_flowcontrol_request_execution_seconds against
-  etcd_request_duration_seconds). The
-  gateway is one event loop: the elephant's executing requests run in its background lane
-  (gateway/flowcontrol/lanes.py), or the mouse would wait for their steps at each of its awaits.
+  etcd_request_duration_seconds). The gateway is one event loop: the elephant's executing
+  requests run in its background lane (gateway/flowcontrol/lanes.py), or the mouse would wait for
+  their steps at each of its awaits.
 """
 
 from __future__ import annotations

@@ -677,7 +677,11 @@ def test_a_list_of_10000_objects_costs_more_seats_than_a_get(tmp_path: Path) -> 
 
 
 def _seat_sums(server: GatewayProcess, flow_schema: str = "seats") -> tuple[float, float]:
-    name = "apiserver_flowcontrol_work_estimated_seats"
+    return _histogram_sums(server, "apiserver_flowcontrol_work_estimated_seats", flow_schema)
+
+
+def _histogram_sums(server: GatewayProcess, name: str, flow_schema: str) -> tuple[float, float]:
+    """(count, sum) of one of APF's per-flow histograms, for a flow schema of workload-low."""
     labels = {"flow_schema": flow_schema, "priority_level": "workload-low"}
     return metric(server, name, f"{name}_count", **labels), metric(server, name, f"{name}_sum", **labels)
 
@@ -702,9 +706,7 @@ def test_a_write_pays_for_the_watches_it_concerns(tmp_path: Path) -> None:
         return metric(server, "apiserver_registered_watchers", "apiserver_registered_watchers", kind="ConfigMap")
 
     def watch_counts() -> tuple[float, float]:
-        name = "apiserver_flowcontrol_watch_count_samples"
-        labels = {"flow_schema": "writes", "priority_level": "workload-low"}
-        return metric(server, name, f"{name}_count", **labels), metric(server, name, f"{name}_sum", **labels)
+        return _histogram_sums(server, "apiserver_flowcontrol_watch_count_samples", "writes")
 
     def seats_of_a_write(name: str) -> float:
         """Also checks that the write's watch count is observed (apiserver_flowcontrol_watch_count_samples)."""

@@ -12,10 +12,10 @@ from typing import Any
 
 from gateway.flowcontrol import lanes
 from gateway.flowcontrol.lanes import LANE, MAX_DEFERRAL, Lane, LaneLoop
-from gateway.flowcontrol.queueset import QueueSet, Request
+from gateway.flowcontrol.queueset import Request
 from gateway.flowcontrol.seats import WorkEstimate
 
-from .test_flowcontrol_units import Recorder
+from .test_flowcontrol_units import queue_set
 
 
 def run(scenario: Callable[[LaneLoop], Awaitable[Any]]) -> Any:
@@ -128,9 +128,7 @@ def test_a_connection_reads_its_next_request_in_the_lane_of_its_last_one() -> No
 
 def test_a_request_is_backlogged_while_its_flow_waits_behind_it() -> None:
     async def scenario(loop: LaneLoop) -> None:
-        qs = QueueSet("test", Recorder())
-        qs.configure(1, 1, 50)  # one queue: every flow shares it
-        qs.set_limit(1)
+        qs, _ = queue_set(1, queues=1)  # one queue: every flow shares it
         elephants = [Request("elephant", "e", WorkEstimate(1)) for _ in range(3)]
         mouse = Request("mouse", "m", WorkEstimate(1))
         for r in [*elephants, mouse]:
