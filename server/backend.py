@@ -197,17 +197,21 @@ class Backend:
         )
         return [r for r in rows if not r[6]]
 
-    def events(self, key: bytes, end: bytes | None, first: int, last: int) -> list[Row]:
-        """Changes in the key range with first <= rev <= last, in (rev, sub) order."""
+    def events(self, key: bytes, end: bytes | None, first: int, last: int, max_bytes: int) -> tuple[list[Row], int]:
+        """Changes in the key range from revision `first` on, in (rev, sub) order: up to `last`, or
+        fewer whole revisions once their keys and values hold max_bytes; and the last revision
+        the rows cover."""
         cond, args = _key_range_sql(key, end)
-        return (
-            self._reader()
-            .execute(
-                f"SELECT {ROW_COLUMNS} FROM history WHERE rev >= ? AND rev <= ? AND {cond} ORDER BY rev, sub",
-                [first, last, *args],
-            )
-            .fetchall()
-        )
+        query = f"SELECT {ROW_COLUMNS} FROM history WHERE rev >= ? AND rev <= ? AND {cond} ORDER BY rev, sub"
+        rows: list[Row] = []
+        size = 0
+        with contextlib.closing(self._reader().execute(query, [first, last, *args])) as cursor:
+            for row in cursor:
+                if rows and size >= max_bytes and row[0] != rows[-1][0]:
+                    return rows, rows[-1][0]
+                rows.append(row)
+                size += len(row[2]) + len(row[7] or b"")
+        return rows, last
 
     def previous(self, keys_revs: Iterable[tuple[bytes, int]]) -> list[Row | None]:
         """For each (key, rev): the key's newest row before rev (None if there is none)."""

@@ -381,20 +381,16 @@ class WatchHub:
 
     async def _catch_up(self, w: Watcher) -> None:
         """Bring an unsynced watcher to the newest revision: from the ring when it holds the
-        revisions, else from SQLite a page at a time (pages shrink while they hold more than a
-        quarter of a stream buffer), waiting for room on its stream."""
+        revisions, else from SQLite a page at a time, waiting for room on its stream."""
         loop = asyncio.get_running_loop()
-        page_revs = CATCH_UP_PAGE_REVS
         try:
             while not w.canceled and not self._advance_in_ring(w):
                 if w.stream.full:
                     await w.stream.room()
                     continue
                 first = w.next_rev
-                last = min(self.rev, first + page_revs - 1)
-                events = await loop.run_in_executor(
-                    self.backend.read_executor, self._read_events, w.key, w.end, first, last, w.prev_kv
-                )
+                last = min(self.rev, first + CATCH_UP_PAGE_REVS - 1)
+                events, last = await loop.run_in_executor(self.backend.read_executor, self._read_events, w, first, last)
                 if w.canceled:
                     return
                 if first < self.store.compacted:  # compacted before or while we read
@@ -402,11 +398,6 @@ class WatchHub:
                     return
                 self._send_grouped(w, [ev for ev in events if w.wants(ev)])
                 w.next_rev = last + 1
-                size = sum(_event_size(ev) for ev in events)
-                if size > self.stream_buffer_bytes // 4:
-                    page_revs = max(1, page_revs // 2)
-                elif size < self.stream_buffer_bytes // 16:
-                    page_revs = min(CATCH_UP_PAGE_REVS, page_revs * 2)
         except Exception:
             log.exception("watch catch-up failed")
             self.remove(w)
@@ -414,10 +405,14 @@ class WatchHub:
                 watch_response(self.store.header_bytes(self.rev), w.id, canceled=True, cancel_reason="catch-up failed")
             )
 
-    def _read_events(self, key: bytes, end: bytes | None, first: int, last: int, with_prev: bool) -> list[Event]:
-        """(reader thread) history rows turned into events, with prev_kv when asked for."""
-        rows = self.backend.events(key, end, first, last)
-        prevs: list[Row | None] = self.backend.previous((r[2], r[0]) for r in rows) if with_prev else [None] * len(rows)
+    def _read_events(self, w: Watcher, first: int, last: int) -> tuple[list[Event], int]:
+        """(reader thread) A page of history rows in the watcher's range turned into events, with
+        prev_kv when it asked for them, and the last revision the page covers. Like a page of the
+        ring, a page holds about a quarter of a stream buffer (rows of an eighth when each event
+        also carries its previous value): a page never floods the stream it waited room on."""
+        budget = self.stream_buffer_bytes // (8 if w.prev_kv else 4)
+        rows, last = self.backend.events(w.key, w.end, first, last, budget)
+        prevs: list[Row | None] = self.backend.previous((r[2], r[0]) for r in rows) if w.prev_kv else [None] * len(rows)
         events = []
         for row, prev_row in zip(rows, prevs, strict=True):
             rev, _sub, k, create, version, lease, deleted, value = row
@@ -428,7 +423,7 @@ class WatchHub:
                 events.append(Event(DELETE, k, rev, None, prev))
             else:
                 events.append(Event(PUT, k, rev, Entry(k, create, rev, version, value, lease), prev))
-        return events
+        return events, last
 
     async def _progress_loop(self) -> None:
         """Periodic progress notifications for idle synced watchers that asked for them."""

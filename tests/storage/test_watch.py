@@ -316,8 +316,12 @@ def test_a_client_that_stops_reading_is_paced(storage_factory, ring):
     value = b"v" * 32 * 1024
     writes = 400  # 12.5 MiB: fifty times the buffer
 
+    # The clients that stop reading keep HTTP/2's initial window: with BDP probing on, grpc may grow it
+    # until the client's transport takes in every write and the stream is never full.
+    fixed_window = [("grpc.http2.bdp_probe", 0)]
+
     async def test(s):
-        async with grpc.aio.insecure_channel(server.address) as other:
+        async with grpc.aio.insecure_channel(server.address, options=fixed_window) as other:
             slow, fast = WatchClient(Stubs(other)), WatchClient(s)
             start = (await s.kv.Put(pb.PutRequest(key=b"/s/start"))).header.revision + 1
             await slow.create(key=b"/s/", range_end=b"/s0", prev_kv=True)
@@ -326,7 +330,11 @@ def test_a_client_that_stops_reading_is_paced(storage_factory, ring):
                 await s.kv.Put(pb.PutRequest(key=b"/s/%d" % (i % 10), value=value))
             assert [ev.kv.mod_revision for _, ev in await fast.events(writes)] == list(range(start, start + writes))
             assert _metric(server, "etcd_debugging_mvcc_slow_watcher_total") == 1
-            assert _metric(server, "protokube_storage_watch_queued_bytes") <= buffer + 2 * len(value) + 1024
+            q1 = _metric(server, "protokube_storage_watch_queued_bytes")
+            await asyncio.sleep(1)
+            q2 = _metric(server, "protokube_storage_watch_queued_bytes")
+            print("DIAG", ring, q1, q2, _metric(server, "protokube_storage_watch_catch_ups"))
+            assert q1 <= buffer + 2 * len(value) + 1024
             got = await slow.events(writes)
             assert [ev.kv.mod_revision for _, ev in got] == list(range(start, start + writes))
             assert all(ev.prev_kv.value == value for _, ev in got[10:])
@@ -335,7 +343,7 @@ def test_a_client_that_stops_reading_is_paced(storage_factory, ring):
             fast.call.cancel()
             slow.call.cancel()
         # A client that never reads is paced, then leaves: its watcher and its catch-up go with it.
-        async with grpc.aio.insecure_channel(server.address) as third:
+        async with grpc.aio.insecure_channel(server.address, options=fixed_window) as third:
             stalled = WatchClient(Stubs(third))
             await stalled.create(key=b"/s/", range_end=b"/s0")
             for i in range(writes):
@@ -347,5 +355,42 @@ def test_a_client_that_stops_reading_is_paced(storage_factory, ring):
         ):
             assert asyncio.get_running_loop().time() < deadline, "the paced watcher outlived its stream"
             await asyncio.sleep(0.1)
+
+    run(server.address, test, timeout=60)
+
+
+@pytest.mark.parametrize("prev_kv", [False, True], ids=["values", "with-prev-kv"])
+def test_a_catch_up_from_the_history_comes_in_pages_of_a_quarter_buffer(storage_factory, prev_kv):
+    """A watch from a revision the ring no longer holds, on a stream whose client does not read: the
+    history is read a page at a time, each page about a quarter of the stream's buffer, so the
+    stream never holds much more than its buffer (a page of 1000 revisions would be 31 MiB here)."""
+    buffer = 256 * 1024
+    server = storage_factory(
+        *("--watch-ring-size", "5", "--listen-metrics", "127.0.0.1:0"),
+        *("--watch-stream-buffer-bytes", str(buffer)),
+    )
+    value = b"v" * 32 * 1024
+
+    async def test(s):
+        start = (await s.kv.Put(pb.PutRequest(key=b"/h/start"))).header.revision + 1
+        for i in range(500):
+            await s.kv.Put(pb.PutRequest(key=b"/h/%d" % (i % 10), value=value))
+        async with grpc.aio.insecure_channel(server.address, options=[("grpc.http2.bdp_probe", 0)]) as channel:
+            stalled = WatchClient(Stubs(channel))
+            await stalled.create(key=b"/h/", range_end=b"/h0", start_revision=start, prev_kv=prev_kv)
+            deadline = asyncio.get_running_loop().time() + 10
+            while _metric(server, "protokube_storage_watch_queued_bytes") < buffer:
+                assert asyncio.get_running_loop().time() < deadline, "the catch-up never filled the stream"
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)  # a catch-up that ignored a full stream would go on meanwhile
+            queued = _metric(server, "protokube_storage_watch_queued_bytes")
+            assert queued <= buffer + buffer // 4 + 2 * len(value) + 1024
+            assert _metric(server, "protokube_storage_watch_catch_ups") == 1  # paced, not done
+            got = await stalled.events(500)
+            assert [ev.kv.mod_revision for _, ev in got] == list(range(start, start + 500))
+            if prev_kv:
+                assert all(ev.prev_kv.value == value for _, ev in got[10:])
+            else:
+                assert not any(ev.HasField("prev_kv") for _, ev in got)
 
     run(server.address, test, timeout=60)
