@@ -378,12 +378,15 @@ def test_a_catch_up_from_the_history_comes_in_pages_of_a_quarter_buffer(storage_
         async with grpc.aio.insecure_channel(server.address, options=[("grpc.http2.bdp_probe", 0)]) as channel:
             stalled = WatchClient(Stubs(channel))
             await stalled.create(key=b"/h/", range_end=b"/h0", start_revision=start, prev_kv=prev_kv)
+            # Paced: the stream filled, its writer drained what the client's window took, and the
+            # catch-up waits for room; what is queued then holds still.
             deadline = asyncio.get_running_loop().time() + 10
-            while _metric(server, "protokube_storage_watch_queued_bytes") < buffer:
-                assert asyncio.get_running_loop().time() < deadline, "the catch-up never filled the stream"
-                await asyncio.sleep(0.05)
-            await asyncio.sleep(0.3)  # a catch-up that ignored a full stream would go on meanwhile
-            queued = _metric(server, "protokube_storage_watch_queued_bytes")
+            queued, before = -1.0, -2.0
+            while queued != before or queued == 0:
+                assert asyncio.get_running_loop().time() < deadline, "the catch-up never held still"
+                before = queued
+                await asyncio.sleep(0.3)
+                queued = _metric(server, "protokube_storage_watch_queued_bytes")
             assert queued <= buffer + buffer // 4 + 2 * len(value) + 1024
             assert _metric(server, "protokube_storage_watch_catch_ups") == 1  # paced, not done
             got = await stalled.events(500)
