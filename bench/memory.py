@@ -20,11 +20,10 @@ from k8s.io.api.core.v1 import types_pb2 as core
 
 from bench.common import Row, at_most, fmt_bytes, gateway, ratio_row, request, rss_bytes, storage_server
 from bench.lists import wait_cached
-from bench.pods import load_pods, stored_pods
+from bench.pods import APPS, load_pods, stored_pods
 from protokube.schema import envelope, goshape
 
 GOAL = 3.0
-APPS = 50  # pods carry app=app-0 .. app-49
 
 
 def protobuf_size(count: int, sample: int = 500) -> float:

@@ -4,11 +4,16 @@ Creating 100,000 pods through HTTP would take longer than the benchmark itself, 
 as storage holds them — the enveloped protobuf of a ``k8s.io.api.core.v1.Pod``, resourceVersion empty,
 Go-normalized, under ``/registry/pods/<namespace>/<name>`` — with batched etcd Txn calls. A gateway
 started afterwards loads them into its watch cache as it would any stored pods.
+
+Each pod is owned by one of 50 ReplicaSets, stored with the first 50 pods: a pod whose owner does not
+exist is garbage, and the gateway's garbage collector would mark every one deleting (an update per
+pod, while the benchmark measures).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import uuid
 from collections.abc import Iterator
 
@@ -21,12 +26,14 @@ from bench.common import GRPC_OPTIONS
 from protokube.schema import envelope, goshape, jsondecode
 
 POD = "k8s.io.api.core.v1.Pod"
+REPLICA_SET = "k8s.io.api.apps.v1.ReplicaSet"
+APPS = 50  # pod i belongs to app-(i % 50), owned by its ReplicaSet app-(i % 50)-7d9c6b5f4
 TXN_OPS = 100  # puts per transaction (etcd's default --max-txn-ops is 128)
 
 
 def pod_dict(i: int, namespace: str = "default") -> dict:
     """The JSON of a running two-container pod of a deployment, as a kubelet would have reported it."""
-    app = f"app-{i % 50}"
+    app = f"app-{i % APPS}"
     name = f"{app}-7d9c6b5f4-{i:06d}"
     ip = f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"
     started = "2025-01-15T10:00:00Z"
@@ -87,7 +94,7 @@ def pod_dict(i: int, namespace: str = "default") -> dict:
                     "apiVersion": "apps/v1",
                     "kind": "ReplicaSet",
                     "name": f"{app}-7d9c6b5f4",
-                    "uid": str(uuid.UUID(int=(i % 50) + 10**9)),
+                    "uid": _owner_uid(i % APPS),
                     "controller": True,
                     "blockOwnerDeletion": True,
                 }
@@ -119,6 +126,39 @@ def pod_dict(i: int, namespace: str = "default") -> dict:
     }
 
 
+def _owner_uid(app: int) -> str:
+    return str(uuid.UUID(int=app + 10**9))
+
+
+def replica_set_dict(app: int, namespace: str = "default") -> dict:
+    """The ReplicaSet that owns the pods of app-``app`` (they name it, and its uid, as their owner)."""
+    labels = {"app": f"app-{app}", "pod-template-hash": "7d9c6b5f4"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": f"app-{app}-7d9c6b5f4",
+            "namespace": namespace,
+            "uid": _owner_uid(app),
+            "creationTimestamp": "2025-01-15T09:59:00Z",
+            "labels": labels,
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": pod_dict(app, namespace)["spec"]},
+        },
+    }
+
+
+def stored_replica_sets(first: int, count: int, namespace: str = "default") -> Iterator[tuple[bytes, bytes]]:
+    """(key, value) of the ReplicaSets that pods ``first`` .. ``first+count-1`` are the first pods of."""
+    for app in range(first, min(first + count, APPS)):
+        message = jsondecode.decode(replica_set_dict(app, namespace), REPLICA_SET).message
+        key = f"/registry/replicasets/{namespace}/{message.metadata.name}".encode()
+        yield key, envelope.encode(goshape.normalize(message), "apps/v1", "ReplicaSet")
+
+
 def pod_message(i: int, namespace: str = "default") -> Message:
     """The pod as a normalized protobuf message (resourceVersion empty, as stored)."""
     return jsondecode.decode(pod_dict(i, namespace), POD).message
@@ -145,7 +185,7 @@ def stored_pods(first: int, count: int, namespace: str = "default") -> Iterator[
         meta.ownerReferences[0].uid = d["metadata"]["ownerReferences"][0]["uid"]
         message.spec.containers[1].env[0].value = d["spec"]["containers"][1]["env"][0]["value"]
         message.spec.nodeName = d["spec"]["nodeName"]
-        message.spec.volumes[0].volumeSource.configMap.localObjectReference.name = f"app-{i % 50}-config"
+        message.spec.volumes[0].volumeSource.configMap.localObjectReference.name = f"app-{i % APPS}-config"
         message.status.podIP = d["status"]["podIP"]
         message.status.podIPs[0].ip = d["status"]["podIP"]
         message.status.hostIP = d["status"]["hostIP"]
@@ -156,7 +196,7 @@ def stored_pods(first: int, count: int, namespace: str = "default") -> Iterator[
 
 
 async def _load(address: str, first: int, count: int, namespace: str, concurrency: int) -> int:
-    items = stored_pods(first, count, namespace)
+    items = itertools.chain(stored_replica_sets(first, count, namespace), stored_pods(first, count, namespace))
     revision = 0
     async with grpc.aio.insecure_channel(address, options=GRPC_OPTIONS) as channel:
         kv = rpc_pb2_grpc.KVStub(channel)
@@ -184,5 +224,6 @@ def _take(items: Iterator, n: int) -> list:
 
 
 def load_pods(address: str, first: int, count: int, namespace: str = "default", concurrency: int = 4) -> int:
-    """Write pods ``first`` .. ``first+count-1`` to the etcd-API storage at ``address``; returns the last revision."""
+    """Write pods ``first`` .. ``first+count-1`` (and the ReplicaSets they are the first pods of) to the
+    etcd-API storage at ``address``; returns the last revision."""
     return asyncio.run(_load(address, first, count, namespace, concurrency))
