@@ -137,6 +137,7 @@ class GarbageCollector:
                     asyncio.get_running_loop().call_later(RETRY_SECONDS, self.attend, [item])
                 except Exception:  # a fault of ours: logged, and the collector goes on with the rest
                     log.exception("garbage collector: %s %s failed", *item)
+            self._queue = OrderedDict()  # a dict keeps the table of its largest burst (a relist: every owned object)
             self._wake.clear()
 
     async def _attempt(self, item: Attention) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from sys import intern
 
 from gateway.objects.codec import Obj
 from gateway.registry.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
@@ -43,14 +44,20 @@ class Node:
 
     @classmethod
     def of(cls, resource: ResourceKey, obj: Obj) -> Node:
+        """The node of an object. The graph holds one for every object of every resource, so the
+        strings many nodes share (namespaces, and owners' references: siblings name the same owner)
+        are interned, not held once per node."""
         meta = obj.metadata
         deleting = meta.HasField("deletionTimestamp")
         return cls(
             resource,
-            meta.namespace,
+            intern(meta.namespace),
             meta.name,
             meta.uid,
-            tuple(OwnerRef(r.apiVersion, r.kind, r.name, r.uid, r.blockOwnerDeletion) for r in meta.ownerReferences),
+            tuple(
+                OwnerRef(intern(r.apiVersion), intern(r.kind), intern(r.name), intern(r.uid), r.blockOwnerDeletion)
+                for r in meta.ownerReferences
+            ),
             deleting,
             deleting and ORPHAN_FINALIZER in meta.finalizers,
             deleting and FOREGROUND_FINALIZER in meta.finalizers,

@@ -37,7 +37,7 @@ class ObjectView:
         self._raw = raw  # protobuf bytes of the object, resourceVersion set (protobuf kinds only)
         self._obj = obj
         self.keep_object = keep_object
-        self._encoded: dict[str, bytes] = {}
+        self._encoded: dict[str, bytes] | None = None  # made with the first encoding (most cached views have none)
 
     @classmethod
     def of(cls, codec: Codec, obj: Obj, resource_version: int, value: bytes | None = None) -> ObjectView:
@@ -92,9 +92,12 @@ class ObjectView:
         return self._value
 
     def _form(self, form: str, make: Callable[[Obj], bytes]) -> bytes:
-        cached = self._encoded.get(form)
+        encoded = self._encoded
+        if encoded is None:
+            encoded = self._encoded = {}
+        cached = encoded.get(form)
         if cached is None:
-            cached = self._encoded[form] = make(self.obj)
+            cached = encoded[form] = make(self.obj)
         return cached
 
     def json_item(self) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from sys import intern
 
 from gateway.objects.codec import Obj
 from gateway.objects.view import ObjectView
@@ -43,10 +44,15 @@ class Entry:
 
 
 def make_entry(key: str, view: ObjectView, selectable: Selectable) -> Entry:
+    """The entry of a view. Namespaces, labels and field values are mostly the same few strings over
+    many objects (app=web, status.phase=Running): each is interned, so that the cache holds one copy
+    of each, not one per object (a decoded message hands out a new string at every access)."""
     obj = view.decode_once()  # decoded once here; the view keeps only bytes afterwards
     names = selectable.names
     values = selectable.values(obj) if names else {}
-    return Entry(key, obj.metadata.namespace, dict(obj.metadata.labels), tuple(values[n] for n in names), names, view)
+    meta = obj.metadata
+    labels = {intern(k): intern(v) for k, v in meta.labels.items()}
+    return Entry(key, intern(meta.namespace), labels, tuple(intern(values[n]) for n in names), names, view)
 
 
 def entry_fields(entry: Entry) -> dict[str, str]:
