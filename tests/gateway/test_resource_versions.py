@@ -26,11 +26,14 @@ def compact(server: GatewayProcess, revision: int) -> None:
 
 @pytest.fixture
 def history(client: httpx.Client, namespace: str) -> dict:
-    """Three configmaps written one after another; the revision after the first and the last."""
+    """Three configmaps written one after another; the revision after the first and the last. The
+    watch cache has seen all three: "any" reads (resourceVersion 0) may answer from a cache that has
+    not seen the last create yet, and a most-recent list waits until the cache has caught up."""
     path = f"/api/v1/namespaces/{namespace}/configmaps"
     first = client.post(path, json={"metadata": {"name": "a"}}).json()["metadata"]["resourceVersion"]
     client.post(path, json={"metadata": {"name": "b"}})
     last = client.post(path, json={"metadata": {"name": "c"}}).json()["metadata"]["resourceVersion"]
+    client.get(path).raise_for_status()
     return {"path": path, "first": first, "last": last}
 
 
