@@ -35,6 +35,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class PortTaken(RuntimeError):
+    """The gateway could not bind a port picked as free."""
+
+
 class GatewayProcess:
     """`python -m protokube serve` with its own data directory: HTTPS on a free port, and plain HTTP
     (--insecure-listen, where requests act as system:masters) on another, which ``url`` names."""
@@ -65,6 +69,16 @@ class GatewayProcess:
         return self.data_dir / "kubeconfig"
 
     def start(self) -> GatewayProcess:
+        """Start on two free ports; again on others when one was taken meanwhile (a free port is only
+        free until someone else binds it: parallel tests, or this server's own storage listener)."""
+        for _ in range(3):
+            try:
+                return self._start()
+            except PortTaken:
+                self.log.clear()
+        return self._start()
+
+    def _start(self) -> GatewayProcess:
         self.port, self.secure_port = free_port(), free_port()
         cmd = [
             *self.command,
@@ -96,7 +110,10 @@ class GatewayProcess:
         while not ready.wait(0.05):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.kill()
-                raise RuntimeError("gateway did not start:\n" + "".join(self.log))
+                log = "".join(self.log)
+                if "Address already in use" in log:
+                    raise PortTaken(log)
+                raise RuntimeError("gateway did not start:\n" + log)
         with self.client() as client:  # ready: watch caches synced, post-start hooks' objects made
             while client.get("/readyz").status_code != 200:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
