@@ -164,7 +164,7 @@ class GarbageCollector:
             if FOREGROUND_FINALIZER in meta.finalizers:
                 await self._wait_for_dependents(node, store)
             return
-        refs = [OwnerRef(r.apiVersion, r.kind, r.name, r.uid, r.blockOwnerDeletion) for r in meta.ownerReferences]
+        refs = [OwnerRef.of(ref) for ref in meta.ownerReferences]
         if not refs:
             return
         states: dict[str, list[OwnerRef]] = {SOLID: [], DANGLING: [], WAITING: []}

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from sys import intern
 
+from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as metav1
+
 from gateway.objects.codec import Obj
 from gateway.registry.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 
@@ -30,6 +32,11 @@ class OwnerRef:
     uid: str
     block: bool  # blockOwnerDeletion
 
+    @classmethod
+    def of(cls, ref: metav1.OwnerReference) -> OwnerRef:
+        """An object's owner reference; its strings interned (siblings name the same owner)."""
+        return cls(intern(ref.apiVersion), intern(ref.kind), intern(ref.name), intern(ref.uid), ref.blockOwnerDeletion)
+
 
 @dataclass(frozen=True, slots=True)
 class Node:
@@ -45,8 +52,8 @@ class Node:
     @classmethod
     def of(cls, resource: ResourceKey, obj: Obj) -> Node:
         """The node of an object. The graph holds one for every object of every resource, so the
-        strings many nodes share (namespaces, and owners' references: siblings name the same owner)
-        are interned, not held once per node."""
+        strings many nodes share (namespaces, owners' references) are interned, not held once per
+        node."""
         meta = obj.metadata
         deleting = meta.HasField("deletionTimestamp")
         return cls(
@@ -54,10 +61,7 @@ class Node:
             intern(meta.namespace),
             meta.name,
             meta.uid,
-            tuple(
-                OwnerRef(intern(r.apiVersion), intern(r.kind), intern(r.name), intern(r.uid), r.blockOwnerDeletion)
-                for r in meta.ownerReferences
-            ),
+            tuple(OwnerRef.of(ref) for ref in meta.ownerReferences),
             deleting,
             deleting and ORPHAN_FINALIZER in meta.finalizers,
             deleting and FOREGROUND_FINALIZER in meta.finalizers,
