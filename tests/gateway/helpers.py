@@ -35,6 +35,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def until_cached(client: httpx.Client, path: str, revision: str) -> None:
+    """Once this returns, the watch cache of the collection at ``path`` has seen ``revision``: a list
+    at a resourceVersion, without a limit, is answered from the cache once it is not older than that
+    (an "any" read, resourceVersion 0, may otherwise answer from a cache behind the last write; a
+    most-recent list does not sync the cache where etcd is too old for progress notifications)."""
+    client.get(path, params={"resourceVersion": revision}).raise_for_status()
+
+
 class PortTaken(RuntimeError):
     """The gateway could not bind a port picked as free."""
 

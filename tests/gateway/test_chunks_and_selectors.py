@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from .helpers import GatewayProcess, Kubectl, watch_lines
+from .helpers import GatewayProcess, Kubectl, until_cached, watch_lines
 
 ON_ETCD_TOO = True  # the tests using the shared server run against a real etcd as well
 
@@ -76,7 +76,8 @@ def labelled(client: httpx.Client, namespace: str) -> str:
         ("c", {"env": "prod"}),
         ("d", {}),
     ]:
-        client.post(path, json={"metadata": {"name": name, "labels": labels}})
+        created = client.post(path, json={"metadata": {"name": name, "labels": labels}})
+    until_cached(client, path, created.json()["metadata"]["resourceVersion"])
     return path
 
 

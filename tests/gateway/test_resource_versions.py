@@ -11,7 +11,7 @@ import httpx
 import pytest
 from etcdserverpb import rpc_pb2, rpc_pb2_grpc
 
-from .helpers import GatewayProcess, watch_lines
+from .helpers import GatewayProcess, until_cached, watch_lines
 
 ON_ETCD_TOO = True  # the tests using the shared server run against a real etcd as well
 
@@ -26,14 +26,13 @@ def compact(server: GatewayProcess, revision: int) -> None:
 
 @pytest.fixture
 def history(client: httpx.Client, namespace: str) -> dict:
-    """Three configmaps written one after another; the revision after the first and the last. The
-    watch cache has seen all three: "any" reads (resourceVersion 0) may answer from a cache that has
-    not seen the last create yet, and a most-recent list waits until the cache has caught up."""
+    """Three configmaps written one after another, and seen by the watch cache; the revision after
+    the first and the last."""
     path = f"/api/v1/namespaces/{namespace}/configmaps"
     first = client.post(path, json={"metadata": {"name": "a"}}).json()["metadata"]["resourceVersion"]
     client.post(path, json={"metadata": {"name": "b"}})
     last = client.post(path, json={"metadata": {"name": "c"}}).json()["metadata"]["resourceVersion"]
-    client.get(path).raise_for_status()
+    until_cached(client, path, last)
     return {"path": path, "first": first, "last": last}
 
 
