@@ -59,7 +59,9 @@ LEVEL = {
     "spec": {
         "type": "Limited",
         "limited": {
-            "nominalConcurrencyShares": 245,  # half the shares of 6 seats: 3
+            # The built-in levels have 245 shares; with this one and bench-other, 490 of 1,225 shares
+            # of 6 seats: ceil(2.4) = 3 seats each.
+            "nominalConcurrencyShares": 490,
             "lendablePercent": 0,
             "borrowingLimitPercent": 0,
             "limitResponse": {"type": "Queue", "queuing": {"queues": 16, "handSize": 4, "queueLengthLimit": 8}},

@@ -15,6 +15,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable
+from functools import partial
 
 from quart import Response
 
@@ -148,6 +149,7 @@ class PriorityAndFairness:
         self, request: ApiRequest, info: RequestInfo, flow: FlowMetrics, level: Level, queued: Request, kind: str
     ) -> str | None:
         self.metrics.note(WAITING, kind, 1)
+        queued.on_dispatch = partial(lanes.dispatched, lanes.LANE.get())
         refused: str | None = "cancelled"
         try:
             refused = await level.queues.wait(queued, wait_limit(request, info))
@@ -162,7 +164,7 @@ class PriorityAndFairness:
         """The request executes from now on; returns what ends that (once, whoever calls it first)."""
         started = time.monotonic()
         done = False
-        lane = lanes.enter(background=queued.backlogged)
+        lane = lanes.enter(background=queued.crowded)
         self.metrics.note(EXECUTING, kind, 1)
 
         def finish() -> None:

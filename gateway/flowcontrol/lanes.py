@@ -9,15 +9,18 @@ milliseconds APF lets it wait for a seat would become many times more.
 
 So every context carries a ``Lane``:
 
-- A request dispatched while its flow still has requests waiting in its queue (a flow APF holds
-  back), or refused with a 429, runs in the background lane: its callbacks run only when no
-  foreground callback has become ready since the last background one.
+- A request dispatched while other requests of its flow wait or execute in its level (a flow with
+  more than one request at a time: one APF holds back when its level is full), or refused with a
+  429, runs in the background lane: its callbacks run only when no foreground callback has become
+  ready since the last background one. A flow with one request at a time stays in the foreground.
 - Among background callbacks, the oldest dispatched request's run first, so that its seats come
   back as soon as they can: taking turns, three requests on one CPU would all end late, and a
-  mouse waiting for a seat would wait for the last of them.
+  mouse waiting for a seat would wait for the last of them. A request dispatched from a queue
+  takes its place in that order as it is dispatched, before its task wakes up: it holds its seats
+  from then on.
 - A connection keeps the lane of its last request for the next one read from it, which is parsed,
   authenticated and classified before APF knows whose it is; those arrivals come after every
-  dispatched request. A request dispatched without a backlog brings its connection back to the
+  dispatched request. A request dispatched alone of its flow brings its connection back to the
   foreground.
 - A watch returns to the foreground once its initial events are sent, when it gives its seats back.
 - Background work is never starved: once ``MAX_DEFERRAL`` has passed without a background callback,
@@ -67,13 +70,23 @@ def open_connection() -> None:
     LANE.set(Lane(False, ARRIVALS))
 
 
+def dispatched(lane: Lane | None) -> None:
+    """A request that waited in a queue has just been dispatched (``lane`` is its connection's): its
+    wake-up, and its execution after it, come in dispatch order — before the arrivals, whose order it
+    had while it waited, and which would otherwise keep its seats idle."""
+    if lane is not None:
+        lane.order = next(_dispatches)
+
+
 def enter(background: bool) -> Lane:
-    """The current request's own lane, from now on; its connection's next request starts in the
-    same one (background or not)."""
+    """The current request's own lane, from now on, in its dispatch order; its connection's next
+    request starts in the same one (background or not)."""
     connection = LANE.get()
+    order = ARRIVALS
     if connection is not None:
-        connection.background = background
-    lane = Lane(background, next(_dispatches))
+        order = connection.order  # dispatched() gave it one if it waited
+        connection.background, connection.order = background, ARRIVALS
+    lane = Lane(background, next(_dispatches) if order == ARRIVALS else order)
     LANE.set(lane)
     return lane
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -62,7 +63,9 @@ class Request:
     arrival_r: int = 0  # R when it arrived (seat-nanoseconds)
     queue: Queue | None = None
     decision: asyncio.Future[bool] | None = None  # True: execute; set when dispatched
+    on_dispatch: Callable[[], None] | None = None  # called as it leaves its queue, before its waiter wakes
     start_ns: int = 0  # monotonic nanoseconds when it started executing
+    crowded: bool = False  # other requests of its flow were in the level when it was dispatched
     seats: int = field(init=False)  # the most seats it occupies
     work: int = field(init=False)  # seat-nanoseconds: the initial seats' guessed service time + the final seats' hold
 
@@ -78,12 +81,8 @@ class Request:
         )
 
     @property
-    def backlogged(self) -> bool:
-        """Whether requests of its flow still wait in the queue this one came through."""
-        queue = self.queue
-        if queue is None:
-            return False
-        return any(r.flow_schema == self.flow_schema and r.distinguisher == self.distinguisher for r in queue.waiting)
+    def flow(self) -> tuple[str, str]:
+        return self.flow_schema, self.distinguisher
 
 
 @dataclass(slots=True, eq=False)
@@ -120,6 +119,7 @@ class QueueSet:
         self.active_queues = 0
         self.waiting_queues: set[Queue] = set()  # the queues with requests waiting
         self.hands: dict[int, list[int]] = {}  # dealt hands by flow hash
+        self.flows: dict[tuple[str, str], int] = {}  # requests of each flow waiting or executing
 
     # ---- configuration --------------------------------------------------------------------------
     def configure(self, queues: int, hand_size: int, queue_length_limit: int) -> None:
@@ -175,12 +175,14 @@ class QueueSet:
             if not self._can_accommodate(request.seats):
                 self.observer.rejected(request.flow_schema, CONCURRENCY_LIMIT)
                 return CONCURRENCY_LIMIT
+            self._admit(request)
             self._execute(request)
             return None
         queue = self.queues[self._shuffle_shard(hash_value)]
         if self.seats_in_use >= self.limit and len(queue.waiting) >= self.queue_length_limit:
             self.observer.rejected(request.flow_schema, QUEUE_FULL)
             return QUEUE_FULL
+        self._admit(request)
         if queue.empty:
             queue.next_dispatch_r = self.current_r
         was_empty = queue.empty
@@ -205,6 +207,16 @@ class QueueSet:
         self._demand_changed()
         self._dispatch_as_much_as_possible()
         return None
+
+    def _admit(self, request: Request) -> None:
+        self.flows[request.flow] = self.flows.get(request.flow, 0) + 1
+
+    def _leave(self, request: Request) -> None:
+        left = self.flows[request.flow] - 1
+        if left:
+            self.flows[request.flow] = left
+        else:
+            del self.flows[request.flow]
 
     def _shuffle_shard(self, hash_value: int) -> int:
         """The queue of the flow's hand with the least waiting work, visiting the hand from a
@@ -264,6 +276,8 @@ class QueueSet:
         self._dispatch(request, chosen)
         self._bound(chosen)
         assert request.decision is not None
+        if request.on_dispatch is not None:
+            request.on_dispatch()
         request.decision.set_result(True)
         return True
 
@@ -282,6 +296,7 @@ class QueueSet:
 
     def _execute(self, request: Request) -> None:
         request.start_ns = time.monotonic_ns()
+        request.crowded = self.flows[request.flow] > 1
         self.requests_executing += 1
         self.seats_in_use += request.seats
         self.observer.executing(request.flow_schema, 1, request.seats)
@@ -325,6 +340,7 @@ class QueueSet:
         self.seats_waiting -= request.seats
         self.observer.waiting(request.flow_schema, -1, -request.seats)
         self.observer.rejected(request.flow_schema, reason)
+        self._leave(request)
         self._bound(queue)
         self._remove_if_surplus(queue)
         self._demand_changed()
@@ -334,6 +350,7 @@ class QueueSet:
         """The request ended: its initial seats free now, its final seats after its additional latency."""
         self._sync_time()
         self.requests_executing -= 1
+        self._leave(request)
         queue = request.queue
         if queue is not None:
             was_empty = queue.empty

@@ -8,6 +8,7 @@ import asyncio
 import contextvars
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from gateway.flowcontrol import lanes
@@ -126,22 +127,59 @@ def test_a_connection_reads_its_next_request_in_the_lane_of_its_last_one() -> No
     assert run(scenario) == [False, True, True, False]
 
 
-def test_a_request_is_backlogged_while_its_flow_waits_behind_it() -> None:
+def test_a_request_is_crowded_when_others_of_its_flow_wait_or_execute_as_it_is_dispatched() -> None:
     async def scenario(loop: LaneLoop) -> None:
-        qs, _ = queue_set(1, queues=1)  # one queue: every flow shares it
+        qs, _ = queue_set(2, queues=1)  # one queue: every flow shares it
         elephants = [Request("elephant", "e", WorkEstimate(1)) for _ in range(3)]
         mouse = Request("mouse", "m", WorkEstimate(1))
         for r in [*elephants, mouse]:
             assert qs.start(r, 0) is None
-        assert elephants[0].backlogged  # its flow's two others wait in its queue
+        assert not elephants[0].crowded  # alone in the level when it was dispatched
+        assert elephants[1].crowded  # beside the first
         qs.finish(elephants[0])
-        assert elephants[1].decision is not None and elephants[1].decision.done()
-        assert elephants[1].backlogged
-        qs.finish(elephants[1])
         assert elephants[2].decision is not None and elephants[2].decision.done()
-        assert not elephants[2].backlogged  # the last of its flow: the mouse behind it is another flow
-        qs.finish(elephants[2])
+        assert elephants[2].crowded  # the second still executes
+        qs.finish(elephants[1])
         assert mouse.decision is not None and mouse.decision.done()
-        assert not mouse.backlogged
+        assert not mouse.crowded  # the only one of its flow, whatever else runs
+        qs.finish(elephants[2])
+        qs.finish(mouse)
+        assert qs.flows == {}
 
     run(scenario)
+
+
+def test_a_request_dispatched_from_a_queue_wakes_up_before_the_arrivals() -> None:
+    """Its seats are taken from the moment it is dispatched: its task's next step comes before the
+    steps of requests not yet dispatched (its connection's lane had their order while it waited),
+    and after those of requests dispatched before it."""
+
+    async def scenario(loop: LaneLoop) -> list[str]:
+        qs, _ = queue_set(1, queues=1)
+        log: list[str] = []
+        running = Request("elephant", "e", WorkEstimate(1))
+        assert qs.start(running, 0) is None
+        waiting = Request("elephant", "e", WorkEstimate(1))
+        assert qs.start(waiting, 0) is None and waiting.decision is not None
+
+        async def waiter() -> None:
+            waiting.on_dispatch = partial(lanes.dispatched, LANE.get())
+            asleep.set()
+            await qs.wait(waiting, 10)
+            lane = lanes.enter(background=True)
+            assert lane.order < lanes.ARRIVALS
+            await steps(log, "dispatched", 2)
+
+        connection = Lane(True, lanes.ARRIVALS)
+        asleep = asyncio.Event()
+        woken = loop.create_task(waiter(), context=in_lane(connection))
+        await asleep.wait()
+        older = loop.create_task(steps(log, "older", 2), context=in_lane(Lane(True, 0)))
+        arrival = loop.create_task(steps(log, "arrival", 3), context=in_lane(Lane(True, lanes.ARRIVALS)))
+        qs.finish(running)  # dispatches the waiter
+        assert connection.order < lanes.ARRIVALS
+        await asyncio.gather(woken, older, arrival)
+        assert connection.order == lanes.ARRIVALS  # its connection's next request arrives as any other
+        return log
+
+    assert run(scenario) == ["older0", "older1", "dispatched0", "dispatched1", "arrival0", "arrival1", "arrival2"]
