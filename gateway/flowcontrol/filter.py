@@ -149,10 +149,14 @@ class PriorityAndFairness:
         self, request: ApiRequest, info: RequestInfo, flow: FlowMetrics, level: Level, queued: Request, kind: str
     ) -> str | None:
         self.metrics.note(WAITING, kind, 1)
-        queued.on_dispatch = partial(lanes.dispatched, lanes.LANE.get())
+        connection = lanes.LANE.get()
+        queued.on_dispatch = partial(lanes.dispatched, connection)
         refused: str | None = "cancelled"
         try:
             refused = await level.queues.wait(queued, wait_limit(request, info))
+        except BaseException:
+            lanes.undispatched(connection)
+            raise
         finally:
             self.metrics.note(WAITING, kind, -1)
             flow.waited[refused is None].observe(time.monotonic() - queued.arrival)

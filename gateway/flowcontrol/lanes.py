@@ -78,6 +78,13 @@ def dispatched(lane: Lane | None) -> None:
         lane.order = next(_dispatches)
 
 
+def undispatched(lane: Lane | None) -> None:
+    """The request ``dispatched`` was about will not execute after all (cancelled as it woke up):
+    its connection's next request arrives as any other."""
+    if lane is not None:
+        lane.order = ARRIVALS
+
+
 def enter(background: bool) -> Lane:
     """The current request's own lane, from now on, in its dispatch order; its connection's next
     request starts in the same one (background or not)."""
