@@ -9,14 +9,14 @@ storage calls by the object store of each resource; watches by the Cacher; the o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Iterator, Mapping
+from typing import NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from gateway.loophistogram import LoopHistogram
+from gateway.loophistogram import LoopHistogram, LoopHistogramChild
 from gateway.request import ApiRequest
 from protokube.schema.registry import Resource
 
@@ -56,35 +56,47 @@ VALID_VERBS = frozenset(
 CONNECT_SUBRESOURCES = frozenset({"log", "exec", "portforward", "attach", "proxy"})
 HEALTH_PATHS = frozenset({"healthz", "livez", "readyz"})
 APPLY_PATCH = "application/apply-patch+yaml"
+# A finished request's counter, duration histogram and (GET and LIST) response-size histogram.
+FinishedChildren = tuple[Counter, LoopHistogramChild, LoopHistogramChild | None]
+READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REQUEST_LABELS = ["verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"]
 RESOURCE_LABELS = ["verb", "group", "version", "resource", "subresource", "scope", "component"]
 
 
-def request_labels(request: ApiRequest) -> dict[str, str]:
+class RequestLabels(NamedTuple):
+    """What a request addressed, in RESOURCE_LABELS' order (a tuple: the metrics' children are
+    looked up by it)."""
+
+    verb: str
+    group: str = ""
+    version: str = ""
+    resource: str = ""
+    subresource: str = ""
+    scope: str = ""
+    component: str = COMPONENT
+
+
+def request_labels(request: ApiRequest) -> RequestLabels:
     """upstream's MonitorRequest labels: the cleaned verb (GET vs LIST, WATCH, APPLY, CONNECT), the
-    scope (resource, namespace, cluster, or empty for non-resource paths), dry_run."""
+    scope (resource, namespace, cluster, or empty for non-resource paths)."""
     info = request.info
     verb = request.method.upper()
-    labels = {"group": "", "version": "", "resource": "", "subresource": "", "scope": "", "component": COMPONENT}
     if info is not None and info.is_resource_request:
         scope = "resource" if info.name or info.verb == "create" else "namespace" if info.namespace else "cluster"
-        labels.update(
-            group=info.group, version=info.version, resource=info.resource, subresource=info.subresource, scope=scope
-        )
         if verb in ("GET", "HEAD"):
             verb = "WATCH" if info.verb == "watch" else "GET" if scope == "resource" else "LIST"
         if verb == "PATCH" and request.header("Content-Type") == APPLY_PATCH:
             verb = "APPLY"
         if info.subresource in CONNECT_SUBRESOURCES:
             verb = "CONNECT"
-    else:
-        if verb == "HEAD":
-            verb = "GET"
-        if info is not None and info.parts and info.parts[0] in HEALTH_PATHS:
-            labels["subresource"] = request.path  # health endpoints are instrumented with their path
-            labels["component"] = ""
-    labels["verb"] = verb if verb in VALID_VERBS else "other"
-    return labels
+        verb = verb if verb in VALID_VERBS else "other"
+        return RequestLabels(verb, info.group, info.version, info.resource, info.subresource, scope)
+    if verb == "HEAD":
+        verb = "GET"
+    verb = verb if verb in VALID_VERBS else "other"
+    if info is not None and info.parts and info.parts[0] in HEALTH_PATHS:
+        return RequestLabels(verb, subresource=request.path, component="")  # health endpoints: by path
+    return RequestLabels(verb)
 
 
 def dry_run_label(request: ApiRequest) -> str:
@@ -195,6 +207,8 @@ class Metrics:
             ["request_kind"],
             registry=registry,
         )
+        self._in_flight = {True: self.inflight.labels("readOnly"), False: self.inflight.labels("mutating")}
+        self._finished: dict[tuple[RequestLabels, str, int], FinishedChildren] = {}
         self.registered_watchers = Gauge(
             "apiserver_registered_watchers",
             "Number of currently registered watchers for a given resources",
@@ -254,30 +268,36 @@ class Metrics:
     def storage(self, resource: Resource) -> StorageMetrics:
         return StorageMetrics(self, resource)
 
-    @contextlib.contextmanager
-    def in_flight(self, request: ApiRequest) -> Iterator[None]:
-        """apiserver_current_inflight_requests while the request is handled (a watch until it streams)."""
-        gauge = self.inflight.labels("readOnly" if request.method in ("GET", "HEAD", "OPTIONS") else "mutating")
-        gauge.inc()
-        try:
-            yield
-        finally:
-            gauge.dec()
+    def in_flight(self, request: ApiRequest) -> Gauge:
+        """apiserver_current_inflight_requests of the request's kind: up while it is handled (a watch
+        until it streams)."""
+        return self._in_flight[request.method in READ_ONLY_METHODS]
 
-    def watch_started(self, labels: dict[str, str]) -> Callable[[], None]:
+    def watch_started(self, labels: RequestLabels) -> Callable[[], None]:
         """Counts a watch as long-running; returns what to call when it ends."""
-        gauge = self.longrunning.labels(*(labels[k] for k in RESOURCE_LABELS))
+        gauge = self.longrunning.labels(*labels)
         gauge.inc()
         return gauge.dec
 
     def request_finished(
-        self, request: ApiRequest, labels: dict[str, str], code: int, seconds: float, size: int | None
+        self, request: ApiRequest, labels: RequestLabels, code: int, seconds: float, size: int | None
     ) -> None:
-        dry_run = dry_run_label(request)
-        self.requests.labels(labels["verb"], dry_run, *(labels[k] for k in REQUEST_LABELS[2:]), str(code)).inc()
-        self.durations.labels(labels["verb"], dry_run, *(labels[k] for k in REQUEST_LABELS[2:])).observe(seconds)
-        if labels["verb"] in ("GET", "LIST") and size is not None:
-            self.response_sizes.labels(*(labels[k] for k in RESOURCE_LABELS)).observe(size)
+        key = (labels, dry_run_label(request), code)
+        children = self._finished.get(key)
+        if children is None:
+            children = self._finished[key] = self._children(*key)
+        count, duration, sizes = children
+        count.inc()
+        duration.observe(seconds)
+        if sizes is not None and size is not None:
+            sizes.observe(size)
+
+    def _children(self, labels: RequestLabels, dry_run: str, code: int) -> FinishedChildren:
+        """The metrics a request with these labels, dry-run value and code is counted in (looked up
+        once: a label lookup costs more than the observation)."""
+        by_request = (labels.verb, dry_run, *labels[1:])
+        sizes = self.response_sizes.labels(*labels) if labels.verb in ("GET", "LIST") else None
+        return self.requests.labels(*by_request, str(code)), self.durations.labels(*by_request), sizes
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -20,11 +20,15 @@ class Instrumentation:
 
     async def __call__(self, request: ApiRequest) -> Response:
         started = time.monotonic()
-        with self.metrics.in_flight(request):
+        in_flight = self.metrics.in_flight(request)
+        in_flight.inc()
+        try:
             response = await self.next(request)
+        finally:
+            in_flight.dec()
         labels = request_labels(request)  # what the request addressed is known now
         size = response.content_length  # None for a streamed body
-        if labels["verb"] == "WATCH" and size is None:  # the watch goes on after this returns
+        if labels.verb == "WATCH" and size is None:  # the watch goes on after this returns
             request.on_stream_end.append(self.metrics.watch_started(labels))
         self.metrics.request_finished(request, labels, response.status_code, time.monotonic() - started, size)
         return response

@@ -19,6 +19,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from functools import partial
 
 from quart import Response
 
@@ -90,16 +91,28 @@ class RequestTimeout:
             timeout = requested
         if timeout <= 0:
             return await self.next(request)
-        handler = asyncio.ensure_future(self.next(request))
+        loop = asyncio.get_running_loop()
+        handler = loop.create_task(self.next(request))
+        settled = loop.create_future()  # by the handler's end or the deadline, whichever comes first
+        settle = partial(_settle, settled)
+        handler.add_done_callback(settle)
+        deadline = loop.call_later(timeout, settle)
         try:
-            done, _ = await asyncio.wait({handler}, timeout=timeout)
+            await settled
         except asyncio.CancelledError:  # the client left: its request goes with it (frees a queue place)
             handler.cancel()
             raise
-        if done:
+        finally:
+            deadline.cancel()
+        if handler.done():
             return handler.result()
         handler.add_done_callback(_post_timeout(request, time.monotonic()))
         return Response(TIMEOUT_BODY, status=504, content_type="text/plain; charset=utf-8")
+
+
+def _settle(settled: asyncio.Future[None], *_: object) -> None:
+    if not settled.done():
+        settled.set_result(None)
 
 
 def _post_timeout(request: ApiRequest, timed_out_at: float) -> Callable[[asyncio.Future], None]:
