@@ -56,7 +56,7 @@ from gateway.filters.chain import build_handler_chain
 from gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT
 from gateway.flowcontrol.system import FlowControl
 from gateway.health import Check, CheckFailed, HealthEndpoint, ping
-from gateway.metrics import Metrics
+from gateway.metrics import Metrics, RequestLabels
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
 from gateway.objects.codecs import codec_for, kind_codec
 from gateway.params import WriteOptions
@@ -144,7 +144,8 @@ class APIServer:
         self.server_address = server_address
         self.registry = registry
         self.settings = settings
-        self.metrics = Metrics(object_counts=self._object_counts)
+        self.metrics = Metrics(object_counts=self._object_counts, served=self._served)
+        self._health_paths: frozenset[str] = frozenset()
         self.rbac = RBACIndex()
         self.authorizer = self._authorizer()
         self.stores: dict[tuple[str, str, str], Store] = {}
@@ -182,6 +183,11 @@ class APIServer:
             settings.priority_and_fairness, inflight, self.stores, self.cachers, self.metrics.registry
         )
         health = health_endpoints(self._health_checks())
+        self._health_paths = frozenset(
+            f"/{name}{suffix}"
+            for name, endpoint in health.items()
+            for suffix in ("", *(f"/{check.name}" for check in endpoint.checks))
+        )
         extra = self.flow_control.routes()
         issuer = settings.service_account_tokens
         if issuer is not None:
@@ -324,6 +330,13 @@ class APIServer:
         """system:masters first, then the --authorization-mode list (upstream's order)."""
         modes: dict[str, Authorizer] = {"RBAC": self.rbac, "AlwaysAllow": AlwaysAllow(), "AlwaysDeny": AlwaysDeny()}
         return Privileged(Union([modes[mode] for mode in self.settings.authorization_modes]))
+
+    def _served(self, labels: RequestLabels) -> bool:
+        """Whether a request's metric labels name what this server serves (see Metrics)."""
+        if labels.resource:
+            resource = self.registry.resource(labels.group, labels.version, labels.resource)
+            return resource is not None and (not labels.subresource or labels.subresource in resource.subresources)
+        return not labels.subresource or labels.subresource in self._health_paths
 
     def _object_counts(self) -> dict[str, int]:
         """apiserver_storage_objects: what each ready watch cache holds."""

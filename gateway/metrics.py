@@ -168,7 +168,14 @@ def _task_count() -> int:
 
 
 class Metrics:
-    def __init__(self, object_counts: Callable[[], Mapping[str, int]] = dict) -> None:
+    def __init__(
+        self,
+        object_counts: Callable[[], Mapping[str, int]] = dict,
+        served: Callable[[RequestLabels], bool] = lambda _: True,
+    ) -> None:
+        """``served``: whether the server serves what a request's labels name — a group, version,
+        resource and subresource, or a health endpoint's path."""
+        self.served = served
         registry = self.registry = CollectorRegistry()
         self.requests = Counter(
             "apiserver_request_total",
@@ -285,7 +292,13 @@ class Metrics:
         key = (labels, dry_run_label(request), code)
         children = self._finished.get(key)
         if children is None:
-            children = self._finished[key] = self._children(*key)
+            if not self.served(labels):
+                # Named by the client's path alone (a 404, or a 401 or 403 before routing): counted
+                # without those names, or any client could grow the metrics without bound.
+                key = (RequestLabels(labels.verb, scope=labels.scope, component=labels.component), *key[1:])
+                children = self._finished.get(key)
+            if children is None:
+                children = self._finished[key] = self._children(*key)
         count, duration, sizes = children
         count.inc()
         duration.observe(seconds)

@@ -117,3 +117,27 @@ def test_metrics_cover_requests_storage_and_watches(client: httpx.Client, namesp
     etcd = found["etcd_request_duration_seconds"]
     assert value(etcd, "etcd_request_duration_seconds_count", operation="create", type="configmaps") >= 1
     assert value(found["etcd_requests"], "etcd_requests_total", operation="create", type="configmaps") >= 1
+
+
+def test_paths_the_server_does_not_serve_are_counted_without_their_names(client: httpx.Client, namespace: str) -> None:
+    """A group, resource, subresource or health check named by the client's path alone would make
+    a label set per request: they are counted with those labels empty."""
+    unserved = [
+        "/api/v1/nosuchthings",
+        "/apis/nosuch.example.com/v1/widgets",
+        f"/api/v1/namespaces/{namespace}/configmaps/m/nosuchsubresource",
+        "/healthz/nosuchcheck",
+    ]
+    for path in unserved:
+        assert client.get(path).status_code == 404
+    assert client.get("/healthz/etcd").status_code == 200
+    samples = families(client)["apiserver_request"]
+    named = {
+        value
+        for s in samples
+        for value in (s.labels.get("resource"), s.labels.get("subresource"), s.labels.get("group"))
+    }
+    assert not named & {"nosuchthings", "widgets", "nosuch.example.com", "nosuchsubresource", "/healthz/nosuchcheck"}
+    assert value(samples, "apiserver_request_total", verb="LIST", resource="", scope="cluster", code="404") >= 2
+    assert value(samples, "apiserver_request_total", verb="GET", subresource="", component="", code="404") >= 1
+    assert value(samples, "apiserver_request_total", verb="GET", subresource="/healthz/etcd", code="200") >= 1
