@@ -174,7 +174,7 @@ def test_a_request_dispatched_from_a_queue_wakes_up_before_the_arrivals() -> Non
         asleep = asyncio.Event()
         woken = loop.create_task(waiter(), context=in_lane(connection))
         await asleep.wait()
-        older = loop.create_task(steps(log, "older", 2), context=in_lane(Lane(True, 0)))
+        older = loop.create_task(steps(log, "older", 2), context=in_lane(Lane(True, -1)))  # before any dispatch
         arrival = loop.create_task(steps(log, "arrival", 3), context=in_lane(Lane(True, lanes.ARRIVALS)))
         qs.finish(running)  # dispatches the waiter
         assert connection.order < lanes.ARRIVALS
