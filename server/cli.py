@@ -11,6 +11,7 @@ from pathlib import Path
 
 import uvloop
 
+from protokube import heap
 from protokube.cliargs import Parser, directory, host_port, is_loopback, lock_data_dir
 from server.app import ServerTLS, StorageOptions, start_storage
 
@@ -105,6 +106,7 @@ async def serve(args: argparse.Namespace) -> None:
         metrics_listen=args.listen_metrics or "",
         tls=server_tls(args),
     )
+    heap.settle()  # the keyspace loaded: frozen (protokube/heap.py)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
