@@ -145,7 +145,6 @@ class APIServer:
         self.registry = registry
         self.settings = settings
         self.metrics = Metrics(object_counts=self._object_counts, served=self._served)
-        self._health_paths: frozenset[str] = frozenset()
         self.rbac = RBACIndex()
         self.authorizer = self._authorizer()
         self.stores: dict[tuple[str, str, str], Store] = {}
@@ -183,7 +182,7 @@ class APIServer:
             settings.priority_and_fairness, inflight, self.stores, self.cachers, self.metrics.registry
         )
         health = health_endpoints(self._health_checks())
-        self._health_paths = frozenset(
+        self._health_paths: frozenset[str] = frozenset(  # for _served
             f"/{name}{suffix}"
             for name, endpoint in health.items()
             for suffix in ("", *(f"/{check.name}" for check in endpoint.checks))
