@@ -59,13 +59,11 @@ APPLY_PATCH = "application/apply-patch+yaml"
 # A finished request's counter, duration histogram and (GET and LIST) response-size histogram.
 FinishedChildren = tuple[Counter, LoopHistogramChild, LoopHistogramChild | None]
 READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-REQUEST_LABELS = ["verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"]
-RESOURCE_LABELS = ["verb", "group", "version", "resource", "subresource", "scope", "component"]
 
 
 class RequestLabels(NamedTuple):
-    """What a request addressed, in RESOURCE_LABELS' order (a tuple: the metrics' children are
-    looked up by it)."""
+    """What a request addressed: the labels of the metrics by resource, in their order (a tuple:
+    the metrics' children are looked up by it)."""
 
     verb: str
     group: str = ""
@@ -74,6 +72,10 @@ class RequestLabels(NamedTuple):
     subresource: str = ""
     scope: str = ""
     component: str = COMPONENT
+
+
+RESOURCE_LABELS = RequestLabels._fields
+REQUEST_LABELS = (RESOURCE_LABELS[0], "dry_run", *RESOURCE_LABELS[1:])  # verb, dry_run, group, ...
 
 
 def request_labels(request: ApiRequest) -> RequestLabels:
