@@ -10,23 +10,17 @@ otherwise only from the gateway.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import logging
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from protokube.parent import child_env
+
 log = logging.getLogger("protokube.storage")
 RESTART_MIN, RESTART_MAX = 0.5, 10.0  # seconds before a restart, doubling after quick failures
 STABLE_AFTER = 60.0  # a child that ran this long resets the delay
-
-
-def die_with_parent() -> None:
-    """In the child: receive SIGTERM when the gateway process dies (Linux's PR_SET_PDEATHSIG)."""
-    pr_set_pdeathsig = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 class EmbeddedStorage:
@@ -45,9 +39,7 @@ class EmbeddedStorage:
         # stderr is the gateway's own: the child's messages show where the gateway's do.
         # Its own process group: a signal to ours (Ctrl-C, `kill -- -PGID`) reaches the gateway, which
         # finishes its last writes (leader election's release) before it stops the child itself.
-        child = subprocess.Popen(
-            self.command, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent, process_group=0
-        )
+        child = subprocess.Popen(self.command, stdout=subprocess.PIPE, text=True, env=child_env(), process_group=0)
         assert child.stdout is not None
         line = child.stdout.readline()
         if "listening" not in line:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from gateway.embedded import die_with_parent
+from protokube.parent import child_env
 
 # Options of the first process that workers must not repeat (they get their own).
 OWN_OPTIONS = ("--gateways", "--storage")
@@ -38,8 +38,7 @@ def worker_argv(argv: list[str], storage: str, index: int, compaction: bool) -> 
 
 def start_workers(argv: list[str], storage: str, count: int, compaction: bool) -> list[subprocess.Popen[bytes]]:
     return [
-        subprocess.Popen(worker_argv(argv, storage, index, compaction), preexec_fn=die_with_parent)
-        for index in range(1, count)
+        subprocess.Popen(worker_argv(argv, storage, index, compaction), env=child_env()) for index in range(1, count)
     ]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from protokube.parent import die_with_parent
+
 # sub-command -> ("module:function(argv) -> int", help); the module is imported only when chosen.
 COMMANDS = {
     "serve": ("gateway.cli:main", "run the API server: HTTP gateway plus embedded storage"),
@@ -25,6 +27,7 @@ def usage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    die_with_parent()  # when a protokube process started this one as its child
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
         return 0 if argv else 2

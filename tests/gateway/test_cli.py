@@ -204,7 +204,7 @@ def test_several_gateway_processes_share_the_addresses(tmp_path: Path) -> None:
     try:
         children = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children").read_text().split()
         workers = [p for p in children if b"--gateway-index" in Path(f"/proc/{p}/cmdline").read_bytes()]
-        assert len(workers) == 1
+        assert len(workers) == 1, "".join(server.log)
         posts = 20
         for _ in range(posts):
             with httpx.Client(base_url=server.url, timeout=10) as fresh:  # a new connection each time
