@@ -43,12 +43,11 @@ from gateway.storage.endpoints import EndpointError
 from gateway.storage.etcd import ClientTLS, EtcdBackend
 from gateway.workers import start_workers, stop_workers
 from protokube import heap
-from protokube.cliargs import Parser, directory, host_port, is_loopback, lock_data_dir
+from protokube.cliargs import DEFAULT_DATA_DIR, Parser, directory, host_port, is_loopback, lock_data_dir
 from protokube.schema import descriptors
 from protokube.schema.registry import build
 from protokube.schema.wellknown import parse_duration
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 WATCH_DRAIN_SECONDS = 0.5
 log = logging.getLogger("protokube.serve")
@@ -63,7 +62,9 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         metavar="HOST:PORT",
         help="also serve plain HTTP here (loopback only); every request on it acts as system:masters",
     )
-    p.add_argument("--data-dir", type=directory, default=DEFAULT_DATA_DIR, help="certificates, kubeconfig, storage")
+    p.add_argument(
+        "--data-dir", type=directory, default=str(DEFAULT_DATA_DIR), help="certificates, kubeconfig, storage"
+    )
     p.add_argument(
         "--storage",
         help="HOST:PORT or unix://PATH of an etcd-v3 API endpoint, or the members of an etcd cluster as "

@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import NoReturn
 
 USAGE_ERROR = 2
+# The data dir of `make run`: data/ beside the sources (git ignores it). Options give it as a str
+# default: argparse applies their ``type`` (``directory``, which makes it) to str defaults only.
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 
 class Parser(argparse.ArgumentParser):

@@ -12,10 +12,8 @@ from pathlib import Path
 import uvloop
 
 from protokube import heap
-from protokube.cliargs import Parser, directory, host_port, is_loopback, lock_data_dir
+from protokube.cliargs import DEFAULT_DATA_DIR, Parser, directory, host_port, is_loopback, lock_data_dir
 from server.app import ServerTLS, StorageOptions, start_storage
-
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "storage"
 
 
 def _listen(text: str) -> str:
@@ -26,7 +24,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     defaults = StorageOptions()
     p = Parser("protokube storage", __doc__ or "")
     p.add_argument("--listen", default="127.0.0.1:2379", type=_listen, help="HOST:PORT (port 0: any) or unix://PATH")
-    p.add_argument("--data-dir", type=directory, default=DEFAULT_DATA_DIR, help="directory of the database")
+    p.add_argument(
+        "--data-dir", type=directory, default=str(DEFAULT_DATA_DIR / "storage"), help="directory of the database"
+    )
     p.add_argument(
         "--compaction-retention",
         type=float,

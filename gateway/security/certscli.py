@@ -15,9 +15,7 @@ import sys
 from pathlib import Path
 
 from gateway.security import certs, kubeconfig
-from protokube.cliargs import Parser
-
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+from protokube.cliargs import DEFAULT_DATA_DIR, Parser
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -50,6 +50,42 @@ def test_serve_writes_a_kubeconfig_kubectl_uses_as_is(tmp_path: Path) -> None:
         server.kill()
 
 
+# `protokube` with its default data dir moved to argv[1] (the real default is the repository's data/).
+DEFAULT_MOVED = (
+    "import pathlib, sys; import protokube.cliargs as a; a.DEFAULT_DATA_DIR = pathlib.Path(sys.argv[1]); "
+    "from protokube.cli import main; sys.exit(main(sys.argv[2:]))"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "made", "ready"),
+    [
+        (["serve", "--listen", "127.0.0.1:{}", "--insecure-listen", "127.0.0.1:{}"], "", "export KUBECONFIG="),
+        (["storage", "--listen", "127.0.0.1:{}"], "storage", "storage listening on"),
+    ],
+)
+def test_the_default_data_dir_is_made_on_first_start(tmp_path: Path, command: list[str], made: str, ready: str) -> None:
+    """`make run` on a fresh clone: no --data-dir, and no data/ yet."""
+    fresh = tmp_path / "fresh" / "data"
+    argv = [arg.format(free_port()) for arg in command]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DEFAULT_MOVED, str(fresh), *argv],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:  # it ends when the process does
+            lines.append(line)
+            if line.startswith(ready):
+                break
+        assert lines and lines[-1].startswith(ready), "".join(lines)
+        assert (fresh / made).is_dir() and (fresh / made).stat().st_mode & 0o777 == 0o700
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(20)
+
+
 def test_the_installed_command_serves(tmp_path: Path) -> None:
     """`make run` starts the console script `protokube`, not `python -m protokube`."""
     script = Path(sys.executable).parent / "protokube"
