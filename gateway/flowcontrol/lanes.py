@@ -12,7 +12,8 @@ So every context carries a ``Lane``:
 - A request dispatched while other requests of its flow wait or execute in its level (a flow with
   more than one request at a time: one APF holds back when its level is full), or refused with a
   429, runs in the background lane: its callbacks run only when no foreground callback has become
-  ready since the last background one. A flow with one request at a time stays in the foreground.
+  ready since the last background one. A flow with one request at a time stays in the foreground,
+  and so does every request of the exempt level, which APF never holds back.
 - Among background callbacks, the oldest dispatched request's run first, so that its seats come
   back as soon as they can: taking turns, three requests on one CPU would all end late, and a
   mouse waiting for a seat would wait for the last of them. A request dispatched from a queue
@@ -23,6 +24,9 @@ So every context carries a ``Lane``:
   dispatched request. A request dispatched alone of its flow brings its connection back to the
   foreground.
 - A watch returns to the foreground once its initial events are sent, when it gives its seats back.
+- Work done once for many requests waits until the foreground rests (``call_when_resting``): a
+  consistent read's progress request goes out once the readers whose steps are ready have come to
+  it, and they share it.
 - Background work is never starved: once ``MAX_DEFERRAL`` has passed without a background callback,
   one runs whatever is ready.
 
@@ -98,6 +102,26 @@ def enter(background: bool) -> Lane:
     return lane
 
 
+def in_background() -> bool:
+    """Whether the current request runs in the background lane."""
+    lane = LANE.get()
+    return lane is not None and lane.background
+
+
+FIRST = -1  # before every dispatched request (dispatch orders start at 0)
+
+
+def call_when_resting(callback: Callable[[], Any], after_background: bool) -> None:
+    """Run ``callback`` (in no request's context) once the foreground rests, no foreground callback
+    being ready: first of the background's work, or after its ready work too — the dispatched
+    requests' and the arrivals' so far. On another loop: ``call_soon``."""
+    loop = asyncio.get_running_loop()
+    if isinstance(loop, LaneLoop):
+        loop.when_resting(callback, ARRIVALS if after_background else FIRST)
+    else:
+        loop.call_soon(callback)
+
+
 _call_soon = uvloop.Loop.call_soon
 
 
@@ -105,11 +129,13 @@ class LaneLoop(uvloop.Loop):
     def __init__(self) -> None:
         super().__init__()
         self.background: list[tuple[int, int, asyncio.Handle]] = []  # a heap by (lane order, arrival)
-        self.deferred = 0  # background callbacks scheduled so far
+        self.deferred = 0  # requests' background callbacks scheduled so far
+        self.sequence = itertools.count()  # ties of the heap: first scheduled, first run
         self.draining = False
         self.foreground_since = False  # a foreground callback became ready since the last background one
         self.last_background = 0.0
         self.drain_context = Context()  # _drain runs in no request's context (saves a copy per call)
+        self.resting_context = Context()  # when_resting's callbacks too (a context cannot be entered twice)
 
     def call_soon(self, callback: Callable[..., Any], *args: Any, context: Context | None = None) -> asyncio.Handle:
         lane = LANE.get() if context is None else context.get(LANE)
@@ -118,12 +144,19 @@ class LaneLoop(uvloop.Loop):
             return _call_soon(self, callback, *args, context=context)
         handle = asyncio.Handle(callback, args, self, context)
         self.deferred += 1
-        heapq.heappush(self.background, (lane.order, self.deferred, handle))
+        self._defer(lane.order, handle)
+        return handle
+
+    def when_resting(self, callback: Callable[[], Any], order: int) -> None:
+        """``callback`` in the background lane at ``order``, not counted as a request's callback."""
+        self._defer(order, asyncio.Handle(callback, (), self, self.resting_context))
+
+    def _defer(self, order: int, handle: asyncio.Handle) -> None:
+        heapq.heappush(self.background, (order, next(self.sequence), handle))
         if not self.draining:
             self.draining = True
             self.last_background = time.monotonic()
             _call_soon(self, self._drain, context=self.drain_context)
-        return handle
 
     def _drain(self) -> None:
         """Runs after the callbacks that were ready before it; goes to the back again while new

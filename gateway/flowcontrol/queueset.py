@@ -296,7 +296,8 @@ class QueueSet:
 
     def _execute(self, request: Request) -> None:
         request.start_ns = time.monotonic_ns()
-        request.crowded = self.flows[request.flow] > 1
+        # An exempt request is never held back, on the event loop's lanes neither (lanes.py).
+        request.crowded = self.flows[request.flow] > 1 and self.desired_queues != EXEMPT_QUEUES
         self.requests_executing += 1
         self.seats_in_use += request.seats
         self.observer.executing(request.flow_schema, 1, request.seats)

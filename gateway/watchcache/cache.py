@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 from sortedcontainers import SortedDict
 
+from gateway.flowcontrol import lanes
 from gateway.objects.view import ObjectView
 from gateway.selectors import Filter
 from gateway.storage.backend import Compacted, Event, KeyValue, StorageError, Watch, prefix_end
@@ -78,8 +79,9 @@ class WatchCache:
         self.ready = asyncio.Event()
         self._advanced = asyncio.Event()
         self._watch: Watch | None = None
-        # Consistent reads: requests for progress gathered this loop turn, sent, or not yet sendable.
+        # Consistent reads: readers gathered for the next progress request, requests sent, unsendable.
         self._gathering: asyncio.Future[None] | None = None
+        self._urgent = False  # a foreground reader is among the gathered (gateway/flowcontrol/lanes.py)
         self._in_flight: deque[asyncio.Future[None]] = deque()
         self._unsent: list[asyncio.Future[None]] = []
 
@@ -142,7 +144,7 @@ class WatchCache:
                         if response.watch_id == -1 and self._in_flight:  # answers our oldest request
                             self._in_flight.popleft().set_result(None)
                             if self._gathering is not None and not self._in_flight:
-                                self._send_gathered()  # the readers who came meanwhile
+                                self._schedule_send()  # for the readers who came meanwhile
                         delay = RETRY_MIN  # connected and receiving again
             except asyncio.CancelledError:
                 raise
@@ -253,16 +255,27 @@ class WatchCache:
         the readers who arrive while one request is in flight share the next one.
         """
         await self.wait_ready()
-        if self._gathering is None:
-            self._gathering = asyncio.get_running_loop().create_future()
+        urgent = not lanes.in_background()
+        if self._gathering is None or (urgent and not self._urgent):  # the first reader, or foreground one
+            if self._gathering is None:
+                self._gathering = asyncio.get_running_loop().create_future()
+            self._urgent = urgent
             if not self._in_flight:
-                asyncio.get_running_loop().call_soon(self._send_gathered)
+                self._schedule_send()
         waiting = self._gathering
         try:
             async with asyncio.timeout(timeout):  # (no extra task, unlike wait_for)
                 await asyncio.shield(waiting)  # shared: one reader's timeout must not cancel it
         except TimeoutError:
             raise TooLargeResourceVersion(self.revision + 1, self.revision) from None
+
+    def _schedule_send(self) -> None:
+        """Send the gathered readers' progress request when the loop's work ready now has run, so
+        that the readers that work brings here share it: the foreground's work when a foreground
+        reader waits, else the background's too (gateway/flowcontrol/lanes.py). A progress request
+        costs the gateway more CPU than the rest of a read from the cache; sent at once, on a busy
+        CPU that parses one reader at a time, each reader would pay for one."""
+        lanes.call_when_resting(self._send_gathered, after_background=not self._urgent)
 
     def _send_gathered(self) -> None:
         waiting, self._gathering = self._gathering, None

@@ -11,11 +11,13 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
+from gateway.app import NAMESPACES
 from gateway.flowcontrol import lanes
 from gateway.flowcontrol.lanes import LANE, MAX_DEFERRAL, Lane, LaneLoop
-from gateway.flowcontrol.queueset import Request
+from gateway.flowcontrol.queueset import EXEMPT_QUEUES, Request
 from gateway.flowcontrol.seats import WorkEstimate
 
+from .stack import running_server
 from .test_flowcontrol_units import queue_set
 
 
@@ -149,6 +151,19 @@ def test_a_request_is_crowded_when_others_of_its_flow_wait_or_execute_as_it_is_d
     run(scenario)
 
 
+def test_an_exempt_request_is_never_crowded() -> None:
+    async def scenario(loop: LaneLoop) -> None:
+        qs, _ = queue_set(0, queues=EXEMPT_QUEUES)
+        admins = [Request("admin", "a", WorkEstimate(1)) for _ in range(3)]
+        for r in admins:
+            assert qs.start(r, 0) is None
+        assert not any(r.crowded for r in admins)
+        for r in admins:
+            qs.finish(r)
+
+    run(scenario)
+
+
 def test_a_request_dispatched_from_a_queue_wakes_up_before_the_arrivals() -> None:
     """Its seats are taken from the moment it is dispatched: its task's next step comes before the
     steps of requests not yet dispatched (its connection's lane had their order while it waited),
@@ -183,3 +198,81 @@ def test_a_request_dispatched_from_a_queue_wakes_up_before_the_arrivals() -> Non
         return log
 
     assert run(scenario) == ["older0", "older1", "dispatched0", "dispatched1", "arrival0", "arrival1", "arrival2"]
+
+
+def test_when_the_foreground_rests_first_of_the_background_or_after_it() -> None:
+    async def scenario(loop: LaneLoop) -> list[str]:
+        log: list[str] = []
+        started = [
+            loop.create_task(steps(log, "b", 2), context=in_lane(Lane(True, 0))),
+            loop.create_task(steps(log, "f", 2), context=in_lane(Lane(False, lanes.ARRIVALS))),
+        ]
+        await asyncio.sleep(0)  # the foreground task took its first step; the background one waits
+        log.append("called")
+        lanes.call_when_resting(partial(log.append, "last"), after_background=True)
+        lanes.call_when_resting(partial(log.append, "first"), after_background=False)
+        await asyncio.gather(*started)
+        return log
+
+    # "last" comes after the background's later steps too: they are a dispatched request's, before arrivals
+    assert run(scenario) == ["f0", "called", "f1", "first", "b0", "b1", "last"]
+
+
+CONSISTENT_READERS = 8
+
+
+def progress_requests(foreground: bool) -> tuple[int, list[str]]:
+    """Readers that each take three steps (parsing, authenticating...) and then read consistently
+    from a watch cache (over the in-memory storage, which answers a progress request at once), all
+    in the background lane or all in the foreground, with a background request busy beside them:
+    how many progress requests they sent, and in which order the readers and the busy request ended."""
+
+    async def scenario(loop: LaneLoop) -> tuple[int, list[str]]:
+        async with running_server() as server:
+            cache = server.cachers[NAMESPACES].cache
+            await cache.sync()  # its watch is open
+            watch = cache._watch
+            assert watch is not None
+            sent = 0
+            original = watch.request_progress
+
+            def counted() -> None:
+                nonlocal sent
+                sent += 1
+                original()
+
+            watch.request_progress = counted  # type: ignore[method-assign]
+            ended: list[str] = []
+
+            async def reader(name: str) -> None:
+                for _ in range(3):
+                    await asyncio.sleep(0)
+                await cache.sync()
+                ended.append(name)
+
+            async def busy() -> None:
+                for _ in range(200):
+                    await asyncio.sleep(0)
+                ended.append("busy")
+
+            tasks = [loop.create_task(busy(), context=in_lane(Lane(True, -1)))]
+            tasks += [
+                loop.create_task(reader(f"r{i}"), context=in_lane(Lane(not foreground, i)))
+                for i in range(CONSISTENT_READERS)
+            ]
+            await asyncio.gather(*tasks)
+            return sent, ended
+
+    return run(scenario)
+
+
+def test_background_readers_share_a_progress_request_sent_when_the_loop_has_nothing_else_to_run() -> None:
+    """Sent as the first reader came, the request would come back before the next reader's steps
+    ran (the oldest request runs first): one progress request per reader."""
+    sent, ended = progress_requests(foreground=False)
+    assert sent == 1 and ended[0] == "busy"
+
+
+def test_foreground_readers_share_a_progress_request_sent_before_the_background_runs() -> None:
+    sent, ended = progress_requests(foreground=True)
+    assert sent == 1 and ended[-1] == "busy"
