@@ -49,6 +49,16 @@ def respond(
     return response
 
 
+def not_modified(headers: dict[str, str]) -> Response:
+    """A 304 as Go's net/http writes one: the validators and caching headers given, no Content-Type
+    and no Content-Length (which would have to be the full body's; caches merge a 304's headers into
+    the response they keep)."""
+    response = Response(b"", 304, headers=headers)
+    del response.headers["Content-Type"]
+    del response.headers["Content-Length"]
+    return response
+
+
 def status_response(request: ApiRequest, error: StatusError, encoder: Encoder) -> Response:
     body = encoder.message(error.status, STATUS_GVK)
     return respond(request, body, error.code, encoder, error.headers)

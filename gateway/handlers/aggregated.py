@@ -23,7 +23,7 @@ from gateway.negotiation.encoders import JSONEncoder
 from gateway.negotiation.negotiate import Encoder, Formats
 from gateway.registry.apiservicepriorities import discovery_order
 from gateway.request import ApiRequest
-from gateway.responses import respond
+from gateway.responses import not_modified, respond
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 GROUP, KIND = "apidiscovery.k8s.io", "APIGroupDiscoveryList"
@@ -125,9 +125,7 @@ class AggregatedDiscovery:
         _, etag = self._document(document)
         headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
         if request.headers.get("If-None-Match") == etag:
-            not_modified = Response(b"", 304, headers=headers)
-            del not_modified.headers["Content-Type"]
-            return not_modified
+            return not_modified(headers)
         body = self._body(document, want, encoder, request.pretty)
         response = respond(request, body, 200, encoder, headers)
         response.headers["Content-Type"] = want.content_type(encoder)

@@ -24,7 +24,7 @@ from gateway import errors
 from gateway.negotiation.mediatypes import parse_accept
 from gateway.openapi.service import OpenAPIService, Served, server_relative_url
 from gateway.request import ApiRequest
-from gateway.responses import accepts_gzip
+from gateway.responses import accepts_gzip, not_modified
 
 JSON = "application/json"
 V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
@@ -112,7 +112,7 @@ class OpenAPIRoutes:
         }
         if _not_modified(request, served):
             base.pop("Last-Modified")
-            return Response(b"", 304, headers=base)
+            return not_modified(base)
         body = served.body
         if compress and accepts_gzip(request.headers.get("Accept-Encoding")):
             body = served.gzipped
