@@ -255,10 +255,10 @@ def progress_requests(foreground: bool) -> tuple[int, list[str]]:
                     await asyncio.sleep(0)
                 ended.append("busy")
 
-            tasks = [loop.create_task(busy(), context=in_lane(Lane(True, -1)))]
+            tasks = [loop.create_task(busy(), context=in_lane(Lane(True, 0)))]  # dispatched first
             tasks += [
                 loop.create_task(reader(f"r{i}"), context=in_lane(Lane(not foreground, i)))
-                for i in range(CONSISTENT_READERS)
+                for i in range(1, CONSISTENT_READERS + 1)
             ]
             await asyncio.gather(*tasks)
             return sent, ended
