@@ -60,13 +60,14 @@ def rule_allows(rule: Obj, request: Attributes) -> bool:
 
 
 def _resource_matches(resources: Iterable[str], resource: str, subresource: str) -> bool:
+    """upstream's ResourceMatches: ``*``, the exact ``resource/subresource``, or ``*/subresource``.
+
+    ``pods/*`` is no wildcard: it matches only a subresource literally named ``*``.
+    """
     combined = f"{resource}/{subresource}" if subresource else resource
-    for candidate in resources:
-        if candidate in ("*", combined):
-            return True
-        if subresource and candidate in (f"*/{subresource}", f"{resource}/*"):
-            return True
-    return False
+    return any(
+        candidate in ("*", combined) or (subresource and candidate == f"*/{subresource}") for candidate in resources
+    )
 
 
 def _url_matches(urls: Iterable[str], path: str) -> bool:

@@ -26,7 +26,12 @@ from cryptography.x509.oid import NameOID
 
 from tests.gateway.helpers import GatewayProcess, kubectl_path
 
-TOKENS = {"alice-token": ("alice", "u-1", ""), "bob-token": ("bob", "u-2", "devs"), "eve-token": ("eve", "u-3", "")}
+TOKENS = {
+    "alice-token": ("alice", "u-1", ""),
+    "bob-token": ("bob", "u-2", "devs"),
+    "eve-token": ("eve", "u-3", ""),
+    "dave-token": ("dave", "u-4", ""),
+}
 SAR = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 SSAR = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 SSRR = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
@@ -210,6 +215,50 @@ def test_resource_names_subresources_and_non_resource_urls(
         assert bob.get("/healthz/ping").status_code == 200
         assert bob.get("/metrics").status_code == 403  # "/metrics/*" does not match "/metrics"
         assert bob.get("/api/v1/namespaces").status_code == 403
+
+
+def test_a_subresource_wildcard_is_only_star_slash_subresource(
+    server: GatewayProcess, tls: ssl.SSLContext, admin: httpx.Client
+) -> None:
+    """``pods/*`` grants no pod subresource (upstream matches ``*``, ``pods/status`` or ``*/status`` only)."""
+    rules = [
+        {"apiGroups": [""], "resources": ["pods/*"], "verbs": ["get", "patch"]},
+        {"apiGroups": [""], "resources": ["*/log"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]},
+    ]
+    create(admin, f"{RBAC}/clusterroles", role("dave-pods", rules))
+    create(admin, f"{RBAC}/clusterrolebindings", binding("dave-pods", "ClusterRole", "dave-pods", [user("dave")]))
+    with as_user(server, tls, "dave-token") as dave:
+        assert eventually_status(dave, "GET", "/api/v1/namespaces/default", 200).status_code == 200
+        status = dave.get("/api/v1/namespaces/default/pods/p/status")
+        assert status.status_code == 403, status.text
+        assert status.json()["message"] == (
+            'pods "p" is forbidden: User "dave" cannot get resource "pods/status" in API group "" '
+            'in the namespace "default"'
+        )
+        patched = dave.patch(
+            "/api/v1/namespaces/default/pods/p/status",
+            content=b"{}",
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert patched.status_code == 403
+        assert dave.get("/api/v1/namespaces/default/pods/p").status_code == 403
+        assert dave.get("/api/v1/namespaces/default/pods/p/log").status_code == 404  # */log: allowed, no pod
+        review = {
+            "kind": "SelfSubjectAccessReview",
+            "apiVersion": "authorization.k8s.io/v1",
+            "spec": {
+                "resourceAttributes": {
+                    "namespace": "default",
+                    "verb": "get",
+                    "resource": "pods",
+                    "subresource": "status",
+                }
+            },
+        }
+        answer = dave.post(SSAR, json=review)
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["status"]["allowed"] is False
 
 
 def test_a_group_subject_and_a_client_certificate_identity(
