@@ -295,6 +295,7 @@ class APIServer:
             verbs=verbs_served(storage) & frozenset(verbs),
             formats=self.settings.formats.for_codec(codec.protobuf),
             registry=self.registry,
+            authorizer=self.authorizer,
         )
 
     def _tokens(self) -> Tokens:

@@ -8,7 +8,7 @@ request gets 400; option values outside their allowed set give upstream's 422
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
@@ -89,6 +89,9 @@ class WriteOptions:
     field_validation: str = ""
     force: bool | None = None  # PatchOptions only: apply takes fields other managers own
     user: UserInfo = LOOPBACK_USER  # who asks (upstream carries it in the request context)
+    # PUT and PATCH: raises 403 unless ``user`` may create, asked when the write turns into a
+    # create (upstream's withAuthorization); None for the server's own writes.
+    authorize_create: Callable[[], None] | None = None
 
 
 def _dry_run_problems(values: list[str]) -> list[FieldError]:

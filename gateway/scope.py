@@ -16,6 +16,7 @@ from gateway.requestinfo import RequestInfo
 from protokube.schema.registry import Registry, Resource
 
 if TYPE_CHECKING:
+    from gateway.auth.authorization import Authorizer
     from gateway.registry.unsafedelete import UnsafeDeleter
 
 
@@ -27,6 +28,7 @@ class RequestScope:
     verbs: frozenset[str]  # what this storage can serve
     formats: Formats  # the wire formats this resource is served in
     registry: Registry  # every kind the server knows (to word errors about a body's kind)
+    authorizer: Authorizer  # the filter chain's, for what a handler authorizes itself (create on update)
     # Deletes corrupt objects (only with the AllowUnsafeMalformedObjectDeletion gate on).
     unsafe_deleter: UnsafeDeleter | None = None
 

@@ -8,6 +8,7 @@ else needs an RBAC rule. A refusal is a 403 worded as upstream's forbidden respo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from quart import Response
@@ -125,6 +126,25 @@ def forbidden(request: Attributes, reason: str = "") -> errors.StatusError:
     if not request.resource_request:
         return errors.forbidden("", "", "", message)
     return errors.forbidden(request.api_group, request.resource, request.name, message)
+
+
+class CreateAuthorization:
+    """May the user create what a PUT or a PATCH turns into a create (upstream's withAuthorization)?
+    Called by the store when it decides to create; the authorizer is asked once, so retries of a
+    conflicted write reuse its answer."""
+
+    def __init__(self, authorizer: Authorizer, request: ApiRequest, info: RequestInfo) -> None:
+        self.authorizer = authorizer
+        self.asked = replace(attributes(request, info), verb="create")
+        self.decision: Decision | None = None
+
+    def __call__(self) -> None:
+        """403 (upstream's NewForbidden with the authorizer's reason) unless the create is allowed."""
+        if self.decision is None:
+            self.decision = self.authorizer.authorize(self.asked)
+        if not self.decision.allowed:
+            asked = self.asked
+            raise errors.forbidden(asked.api_group, asked.resource, asked.name, self.decision.reason)
 
 
 class Authorization:

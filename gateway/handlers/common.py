@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from gateway import errors
+from gateway.auth.authorization import CreateAuthorization
 from gateway.fieldmanager.options import manager_or_user_agent
 from gateway.negotiation import negotiate
 from gateway.negotiation.bodies import decode_body
@@ -57,3 +58,10 @@ def request_write_options(request: ApiRequest, kind: str, patch_type: str = "") 
     options = write_options(request.query_lists(), kind, patch_type)
     manager = manager_or_user_agent(options.field_manager, request.header("User-Agent"))
     return dataclasses.replace(options, field_manager=manager, user=request.user)
+
+
+def may_create_write_options(request: ApiRequest, scope: RequestScope, kind: str, patch_type: str = "") -> WriteOptions:
+    """The options of a PUT or PATCH, which may turn into a create: the store then authorizes a
+    create by the same user of the same object (upstream's withAuthorization)."""
+    authorize_create = CreateAuthorization(scope.authorizer, request, info_of(request))
+    return dataclasses.replace(request_write_options(request, kind, patch_type), authorize_create=authorize_create)

@@ -16,7 +16,7 @@ from quart import Response
 
 from gateway import errors
 from gateway.errors import FieldError
-from gateway.handlers.common import info_of, negotiated, request_write_options
+from gateway.handlers.common import info_of, may_create_write_options, negotiated
 from gateway.negotiation.bodies import MAX_BODY_BYTES
 from gateway.negotiation.negotiate import Target
 from gateway.objects.codec import Obj
@@ -97,7 +97,7 @@ async def patch(request: ApiRequest, scope: RequestScope) -> Response:
         refused = route_content_type_error(content_type, request.headers.get("Content-Length"), accepted)
         if refused is not None:
             raise refused
-    options = request_write_options(request, "PatchOptions", kind)
+    options = may_create_write_options(request, scope, "PatchOptions", kind)
     body = await request.body()
     if len(body) > MAX_BODY_BYTES:
         raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")

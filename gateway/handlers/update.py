@@ -9,8 +9,8 @@ from gateway.handlers.common import (
     decode_request,
     field_validation_warnings,
     info_of,
+    may_create_write_options,
     negotiated,
-    request_write_options,
 )
 from gateway.objects.codec import Obj
 from gateway.registry.rest import UpdatedObject, Updater
@@ -38,7 +38,7 @@ async def update(request: ApiRequest, scope: RequestScope) -> Response:
     target = negotiated(request, scope)
     storage: Updater = scope.storage  # type: ignore[assignment]
     info = info_of(request)
-    options = request_write_options(request, "UpdateOptions")
+    options = may_create_write_options(request, scope, "UpdateOptions")
     decoded = await decode_request(request, scope)
     warnings = field_validation_warnings(decoded, options, scope)
     namespace = scope.namespace(info)

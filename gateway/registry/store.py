@@ -221,6 +221,8 @@ class Store:
                     raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
                 await self._admit(CREATE, namespace, name, new, None, options.user, mutating=True)
                 self._prepare_create(namespace, new)
+                if options.authorize_create is not None:  # as upstream, before validating admission
+                    options.authorize_create()
                 await self._admit(CREATE, namespace, name, new, None, options.user)
                 return new
             if wanted and int(wanted) != current.resource_version:
