@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from quart import Quart, Response, request
 
-from gateway.admission import Admission
+from gateway.admission import Admission, certificates
 from gateway.admission.namespace import NamespaceLifecycle
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.apiextensions.controller import CustomResourceDefinitionController
@@ -156,7 +156,11 @@ class APIServer:
             r.key: self._cacher(r) for r in registry.resources.values() if not r.virtual and r.key not in self.computed
         }
         self.admission = Admission(
-            [NamespaceLifecycle(self.cachers[NAMESPACES]), RBACEscalation(self.authorizer, self.rbac)],
+            [
+                NamespaceLifecycle(self.cachers[NAMESPACES]),
+                *certificates.plugins(self.authorizer),
+                RBACEscalation(self.authorizer, self.rbac),
+            ],
             mutating=[DefaultTolerationSeconds(), Priority(self.cachers.get(PRIORITY_CLASSES))],
         )
         self.service_allocator = ServiceAllocator(

@@ -44,15 +44,24 @@ def _go_bytes(data: bytes) -> GoText:
     return GoText("[]byte{" + ", ".join(f"0x{b:x}" for b in data) + "}")
 
 
-def _request_problem(pem: bytes) -> str | None:
-    """certificates.ParseCSR then CheckSignature: the first problem, as Go words it."""
+def parse_request(pem: bytes) -> x509.CertificateSigningRequest:
+    """certificates.ParseCSR: the first PEM block, a CERTIFICATE REQUEST; a ValueError in Go's words
+    when it is not one."""
     start = pem.find(b"-----BEGIN ")
     if start < 0 or not pem[start:].startswith(b"-----BEGIN CERTIFICATE REQUEST-----"):
-        return "PEM block type must be CERTIFICATE REQUEST"
+        raise ValueError("PEM block type must be CERTIFICATE REQUEST")
     try:
-        request = x509.load_pem_x509_csr(pem[start:])
+        return x509.load_pem_x509_csr(pem[start:])
     except ValueError:
-        return "x509: malformed certificate request"
+        raise ValueError("x509: malformed certificate request") from None
+
+
+def _request_problem(pem: bytes) -> str | None:
+    """certificates.ParseCSR then CheckSignature: the first problem, as Go words it."""
+    try:
+        request = parse_request(pem)
+    except ValueError as problem:
+        return str(problem)
     if not request.is_signature_valid:
         return "x509: ECDSA verification failure"
     return None
