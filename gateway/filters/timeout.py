@@ -6,7 +6,8 @@ WithTimeoutForNonLongRunningRequests).
   When the deadline passes before the handler answers, the client gets upstream's 504 — the Status
   JSON-encoded as Go's json.Encoder writes ``err.ErrStatus`` (no kind or apiVersion), sniffed by Go
   as text/plain — and the handler runs on to its end in the background, its answer dropped, as
-  upstream's does.
+  upstream's does. Its reads of the body fail from then on (as reads of a Go request's closed Body
+  do): a handler waiting for a body that never comes ends, and its APF seats are given back.
 - Long-running requests (watches; attach, exec, log, portforward and proxy subresources) get no
   deadline here; a watch without ``timeoutSeconds`` lasts ``--min-request-timeout`` (1800 s) times
   [1, 2) (``watch_timeout``), so that watches of many clients do not all end at once.
@@ -106,6 +107,7 @@ class RequestTimeout:
             deadline.cancel()
         if handler.done():
             return handler.result()
+        request.close_body()
         handler.add_done_callback(_post_timeout(request, time.monotonic()))
         return Response(TIMEOUT_BODY, status=504, content_type="text/plain; charset=utf-8")
 
