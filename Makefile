@@ -1,13 +1,18 @@
 # protokube — every task a developer or CI needs, from a fresh machine.
 #   make run    install (first time) and serve the API on https://127.0.0.1:6443 with embedded storage
 #   make test   install (first time) and run every check: generated code, lint, tests, quick benchmark
+#   make test-shuffled  the suites that share a server again, in another random order
 #   make fuzz   the property tests of tests/property with many examples (FUZZ_EXAMPLES, 5000 by default)
 #   make soak   about 30 minutes: a 10-minute mixed load with 200 watchers (bench/soak.py), then 50 kill -9 cycles
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# What is installed, for this pyproject.toml: the server's runtime dependencies (make run), and the
+# dev extras on top of them (make test: pytest, the clients the tests drive, the bench's tools).
+PYPROJECT := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+RUNTIME := $(VENV)/.runtime-$(PYPROJECT)
+STAMP  := $(VENV)/.dev-$(PYPROJECT)
 PROTOS := $(shell find proto -name '*.proto' | sort)
 # .proto files that declare gRPC services get gRPC stubs too.
 SERVICE_PROTOS := $(shell grep -l '^service ' $(PROTOS))
@@ -18,16 +23,21 @@ DEBS   := etcd-client etcd-server wrk chromium protobuf-compiler libprotobuf-dev
 HOST   ?= 127.0.0.1
 PORT   ?= 6443
 
-.PHONY: venv gen gen-check lint test pytest fuzz soak run bench bench-quick stubs debs clean
+.PHONY: venv gen gen-check lint test pytest test-shuffled fuzz soak run bench bench-quick stubs debs clean
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e .
 	# gen/ is a source root of its own (generated modules import each other as k8s.io..., etcdserverpb...).
 	echo "$(CURDIR)/gen" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/protokube-gen.pth"
-	rm -f $(VENV)/.installed-*
+	rm -f $(VENV)/.runtime-* $(VENV)/.installed-*
+	touch $@
+
+$(STAMP): $(RUNTIME)
+	$(BIN)/pip install -q -e '.[dev]'
+	rm -f $(VENV)/.dev-*
 	touch $@
 
 debs:
@@ -71,11 +81,21 @@ lint: $(STAMP)
 	$(BIN)/buf lint
 
 # The suite runs on PYTEST_WORKERS processes (one module per worker at a time: a module's server is
-# started once); the quick benchmark runs after it, alone, since it measures ratios on an idle machine.
+# started once), modules and tests in a random order whose seed pytest-randomly prints first
+# ("Using --randomly-seed=N"; PYTEST_SEED=N repeats it); the quick benchmark runs after it, alone,
+# since it measures ratios on an idle machine. test-shuffled runs the suites that share a server per
+# worker (tests/gateway) once more in another order, so other modules meet on a worker's server.
 PYTEST_WORKERS ?= 2
+PYTEST_SEED ?= default
+RANDOM_ORDER = --randomly-dont-reset-seed
 pytest: $(STAMP) debs
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/bench $(PYTEST_ARGS)
-	$(BIN)/python -m pytest tests/bench $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(RANDOM_ORDER) --randomly-seed=$(PYTEST_SEED) \
+	  --ignore=tests/bench $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:randomly tests/bench $(PYTEST_ARGS)
+
+test-shuffled: $(STAMP) debs
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(RANDOM_ORDER) --randomly-seed=$(PYTEST_SEED) \
+	  tests/gateway $(PYTEST_ARGS)
 
 test: $(STAMP) debs gen-check lint pytest
 
@@ -100,7 +120,7 @@ soak: $(STAMP) debs
 	$(BIN)/python -m bench.soak $(SOAK_ARGS)
 	CRASH_CYCLES=$(CRASH_CYCLES) $(BIN)/python -m pytest -q --timeout=0 tests/faults/test_crash_safety.py
 
-run: $(STAMP)
+run: $(RUNTIME)
 	$(BIN)/protokube serve --listen $(HOST):$(PORT)
 
 bench: $(STAMP) debs

@@ -2,6 +2,10 @@
 
 A module that sets ``ON_ETCD_TOO = True`` runs its tests that use the shared server twice: against
 the embedded storage and against Debian's etcd (started once per session).
+
+The shared server is shared by every module a worker runs: what a module added to the cluster's
+scope is deleted when it is done, and a module that changed what cannot be put back fails at its
+last test's teardown (isolation.py).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import httpx
 import pytest
 
 from .helpers import GatewayProcess, Kubectl, etcd_process, kubectl_path
+from .isolation import ClusterSnapshot, leave_as_found
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -35,8 +40,30 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     storage = getattr(request, "param", "embedded")
     args = ("--storage", request.getfixturevalue("etcd")) if storage == "etcd" else ()
     process = GatewayProcess(tmp_path_factory.mktemp(f"gateway-{storage}"), *args).start()
+    with process.client() as admin:
+        _as_found[process] = ClusterSnapshot.take(admin)
     yield process
+    del _as_found[process]
     process.kill()
+
+
+# The cluster-scoped objects of each shared server as it started.
+_as_found: dict[GatewayProcess, ClusterSnapshot] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After the last test of a module on a shared server (and the module's fixtures' teardown),
+    the server's cluster scope is put back as the server started."""
+    yield
+    process = getattr(item, "funcargs", {}).get("server")
+    if process not in _as_found or (nextitem is not None and nextitem.module is item.module):
+        return
+    with process.client() as admin:
+        differences = leave_as_found(admin, _as_found[process])
+        if differences:
+            _as_found[process] = ClusterSnapshot.take(admin)  # one module's change fails that module only
+            pytest.fail(f"{item.module.__name__} changed the shared server's cluster scope:\n{differences}")
 
 
 @pytest.fixture(scope="session")
@@ -49,12 +76,13 @@ _counter = itertools.count()
 
 
 @pytest.fixture
-def namespace(client: httpx.Client) -> str:
+def namespace(client: httpx.Client) -> Iterator[str]:
     """A fresh namespace for one test."""
     name = f"t{next(_counter)}"
     response = client.post("/api/v1/namespaces", json={"metadata": {"name": name}})
     assert response.status_code == 201, response.text
-    return name
+    yield name
+    client.delete(f"/api/v1/namespaces/{name}")  # the namespace controller empties it
 
 
 @pytest.fixture(scope="session")

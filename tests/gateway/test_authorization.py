@@ -30,7 +30,7 @@ TOKENS = {
     "alice-token": ("alice", "u-1", ""),
     "bob-token": ("bob", "u-2", "devs"),
     "eve-token": ("eve", "u-3", ""),
-    "dave-token": ("dave", "u-4", ""),
+    "wanda-token": ("wanda", "u-4", ""),
 }
 SAR = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 SSAR = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
@@ -226,24 +226,24 @@ def test_a_subresource_wildcard_is_only_star_slash_subresource(
         {"apiGroups": [""], "resources": ["*/log"], "verbs": ["get"]},
         {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]},
     ]
-    create(admin, f"{RBAC}/clusterroles", role("dave-pods", rules))
-    create(admin, f"{RBAC}/clusterrolebindings", binding("dave-pods", "ClusterRole", "dave-pods", [user("dave")]))
-    with as_user(server, tls, "dave-token") as dave:
-        assert eventually_status(dave, "GET", "/api/v1/namespaces/default", 200).status_code == 200
-        status = dave.get("/api/v1/namespaces/default/pods/p/status")
+    create(admin, f"{RBAC}/clusterroles", role("wanda-pods", rules))
+    create(admin, f"{RBAC}/clusterrolebindings", binding("wanda-pods", "ClusterRole", "wanda-pods", [user("wanda")]))
+    with as_user(server, tls, "wanda-token") as wanda:
+        assert eventually_status(wanda, "GET", "/api/v1/namespaces/default", 200).status_code == 200
+        status = wanda.get("/api/v1/namespaces/default/pods/p/status")
         assert status.status_code == 403, status.text
         assert status.json()["message"] == (
-            'pods "p" is forbidden: User "dave" cannot get resource "pods/status" in API group "" '
+            'pods "p" is forbidden: User "wanda" cannot get resource "pods/status" in API group "" '
             'in the namespace "default"'
         )
-        patched = dave.patch(
+        patched = wanda.patch(
             "/api/v1/namespaces/default/pods/p/status",
             content=b"{}",
             headers={"Content-Type": "application/merge-patch+json"},
         )
         assert patched.status_code == 403
-        assert dave.get("/api/v1/namespaces/default/pods/p").status_code == 403
-        assert dave.get("/api/v1/namespaces/default/pods/p/log").status_code == 404  # */log: allowed, no pod
+        assert wanda.get("/api/v1/namespaces/default/pods/p").status_code == 403
+        assert wanda.get("/api/v1/namespaces/default/pods/p/log").status_code == 404  # */log: allowed, no pod
         review = {
             "kind": "SelfSubjectAccessReview",
             "apiVersion": "authorization.k8s.io/v1",
@@ -256,7 +256,7 @@ def test_a_subresource_wildcard_is_only_star_slash_subresource(
                 }
             },
         }
-        answer = dave.post(SSAR, json=review)
+        answer = wanda.post(SSAR, json=review)
         assert answer.status_code == 201, answer.text
         assert answer.json()["status"]["allowed"] is False
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -87,6 +89,7 @@ class Reflector:
 
 
 async def writer(http: httpx.AsyncClient, path: str, count: int, written: list[int], seed: int) -> None:
+    """``count`` random writes; ``written`` counts them, and those that changed something (an event each)."""
     rng = random.Random(seed)
     for _ in range(count):
         name = rng.choice(NAMES)
@@ -99,15 +102,25 @@ async def writer(http: httpx.AsyncClient, path: str, count: int, written: list[i
             r = await http.delete(f"{path}/{name}")
         assert r.status_code in (200, 201, 404, 409), r.text
         written[0] += 1
+        written[1] += r.status_code in (200, 201)
 
 
-async def wait_until(condition, timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.05)
+STALL = 60.0  # seconds without progress after which a wait gives up (no bound on the whole wait)
 
 
-@pytest.mark.timeout(300)  # 10,000 writes: slow on a loaded 2-core machine
+async def wait_until(condition: Callable[[], bool], progress: Callable[[], object], what: str) -> None:
+    """Wait until ``condition()``, as long as ``progress()`` keeps changing: on a slow machine the
+    scenario takes longer, but a stuck one still ends, naming what it waited for and what it saw."""
+    seen, since = progress(), time.monotonic()
+    while not condition():
+        await asyncio.sleep(0.05)
+        if (now := progress()) != seen:
+            seen, since = now, time.monotonic()
+        elif time.monotonic() - since > STALL:
+            raise AssertionError(f"waited for {what}; no progress in {STALL:.0f} s, last seen: {seen}")
+
+
+@pytest.mark.timeout(900)  # 10,000 writes: minutes on a loaded 2-core machine; the waits end on a stall
 def test_reflector_mirror_survives_10000_writes_a_drop_and_a_410(tmp_path) -> None:
     server = GatewayProcess(tmp_path, "--watch-cache-window", str(WINDOW)).start()
     path = "/api/v1/namespaces/default/configmaps"
@@ -118,19 +131,26 @@ def test_reflector_mirror_survives_10000_writes_a_drop_and_a_410(tmp_path) -> No
             reflector = Reflector(http, path)
             stop = asyncio.Event()
             running = asyncio.create_task(reflector.run(stop))
-            await wait_until(lambda: reflector.relists == 1, 30)
-            written = [0]
+            await wait_until(lambda: reflector.relists == 1, lambda: reflector.relists, "the first list")
+            written = [0, 0]  # writes sent, writes that made an event
             writers = asyncio.gather(*(writer(http, path, WRITES // 8, written, seed) for seed in range(8)))
-            await wait_until(lambda: written[0] > WRITES // 3, 300)
+            await wait_until(lambda: written[0] > WRITES // 3, lambda: written[0], f"{WRITES // 3} writes")
             reflector.drop_requested.set()
-            await asyncio.wait_for(reflector.dropped.wait(), 30)
-            mark = written[0]
-            await wait_until(lambda: written[0] > mark + 2 * WINDOW, 300)  # the cache moves past the reflector
+            await wait_until(reflector.dropped.is_set, lambda: reflector.revision, "the reflector's drop")
+            mark = written[1]
+            # the cache's window moves past the dropped reflector: more events than it holds
+            await wait_until(
+                lambda: written[1] > mark + 2 * WINDOW, lambda: written[0], f"{2 * WINDOW} events after the drop"
+            )
             reflector.resume.set()
             await writers
             final = (await http.get(path)).json()
             last_write = max(int(i["metadata"]["resourceVersion"]) for i in final["items"])
-            await wait_until(lambda: reflector.revision >= last_write and reflector.relists >= 2, 60)
+            await wait_until(
+                lambda: reflector.revision >= last_write and reflector.relists >= 2,
+                lambda: (reflector.revision, reflector.relists, reflector.expired),
+                f"the reflector at revision {last_write} after a relist (seen: revision, relists, 410s)",
+            )
             stop.set()
             await asyncio.wait_for(running, 30)
             assert written[0] == WRITES

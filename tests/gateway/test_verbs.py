@@ -339,7 +339,8 @@ def test_requests_are_counted_by_verb_resource_scope_and_code(client: httpx.Clie
 
     created = 'code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource"'
     created += ',subresource="",verb="POST",version="v1"'
-    missing = 'code="404",component="apiserver",group="apps",resource="deployments",scope="resource",verb="GET"'
+    missing = 'code="404",component="apiserver",group="apps",resource="deployments",scope="resource"'
+    missing += ',subresource="",verb="GET",version="v1"'
     before = count(created), count(missing)
     client.post(f"/api/v1/namespaces/{namespace}/configmaps", json=configmap("counted"))
     client.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/nope")
