@@ -25,6 +25,7 @@ from bench import (
     apf,
     customresources,
     encodings,
+    floor,
     http_ceiling,
     lists,
     memory,
@@ -54,6 +55,7 @@ SECTIONS: dict[str, ModuleType] = {
     "apf": apf,
     "robustness": robustness,
     "customresources": customresources,
+    "floor": floor,
 }
 SIZES = {
     True: "quick: 1-3 s per load; lists of 2,000 pods; memory at 2,000 and 10,000 pods; 10 and 200 watchers",
