@@ -95,10 +95,10 @@ class WatchStream:
     on_close: Callable[[], None] = lambda: None
     counts: WatchCounts = field(default_factory=lambda: Uncounted())
 
-    async def batches(self) -> AsyncIterator[list[Item]]:
-        if self.watcher is not None:
-            async for batch in self.watcher.batches():
-                yield batch
+    def batches(self) -> AsyncIterator[list[Item]]:
+        """The watcher's batches (a stream with an error has no watcher: the error is all it sends)."""
+        assert self.watcher is not None
+        return self.watcher.batches()
 
     def sent(self, events: int, size: int) -> None:
         """The handler sent ``events`` events in ``size`` bytes."""
@@ -318,6 +318,7 @@ class Cacher:
             start,
             bookmarks=options.allow_watch_bookmarks,
             bookmark_interval=self.bookmark_interval,
+            progress=lambda: cache.revision,
             on_unresponsive=self.watchers.terminated,
         )
         if not options.send_initial_events:

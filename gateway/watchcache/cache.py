@@ -28,6 +28,7 @@ from gateway.storage.backend import Compacted, Event, KeyValue, StorageError, Wa
 from gateway.storage.corrupt import CorruptObject
 from gateway.storage.objectstore import ObjectStore
 from gateway.watchcache.entries import CacheEvent, Entry, Selectable, entry_fields, make_entry
+from gateway.watchcache.fanout import FanOut
 from gateway.watchcache.watcher import CacheWatcher
 
 log = logging.getLogger("protokube.watchcache")
@@ -75,6 +76,7 @@ class WatchCache:
         self.window_start = 0
         self.last_change = 0  # the revision of the latest change to this resource the cache knows
         self.watchers: set[CacheWatcher] = set()
+        self.fanout = FanOut()
         self._watch_scopes: Counter[tuple[str, str]] = Counter()  # watchers by (namespace, name) watched
         self.ready = asyncio.Event()
         self._advanced = asyncio.Event()
@@ -209,23 +211,21 @@ class WatchCache:
         if revision > self.revision:
             self.revision = revision
             self._signal()
-            for watcher in list(self.watchers):
-                watcher.synced_to(revision)
 
     def _signal(self) -> None:
         self._advanced.set()
         self._advanced = asyncio.Event()
 
     def _dispatch(self, event: CacheEvent) -> None:
-        for watcher in list(self.watchers):
-            if not watcher.offer(event):
-                self.remove_watcher(watcher)
+        for watcher in self.fanout.offer(event):
+            self.remove_watcher(watcher)
 
     def close_watchers(self) -> None:
         """End every watch of this cache (its clients re-watch from their last resourceVersion)."""
         for watcher in list(self.watchers):
             watcher.close()
         self.watchers.clear()
+        self.fanout.clear()
         self._watch_scopes.clear()
 
     # ---- freshness ---------------------------------------------------------------------------
@@ -333,11 +333,13 @@ class WatchCache:
 
     def add_watcher(self, watcher: CacheWatcher) -> None:
         self.watchers.add(watcher)
+        self.fanout.add(watcher)
         self._watch_scopes[_scope(watcher)] += 1
 
     def remove_watcher(self, watcher: CacheWatcher) -> None:
         if watcher in self.watchers:
             self.watchers.discard(watcher)
+            self.fanout.remove(watcher)
             scope = _scope(watcher)
             self._watch_scopes[scope] -= 1
             if not self._watch_scopes[scope]:

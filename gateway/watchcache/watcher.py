@@ -1,8 +1,9 @@
 """One watch served from the watch cache (upstream's cacheWatcher).
 
-The cache offers it every event; it decides what the event is *for this watcher* (an object that
-stops matching the selectors is DELETED, one that starts matching is ADDED), queues it with that
-type and wakes the stream, which hands out what is queued in batches, and bookmarks when due.
+The cache's fan-out (fanout.py) works out what a change is *for a watcher's selection* (an object
+that stops matching the selectors is DELETED, one that starts matching is ADDED), queues it here
+with that type and wakes the stream, which hands out everything queued in one batch (so one write),
+and bookmarks when due.
 
 A watch that starts at a past resourceVersion first gets the cache's events since then (its
 backlog, as large as the cache's window). Live events go to a bounded queue: a watcher whose client
@@ -35,8 +36,24 @@ class Bookmark:
     revision: int
 
 
-# A change as this watcher sees it (the event and its type for this watcher), or a bookmark.
-Item = tuple[CacheEvent, str] | Bookmark
+# A change as a watcher sees it (the event and its type for the watcher's selection).
+Change = tuple[CacheEvent, str]
+# What a watcher hands out: changes, and bookmarks.
+Item = Change | Bookmark
+
+
+def _matches(flt: Filter, entry: Entry) -> bool:
+    return flt.matches(entry.namespace, entry.labels, lambda: entry_fields(entry))
+
+
+def change_type(flt: Filter, event: CacheEvent) -> str | None:
+    """What the change is for the selection ``flt``, or None when it does not concern it."""
+    was = event.prev is not None and _matches(flt, event.prev)
+    if event.type == "DELETED":
+        return "DELETED" if was else None
+    if _matches(flt, event.entry):
+        return "MODIFIED" if was else "ADDED"
+    return "DELETED" if was else None
 
 
 class CacheWatcher:
@@ -48,102 +65,123 @@ class CacheWatcher:
         *,
         bookmarks: bool = False,
         bookmark_interval: float = BOOKMARK_INTERVAL,
+        progress: Callable[[], int] = lambda: 0,
         on_unresponsive: Callable[[], None] = lambda: None,
     ) -> None:
         self.filter = flt
         self.bookmarks = bookmarks
         self.deadline = deadline
         self.revision = start_revision  # events up to here are not for this watcher
-        self.synced = start_revision  # everything up to here has been queued
+        self.progress = progress  # the revision up to which every change has been queued (the cache's)
         self.bookmark_interval = bookmark_interval
-        self.backlog: deque[Item] = deque()  # the events since start_revision, when it is in the past
-        self.queue: deque[Item] = deque()  # live events (at most MAX_QUEUED)
+        self.backlog: deque[Change] = deque()  # the events since start_revision, when it is in the past
+        self.queue: deque[Change] = deque()  # live events (at most MAX_QUEUED)
         self.on_unresponsive = on_unresponsive
-        self.wakeup = asyncio.Event()
         self.closed = False
-
-    def _matches(self, entry: Entry) -> bool:
-        return self.filter.matches(entry.namespace, entry.labels, lambda: entry_fields(entry))
-
-    def event_type(self, event: CacheEvent) -> str | None:
-        """What the change is for this watcher's selection, or None when it does not concern it."""
-        was = event.prev is not None and self._matches(event.prev)
-        if event.type == "DELETED":
-            return "DELETED" if was else None
-        now = self._matches(event.entry)
-        if now:
-            return "MODIFIED" if was else "ADDED"
-        return "DELETED" if was else None
+        self._waiting: asyncio.Future[None] | None = None  # the stream's, while it waits
+        self._timer: asyncio.TimerHandle | None = None  # wakes the stream at _timer_at (bookmark, deadline)
+        self._timer_at = 0.0
 
     def catch_up(self, events: Iterable[CacheEvent]) -> None:
         """Queue the events since the start revision (before any live one)."""
         for event in events:
-            self._queue(event, self.backlog)
+            if event.revision > self.revision:
+                event_type = change_type(self.filter, event)
+                if event_type is not None:
+                    self.backlog.append((event, event_type))
 
-    def offer(self, event: CacheEvent) -> bool:
-        """Queue a live event; False when the watcher is closed (or closes now, too far behind)."""
+    def offer(self, change: Change) -> bool:
+        """Queue a live change (the fan-out wakes the stream); False when the watcher is closed (or
+        closes now, too far behind)."""
         if self.closed:
             return False
-        if self._queue(event, self.queue) and len(self.queue) > MAX_QUEUED:
+        if change[0].revision <= self.revision:
+            return True
+        queue = self.queue
+        queue.append(change)
+        if len(queue) > MAX_QUEUED:
             self.backlog.clear()  # unresponsive: what it has not taken goes with it, as upstream drops it
-            self.queue.clear()
+            queue.clear()
             self.close()
             self.on_unresponsive()
             return False
         return True
 
-    def _queue(self, event: CacheEvent, queue: deque[Item]) -> bool:
-        """Queue the event with its type for this watcher if it concerns it; True if queued."""
-        if event.revision <= self.revision:
-            return False
-        event_type = self.event_type(event)
-        self.synced = event.revision
-        if event_type is None:
-            return False
-        queue.append((event, event_type))
-        self.wakeup.set()
-        return True
-
-    def synced_to(self, revision: int) -> None:
-        self.synced = max(self.synced, revision)
+    def wake(self) -> bool:
+        """Wake the stream if changes wait for it; whether they did."""
+        if self.backlog or self.queue:
+            self._notify()
+            return True
+        return False
 
     def close(self) -> None:
         self.closed = True
-        self.wakeup.set()
+        self._notify()
+
+    def _notify(self) -> None:
+        """End the stream's wait, if it waits (it looks at the queues and the time before waiting)."""
+        waiting = self._waiting
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
+
+    def _take(self) -> list[Item]:
+        """Everything queued, the backlog first, up to MAX_BATCH changes."""
+        batch: list[Item] = []
+        for queue in (self.backlog, self.queue):
+            while queue and len(batch) < MAX_BATCH:
+                batch.append(queue.popleft())
+        return batch
+
+    def _wake_at(self, when: float, now: float) -> None:
+        """Have the timer wake the stream at ``when`` (kept across waits: most waits end with a change)."""
+        if self._timer is not None:
+            if self._timer_at == when:
+                return
+            self._timer.cancel()
+        self._timer_at = when
+        self._timer = asyncio.get_running_loop().call_later(max(when - now, 0.001), self._ring)
+
+    def _ring(self) -> None:
+        self._timer = None
+        self._notify()
 
     async def batches(self) -> AsyncIterator[list[Item]]:
-        """Queued changes as they come (batched), bookmarks when due, until the deadline."""
+        """Queued changes as they come (all that wait, in one batch), bookmarks when due, until the deadline."""
         next_bookmark = time.monotonic() + self.bookmark_interval
         final_bookmark_sent = False
-        while True:
-            if self.backlog or self.queue:
-                queue = self.backlog or self.queue
-                yield [queue.popleft() for _ in range(min(len(queue), MAX_BATCH))]
-                continue
-            if self.closed:
-                return
-            now = time.monotonic()
-            if now >= self.deadline:
-                return
-            if self.bookmarks:
-                if not final_bookmark_sent and now >= self.deadline - FINAL_BOOKMARK_LEAD:
-                    final_bookmark_sent = True
-                    yield [Bookmark(self.synced)]
+        try:
+            while True:
+                if self.backlog or self.queue:
+                    yield self._take()
                     continue
-                if now >= next_bookmark:
-                    next_bookmark = now + self.bookmark_interval
-                    yield [Bookmark(self.synced)]
-                    continue
-                wake_at = min(
-                    next_bookmark, self.deadline - FINAL_BOOKMARK_LEAD if not final_bookmark_sent else self.deadline
-                )
-            else:
-                wake_at = self.deadline
-            self.wakeup.clear()
-            # A timer wakes us for the next bookmark or the deadline; cheaper than asyncio.wait_for,
-            # which costs a task per wait (and a watcher waits once per event it delivers).
-            timer = asyncio.get_running_loop().call_later(max(wake_at - now, 0.001), self.wakeup.set)
-            try:
-                await self.wakeup.wait()
-            finally:
-                timer.cancel()
+                if self.closed:
+                    return
+                now = time.monotonic()
+                if now >= self.deadline:
+                    return
+                if self.bookmarks:
+                    if not final_bookmark_sent and now >= self.deadline - FINAL_BOOKMARK_LEAD:
+                        final_bookmark_sent = True
+                        yield [self._bookmark()]
+                        continue
+                    if now >= next_bookmark:
+                        next_bookmark = now + self.bookmark_interval
+                        yield [self._bookmark()]
+                        continue
+                    final = self.deadline - FINAL_BOOKMARK_LEAD if not final_bookmark_sent else self.deadline
+                    wake_at = min(next_bookmark, final)
+                else:
+                    wake_at = self.deadline
+                self._wake_at(wake_at, now)
+                self._waiting = asyncio.get_running_loop().create_future()
+                await self._waiting
+                self._waiting = None
+        finally:
+            self._waiting = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _bookmark(self) -> Bookmark:
+        """Nothing is queued: every change up to the cache's revision has been handed out."""
+        return Bookmark(max(self.revision, self.progress()))

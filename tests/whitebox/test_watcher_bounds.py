@@ -8,12 +8,16 @@ import asyncio
 
 from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from gateway.watchcache.entries import CacheEvent, Entry
-from gateway.watchcache.watcher import MAX_BATCH, MAX_QUEUED, CacheWatcher
+from gateway.watchcache.watcher import MAX_BATCH, MAX_QUEUED, CacheWatcher, Change
 
 
 def _event(revision: int) -> CacheEvent:
     entry = Entry(f"ns/o{revision}", "ns", {}, (), (), None)  # type: ignore[arg-type]
     return CacheEvent("ADDED", revision, entry, None)
+
+
+def _change(revision: int) -> Change:
+    return _event(revision), "ADDED"
 
 
 def _watcher() -> CacheWatcher:
@@ -31,13 +35,13 @@ async def _batches(watcher: CacheWatcher, count: int) -> list[int]:
 def test_batches_are_bounded() -> None:
     watcher = _watcher()
     for revision in range(1, 2 * MAX_BATCH + 11):
-        assert watcher.offer(_event(revision))
+        assert watcher.offer(_change(revision))
     assert asyncio.run(_batches(watcher, 3)) == [MAX_BATCH, MAX_BATCH, 10]
 
 
 def test_an_unresponsive_watcher_is_dropped_with_its_queue() -> None:
     watcher = _watcher()
-    results = [watcher.offer(_event(revision)) for revision in range(1, MAX_QUEUED + 2)]
+    results = [watcher.offer(_change(revision)) for revision in range(1, MAX_QUEUED + 2)]
     assert results[-1] is False and all(results[:-1])
     assert watcher.closed and not watcher.queue
 
@@ -53,7 +57,7 @@ def test_a_backlog_larger_than_the_live_bound_is_delivered() -> None:
     from the same resourceVersion in a loop)."""
     watcher = _watcher()
     watcher.catch_up(_event(revision) for revision in range(1, MAX_QUEUED + 2))
-    assert watcher.offer(_event(MAX_QUEUED + 2)) and not watcher.closed
+    assert watcher.offer(_change(MAX_QUEUED + 2)) and not watcher.closed
 
     async def all_revisions() -> list[int]:
         watcher.deadline = 0  # ends once everything queued is out
