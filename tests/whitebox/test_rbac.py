@@ -25,7 +25,7 @@ RULES = [
     ({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}, resource("get", "", "pods", "log"), False),
     ({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/log"]}, resource("get", "", "pods", "log"), True),
     ({"verbs": ["get"], "apiGroups": [""], "resources": ["*/log"]}, resource("get", "", "pods", "log"), True),
-    ({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/*"]}, resource("get", "", "pods", "status"), True),
+    ({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/*"]}, resource("get", "", "pods", "status"), False),
     ({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/*"]}, resource("get", "", "pods"), False),
     (
         {"verbs": ["get"], "apiGroups": [""], "resources": ["cm"], "resourceNames": ["a"]},
