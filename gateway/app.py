@@ -14,13 +14,14 @@ import contextlib
 import logging
 from dataclasses import dataclass, replace
 
-from quart import Quart, Response, request
+from quart import Quart
 
 from gateway.admission import Admission, certificates
 from gateway.admission.namespace import NamespaceLifecycle
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.apiextensions.controller import CustomResourceDefinitionController
 from gateway.apiextensions.serving import CustomResourceServing
+from gateway.asgi import mount
 from gateway.auth.authentication import (
     AudienceAgnostic,
     Authenticator,
@@ -70,7 +71,6 @@ from gateway.registry.store import Store
 from gateway.registry.subresources import FinalizeStore
 from gateway.registry.substorages import subresource_storage, virtual_storage
 from gateway.registry.unsafedelete import UnsafeDeleter
-from gateway.request import ApiRequest
 from gateway.routes import NonResourceRoutes
 from gateway.routing import Router, ScopeKey
 from gateway.scope import RequestScope
@@ -97,7 +97,6 @@ LEASES = ("coordination.k8s.io", "v1", "leases")
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TOKEN_REVIEWS = ("authentication.k8s.io", "v1", "tokenreviews")
 CONTROLLERS_LEASE = "protokube-controller-manager"
-METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 STORAGE_CHECK_TIMEOUT = 1.0
 # The checks /readyz has that /healthz and /livez have not.
 log = logging.getLogger("protokube.gateway")
@@ -470,17 +469,7 @@ class APIServer:
 
 
 def create_app(server: APIServer) -> Quart:
+    """The Quart app that hosts the server, with the API mounted at the ASGI level in front of it."""
     app = Quart(__name__)
-    app.config.update(RESPONSE_TIMEOUT=None, BODY_TIMEOUT=60, MAX_CONTENT_LENGTH=None, PROVIDE_AUTOMATIC_OPTIONS=False)
-
-    @app.route("/", defaults={"path": ""}, methods=METHODS)
-    @app.route("/<path:path>", methods=METHODS)
-    async def serve(path: str) -> Response:
-        return await server.handler(ApiRequest(request._get_current_object()))  # type: ignore[attr-defined]
-
-    @app.errorhandler(405)
-    async def other_methods(error: Exception) -> Response:
-        """TRACE, CONNECT and unknown methods get the API's own answer (a Status), not Quart's page."""
-        return await server.handler(ApiRequest(request._get_current_object()))  # type: ignore[attr-defined]
-
+    mount(app, server.handler)
     return app

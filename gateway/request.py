@@ -1,16 +1,17 @@
 """One HTTP request as the filter chain and the handlers see it.
 
-It wraps the server's request object once, so that nothing below reads a framework global, and
-carries what the filters learn on the way in (the request id, what the URL addresses, later the
+It is built once from the ASGI scope and the body as the server hands it over (gateway/asgi.py),
+and carries what the filters learn on the way in (the request id, what the URL addresses, later the
 user). Handlers read the body, query and headers from here.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl
 
-from quart import Request
 from werkzeug.datastructures import Headers, MultiDict
 
 from gateway import errors
@@ -31,10 +32,10 @@ class BodyClosed(Exception):
 
 class ApiRequest:
     __slots__ = (
+        "_body",
         "_body_closed",
         "_body_read",
         "_first_values",
-        "_source",
         "args",
         "client_cert",
         "headers",
@@ -49,20 +50,22 @@ class ApiRequest:
         "user",
     )
 
-    def __init__(self, source: Request) -> None:
-        self._source = source
-        self.method: str = source.method
-        self.path: str = source.path
-        self.args: MultiDict[str, str] = source.args
-        self.headers: Headers = source.headers
+    def __init__(self, scope: dict[str, Any], body: AsyncIterator[bytes]) -> None:
+        """``scope``: the request's ASGI scope; ``body``: its chunks as they arrive."""
+        self._body = body
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        query = scope["query_string"].decode("latin-1")
+        self.args: MultiDict[str, str] = MultiDict(parse_qsl(query, keep_blank_values=True) if query else ())
+        self.headers = Headers([(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]])
         self._first_values: dict[str, str] | None = None  # built by header() when first asked
         self._body_closed = False  # set by close_body()
         self._body_read: asyncio.Timeout | None = None  # the read of body() in progress, if any
         self.request_id = ""  # set by the Audit-Id filter
         self.info: RequestInfo | None = None  # set by the request-info filter
         self.user: UserInfo = ANONYMOUS_USER  # set by the authentication filter
-        self.secure = source.scheme == "https"
-        tls = source.scope.get("extensions", {}).get("tls") or {}
+        self.secure = scope["scheme"] == "https"
+        tls = (scope.get("extensions") or {}).get("tls") or {}
         chain = tls.get("client_cert_chain") or ()
         self.client_cert: str | None = chain[0] if chain else None  # PEM, verified during the handshake
         # --min-request-timeout, for a long-running request (set by the timeout filter).
@@ -95,7 +98,7 @@ class ApiRequest:
         chunks, size = [], 0
         try:
             async with asyncio.timeout(None) as self._body_read:  # no deadline but close_body()'s
-                async for chunk in self._source.body:
+                async for chunk in self._body:
                     size += len(chunk)
                     if size > MAX_BODY_BYTES:
                         raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
@@ -121,7 +124,7 @@ class ApiRequest:
         size = 0
         try:
             async with asyncio.timeout(timeout):
-                async for chunk in self._source.body:
+                async for chunk in self._body:
                     size += len(chunk)
                     if size > limit:
                         return False

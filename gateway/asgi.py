@@ -1,0 +1,149 @@
+"""The API served at the ASGI level, below the web framework's per-request machinery.
+
+Every HTTP request goes from the server straight to the filter chain: its ``ApiRequest`` is built
+from the ASGI scope once, its body read from ``receive`` as it arrives (``RequestBody``), and the
+chain's response written as ASGI messages — in one message when its body is in memory, chunk by
+chunk when it is streamed (watches, large lists). No framework request or response wrapper, context
+variable or routing is made per request. Quart hosts the application around it (its lifespan, and
+the scopes that are not HTTP); ``mount`` puts the API in front of Quart's own ``asgi_app``, the
+extension point Quart documents for ASGI middleware.
+
+While the handler runs, a second task reads ``receive``: the body's chunks, and the client's
+disconnect, on which the handler is cancelled (its flow-control seats given back, its watch
+ended) as kube-apiserver's request context is cancelled when its client goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from quart import Quart, Response
+from quart.wrappers.response import DataBody
+
+from gateway import errors
+from gateway.negotiation.encoders import JSONEncoder
+from gateway.request import MAX_BODY_BYTES, ApiRequest
+from gateway.responses import status_response
+
+log = logging.getLogger(__name__)
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+ApiHandler = Callable[[ApiRequest], Awaitable[Response]]
+
+# The body kept for the handler: past the API's limit it answers 413 (and the drain of an unread
+# body gives up far earlier), so what comes beyond is read and dropped.
+KEPT_BODY_BYTES = MAX_BODY_BYTES + 1
+
+
+class RequestBody:
+    """A request's body as the server hands it over: ``async for chunk in body`` yields the chunks
+    until the client has sent all of it (or gone away)."""
+
+    __slots__ = ("_chunks", "_complete", "_kept", "_waiter", "disconnected")
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._complete = False
+        self._kept = 0
+        self._waiter: asyncio.Future[None] | None = None
+        self.disconnected = False
+
+    def _arrived(self, data: bytes, more: bool) -> None:
+        if data and self._kept < KEPT_BODY_BYTES:
+            self._kept += len(data)
+            self._chunks.append(data)
+        self._complete = not more
+        self._wake()
+
+    def _gone(self) -> None:
+        self.disconnected = self._complete = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def __aiter__(self) -> RequestBody:
+        return self
+
+    async def __anext__(self) -> bytes:
+        while not self._chunks:
+            if self._complete:
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self._chunks.popleft()
+
+
+def mount(app: Quart, handler: ApiHandler) -> None:
+    """Serve the API (``handler``, the filter chain) at the ASGI level in front of ``app``."""
+    app.asgi_app = ApiASGI(handler, app.asgi_app)  # type: ignore[method-assign]
+
+
+class ApiASGI:
+    """HTTP scopes to the API; lifespan and any other scope to the hosting app."""
+
+    def __init__(self, handler: ApiHandler, host: ASGIApp) -> None:
+        self.handler = handler
+        self.host = host
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.host(scope, receive, send)
+            return
+        body = RequestBody()
+        request = ApiRequest(scope, body)
+        task = asyncio.current_task()
+        assert task is not None
+        reader = asyncio.get_running_loop().create_task(_read(receive, body, task))
+        try:
+            response = await self._respond(request)
+            await _send(send, response)
+        except asyncio.CancelledError:
+            if not body.disconnected:
+                raise
+            task.uncancel()  # the client went away: nobody to answer
+        finally:
+            reader.cancel()
+
+    async def _respond(self, request: ApiRequest) -> Response:
+        try:
+            return await self.handler(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the error funnel answers every error; this is a bug of ours
+            log.exception("unhandled error serving %s %s", request.method, request.path)
+            return status_response(request, errors.internal("an error on the server"), JSONEncoder())
+
+
+async def _read(receive: Receive, body: RequestBody, handler: asyncio.Task[Any]) -> None:
+    """Hand the body's chunks over as they arrive; cancel the handler when the client goes away."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.request":
+            body._arrived(message.get("body", b""), message.get("more_body", False))
+        elif message["type"] == "http.disconnect":
+            body._gone()
+            handler.cancel()
+            return
+
+
+async def _send(send: Send, response: Response) -> None:
+    headers = [(name.lower().encode(), value.encode()) for name, value in response.headers.items()]  # UTF-8 as Go
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    content = response.response
+    if isinstance(content, DataBody):
+        await send({"type": "http.response.body", "body": content.data, "more_body": False})
+        return
+    async with content as chunks:
+        async for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
