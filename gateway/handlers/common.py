@@ -8,7 +8,7 @@ from gateway import errors
 from gateway.auth.authorization import CreateAuthorization
 from gateway.fieldmanager.options import manager_or_user_agent
 from gateway.negotiation import negotiate
-from gateway.negotiation.bodies import decode_body
+from gateway.negotiation.bodies import read_body
 from gateway.objects.codec import DecodedObject
 from gateway.params import WriteOptions, write_options
 from gateway.request import ApiRequest
@@ -31,7 +31,7 @@ def negotiated(
 
 async def decode_request(request: ApiRequest, scope: RequestScope) -> DecodedObject:
     media_type = negotiate.request_media_type(request.header("Content-Type"), scope.formats)
-    return decode_body(await request.body(), media_type, scope.codec, scope.registry)
+    return await read_body(await request.body(), media_type, scope.codec, scope.registry)
 
 
 def field_validation_warnings(decoded: DecodedObject, options: WriteOptions, scope: RequestScope) -> list[str]:

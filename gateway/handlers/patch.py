@@ -17,6 +17,7 @@ from quart import Response
 from gateway import errors
 from gateway.errors import FieldError
 from gateway.handlers.common import info_of, may_create_write_options, negotiated
+from gateway.negotiation import yamlworker
 from gateway.negotiation.bodies import MAX_BODY_BYTES
 from gateway.negotiation.negotiate import Target
 from gateway.objects.codec import Obj
@@ -36,7 +37,6 @@ from gateway.representation import object_body
 from gateway.request import ApiRequest
 from gateway.responses import add_warnings, respond
 from gateway.scope import RequestScope
-from protokube.schema import yamlcodec
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.typetree import Type, proto_type
 
@@ -138,20 +138,18 @@ def patch_result(
         raise
 
 
-def apply_configuration(body: bytes, options: WriteOptions, warnings: list[str]) -> dict[str, Any]:
+async def apply_configuration(body: bytes, options: WriteOptions, warnings: list[str]) -> dict[str, Any]:
     """The apply patch body: YAML (or JSON) of an object, as upstream's applyPatcher decodes it;
     duplicate keys are what strict decoding finds (fieldValidation Strict: 400; Warn: warnings)."""
     try:
-        applied = yamlcodec.load(body)
+        document = await yamlworker.parse(body)
     except DecodeError as err:
-        raise errors.bad_request(
-            f"error decoding YAML: {str(err).removeprefix('error converting YAML to JSON: ')}"
-        ) from None
+        raise errors.bad_request(f"error decoding YAML: error converting YAML to JSON: {err}") from None
+    applied, duplicates = document.value, document.duplicates
     if not isinstance(applied, dict):
         raise errors.bad_request(
             "error decoding YAML: json: cannot unmarshal array into Go value of type map[string]interface {}"
         )
-    duplicates = yamlcodec.duplicate_errors(applied)
     if duplicates and options.field_validation == STRICT:
         raise errors.bad_request(f"error strict decoding YAML: {duplicates[0]}")
     if duplicates and options.field_validation != IGNORE:
@@ -169,7 +167,7 @@ async def apply(
         what = f"{scope.resource.group_resource}/{info.subresource}" if info.subresource else "this resource"
         raise errors.unsupported_media_type(f"{what} does not support server-side apply")
     warnings: list[str] = []
-    applied = apply_configuration(body, options, warnings)
+    applied = await apply_configuration(body, options, warnings)
     view, created = await cast(Applier, storage).apply(scope.namespace(info), info.name, applied, options)
     response = respond(request, object_body(request, scope, target, view), 201 if created else 200, target.encoder)
     add_warnings(response, warnings)

@@ -1,8 +1,9 @@
-"""Request bodies → messages: JSON, YAML or enveloped protobuf, checked against the URL's kind.
+"""Request bodies → messages: JSON, YAML, CBOR or enveloped protobuf, checked against the URL's kind.
 
 Wording follows upstream's create/update handlers: a body whose kind or apiVersion disagrees
 with the resource is a 400 (``Service in version "v1" cannot be handled as a Pod``), as is a body
 that cannot be decoded at all (``the object provided is unrecognized (must be of type Pod)``).
+A large YAML body is parsed off the event loop (read_body).
 """
 
 from __future__ import annotations
@@ -10,18 +11,21 @@ from __future__ import annotations
 from typing import Any
 
 from gateway import errors
-from gateway.negotiation import mediatypes
-from gateway.objects import cbor
+from gateway.negotiation import mediatypes, yamlworker
+from gateway.objects import cbordecode
 from gateway.objects.codec import Codec, DecodedObject
 from gateway.request import MAX_BODY_BYTES
-from protokube.schema import envelope, jsondecode, yamlcodec
+from protokube.schema import envelope, jsondecode, yamldecode
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind, Registry
 
 
 def _summary(body: bytes) -> str:
-    text = body[:30].decode("utf-8", "replace")
-    return text + "..." if len(body) > 30 else text
+    """Upstream's summarizeData: the first 30 bytes of a JSON object as text, of anything else in hex."""
+    if not body:
+        return "<empty>"
+    head = body[:30].decode("utf-8", "replace") if body[:1] == b"{" else body[:30].hex()
+    return head + " ..." if len(body) > 30 else head
 
 
 def _check_kind(api_version: str, kind: str, expected: GroupVersionKind, known: Registry) -> None:
@@ -47,18 +51,58 @@ def _check_kind(api_version: str, kind: str, expected: GroupVersionKind, known: 
 def decode_body(body: bytes, media_type: str, codec: Codec, known: Registry) -> DecodedObject:
     """Decode a request body into an object of the codec's kind; StatusError (400/413) when it
     cannot be. ``known`` words the error for a body of another kind the server knows."""
-    expected = codec.gvk
-    if len(body) > MAX_BODY_BYTES:
-        raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
+    _check_size(body)
     if media_type == mediatypes.PROTOBUF:
         return _decode_protobuf(body, codec, known)
     try:
-        data = parse_body(body, media_type)
+        if media_type == mediatypes.YAML:
+            document = yamldecode.parse(body)
+        else:
+            document = yamldecode.Document(parse_body(body, media_type))
     except DecodeError as err:
-        raise errors.bad_request(
-            f"the object provided is unrecognized (must be of type {expected.kind}): "
-            f"couldn't get version/kind; json parse error: {err} ({_summary(body)})"
-        ) from None
+        raise _unreadable(err, body, media_type, codec.gvk) from None
+    return _decode_values(document, body, media_type, codec, known)
+
+
+async def read_body(body: bytes, media_type: str, codec: Codec, known: Registry) -> DecodedObject:
+    """decode_body, with a large YAML body parsed where it cannot hold the event loop."""
+    if media_type != mediatypes.YAML:
+        return decode_body(body, media_type, codec, known)
+    _check_size(body)
+    try:
+        document = await yamlworker.parse(body)
+    except DecodeError as err:
+        raise _unreadable(err, body, media_type, codec.gvk) from None
+    return _decode_values(document, body, media_type, codec, known)
+
+
+def _check_size(body: bytes) -> None:
+    if len(body) > MAX_BODY_BYTES:
+        raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
+
+
+def _unreadable(err: DecodeError, body: bytes, media_type: str, expected: GroupVersionKind) -> errors.StatusError:
+    """A body upstream's serializer cannot read: JSON's and CBOR's before they know its kind, go-yaml's
+    while converting it to JSON; a CBOR body whose kind is known but whose content is not."""
+    if isinstance(err, cbordecode.Undecodable):
+        version = (err.api_version or expected.api_version).rpartition("/")[2]
+        return errors.bad_request(
+            f'{err.kind or expected.kind} in version "{version}" cannot be handled as a {expected.kind}: {err}'
+        )
+    stage = {
+        mediatypes.JSON: "couldn't get version/kind; json parse error: ",
+        mediatypes.CBOR: "unable to determine group/version/kind: ",
+    }.get(media_type, "")
+    return errors.bad_request(
+        f"the object provided is unrecognized (must be of type {expected.kind}): {stage}{err} ({_summary(body)})"
+    )
+
+
+def _decode_values(
+    document: yamldecode.Document, body: bytes, media_type: str, codec: Codec, known: Registry
+) -> DecodedObject:
+    expected = codec.gvk
+    data = document.value
     if not isinstance(data, dict):
         raise errors.bad_request(
             f"the object provided is unrecognized (must be of type {expected.kind}): couldn't get version/kind; "
@@ -85,16 +129,14 @@ def decode_body(body: bytes, media_type: str, codec: Codec, known: Registry) -> 
         ) from None
     if media_type == mediatypes.YAML:  # YAML reports its own duplicates, by line
         decoded.violations = [v for v in decoded.violations if not v.startswith("duplicate field ")]
-        decoded.violations += yamlcodec.duplicate_errors(data)
+        decoded.violations += document.duplicates
     return decoded
 
 
 def parse_body(body: bytes, media_type: str) -> Any:
-    """JSON, YAML or CBOR bytes → plain values (dicts, lists, strings, numbers, bytes)."""
-    if media_type == mediatypes.YAML:
-        return yamlcodec.load(body)
+    """JSON or CBOR bytes → plain values (dicts, lists, strings, numbers, bytes)."""
     if media_type == mediatypes.CBOR:
-        return cbor.loads(body)
+        return cbordecode.loads(body)
     return jsondecode.parse_json(body)
 
 

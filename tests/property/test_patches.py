@@ -4,6 +4,7 @@ never another exception; a patched object either decodes as the kind or is a Dec
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import json
@@ -144,7 +145,7 @@ MANAGER = FieldManager(POD_TYPE, "v1", "Pod")
 @given(applied=mutated({k: v for k, v in CURRENT.items() if k != "status"}), force=st.booleans())
 def test_apply_bodies(live: dict | None, applied: Any, force: bool) -> None:
     try:
-        configuration = apply_configuration(_body(applied), WriteOptions(field_validation="Strict"), [])
+        configuration = asyncio.run(apply_configuration(_body(applied), WriteOptions(field_validation="Strict"), []))
         merged = MANAGER.apply(copy.deepcopy(live), configuration, "fuzz", force, now="2024-01-01T00:00:01Z")
     except StatusError as err:
         # kube-apiserver's own 500 for an apply body that does not fit the schema (kubernetes#122480)

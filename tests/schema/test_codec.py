@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from protokube.schema import envelope, jsondecode, jsonencode, yamlcodec
+from protokube.schema import envelope, jsondecode, jsonencode, yamldecode
 from protokube.schema.descriptors import message_class
 from protokube.schema.jsondecode import DecodeError
 
@@ -173,9 +173,9 @@ def test_yaml_goes_through_the_same_path() -> None:
     text = (
         b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  name: b\nspec:\n  containers:\n  - name: c\n    image: x\n"
     )
-    data = yamlcodec.load(text)
-    decoded = jsondecode.decode(data, "k8s.io.api.core.v1.Pod")
+    document = yamldecode.parse(text)
+    decoded = jsondecode.decode(document.value, "k8s.io.api.core.v1.Pod")
     assert decoded.message.spec.containers[0].image == "x"
-    assert yamlcodec.duplicate_errors(data) == ['line 5: key "name" already set in map']
+    assert document.duplicates == ['line 5: key "name" already set in map']
     with pytest.raises(DecodeError):
-        yamlcodec.load(b"a: [1, 2\nb: c")
+        yamldecode.parse(b"a: [1, 2\nb: c")
