@@ -124,6 +124,8 @@ BUILDERS: dict[str, Callable[[Path, GatewayProcess], list[str]]] = {
 
 
 @pytest.mark.parametrize("lang", list(BUILDERS))
+# Compiling the C++ stubs takes minutes on a loaded 2-core machine; each step has its own bound.
+@pytest.mark.timeout(900)
 def test_a_client_in_another_language(lang: str, stub_server: GatewayProcess, tmp_path: Path) -> None:
     missing = [tool for tool in TOOLS[lang] if shutil.which(tool) is None]
     runtime = RUNTIMES.get(lang)
