@@ -1,5 +1,5 @@
 """/debug/api_priority_and_fairness/dump_priority_levels, dump_queues and dump_requests
-(?includeRequestDetails=1): the seed's comma-terminated columns, aligned as Go's tabwriter
+(?includeRequestDetails=1): the comma-terminated columns of the APF documentation's examples, aligned as Go's tabwriter
 (minimum width 8, padding 1) aligns them."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """API Priority and Fairness metrics on the server's registry, named and labelled as
 kube-apiserver 1.32 (k8s.io/apiserver pkg/util/flowcontrol/metrics) and, for the sampled
-histograms the seed lists (``*_count_samples``, ``*_count_watermarks``), as the seed describes them.
+histograms the APF documentation lists (``*_count_samples``, ``*_count_watermarks``), as it describes
+them (kubernetes.io/docs/concepts/cluster-administration/flow-control/#metrics).
 
 Ratioed gauges (requests over their limit) are sampled ten times a second into the ``_samples``
 histograms and their 1.32 successors; the highest and lowest value of each second go to the

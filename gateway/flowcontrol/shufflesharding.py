@@ -1,5 +1,6 @@
 """Shuffle sharding (k8s.io/apiserver pkg/util/shufflesharding): a flow's hash deals it a hand of
-distinct queues out of a deck, and the sizing arithmetic behind the seed's table.
+distinct queues out of a deck, and the sizing arithmetic behind the table of
+kubernetes.io/docs/concepts/cluster-administration/flow-control/ (shuffle sharding).
 
 The deal reads the hash as mixed-radix digits (deck, deck-1, ...): each digit picks one of the
 cards not dealt yet, so equal hashes always get the same hand and the hand has no repeats.
@@ -77,8 +78,8 @@ def crush_probability(hand_size: int, queues: int, elephants: int) -> Fraction:
 
 
 def sizing_main(argv: list[str]) -> int:
-    """``protokube apf shuffle-sharding``: a row of the seed's sizing table (15 significant digits,
-    the precision the seed's floating-point figures agree with the exact values to)."""
+    """``protokube apf shuffle-sharding``: a row of the APF documentation's sizing table (15
+    significant digits, the precision its floating-point figures agree with the exact values to)."""
     parser = argparse.ArgumentParser(
         prog="protokube apf shuffle-sharding",
         description="the probability that a mouse flow is crushed by elephant flows (all its queues taken)",

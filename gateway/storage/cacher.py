@@ -1,6 +1,7 @@
 """One resource's storage as the registry sees it (upstream's Cacher): reads from the watch cache
-where the seed allows, from storage where it must; writes to storage, with the cache's copy of the
-object as the first guess of what storage holds.
+where Kubernetes API Concepts allow (kubernetes.io/docs/reference/using-api/api-concepts/), from
+storage where it must; writes to storage, with the cache's copy of the object as the first guess of
+what storage holds.
 
 Reads follow the plan of readpath.py. Pages from storage or cache carry continue tokens at the
 first page's revision, so every page of a list is one snapshot. Watches are served from the cache.

@@ -1,6 +1,7 @@
 """Where a get or a list is served from, and how fresh it must be: one pure decision per request.
 
-The seed's "Semantics for get and list" (upstream's Cacher and its shouldDelegateList):
+"Semantics for get and list" of Kubernetes API Concepts
+(kubernetes.io/docs/reference/using-api/api-concepts/; upstream's Cacher and its shouldDelegateList):
 
 get   resourceVersion unset → Most Recent: the cache, once it holds storage's current revision
       "0"                   → Any: the cache as it is

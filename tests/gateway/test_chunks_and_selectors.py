@@ -18,7 +18,7 @@ ON_ETCD_TOO = True  # the tests using the shared server run against a real etcd 
 def test_1253_objects_in_pages_of_500_are_one_snapshot(
     server: GatewayProcess, client: httpx.Client, namespace: str
 ) -> None:
-    """The seed's example, with writes landing between the pages."""
+    """The API concepts' example (retrieving large results in chunks), with writes landing between the pages."""
     path = f"/api/v1/namespaces/{namespace}/configmaps"
 
     async def create_all() -> None:

@@ -222,8 +222,9 @@ def test_conditions_and_accepted_names(crontabs: dict[str, Any]) -> None:
 
 
 def test_kubectl_flow(kubectl: Kubectl, api: httpx.Client, tmp_path: Path) -> None:
-    """The seed's CronTab walk-through with kubectl: apply, wait, get with columns, explain,
-    unknown fields under each validation level, status, scale, and deletion of the CRD."""
+    """The CronTab walk-through of the CustomResourceDefinition documentation with kubectl: apply,
+    wait, get with columns, explain, unknown fields under each validation level, status, scale, and
+    deletion of the CRD."""
     crd = dict(CRONTAB_CRD, metadata={"name": "crontabs.stable.example.com"})
     (tmp_path / "crd.yaml").write_text(yaml.safe_dump(crd))
     kubectl.run("apply", "-f", str(tmp_path / "crd.yaml"))

@@ -1,4 +1,5 @@
-"""API Priority and Fairness against real servers (seed "API 优先级和公平性", issue 16).
+"""API Priority and Fairness against real servers
+(kubernetes.io/docs/concepts/cluster-administration/flow-control/; issue 16).
 
 Most tests share a server with 6 seats (--max-requests-inflight 4, --max-mutating-requests-inflight
 2) and a priority level of their own, ``apf-test``: 3 seats that it neither lends nor borrows,
@@ -222,7 +223,7 @@ def test_kubectl_shows_the_configuration_and_the_debug_dumps(apf: GatewayProcess
     assert by_name["leader-election"][1:6] == ["Limited", "10", "16", "4", "50"]
     assert by_name["catch-all"][1:3] == ["Limited", "5"]
 
-    for kind in ("flowschemas", "prioritylevelconfigurations"):  # the seed's UID → name maps
+    for kind in ("flowschemas", "prioritylevelconfigurations"):  # the documentation's UID → name maps
         out = kubectl.run("get", kind, "-o", "custom-columns=uid:{metadata.uid},name:{metadata.name}").stdout
         lines = out.splitlines()
         assert lines[0].split() == ["uid", "name"]
@@ -284,7 +285,7 @@ def test_responses_name_the_flow_schema_and_level_by_uid(apf: GatewayProcess) ->
 
 
 def test_the_seeds_health_for_strangers_schema_works_as_written(apf: GatewayProcess) -> None:
-    """HEAD is not one of the probes schema's verbs; the seed's schema (verbs "*") exempts it."""
+    """HEAD is not one of the probes schema's verbs; the documentation's schema (verbs "*") exempts it."""
     schema = {
         "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
         "kind": "FlowSchema",
@@ -849,7 +850,7 @@ SEED_TABLE = """\
 
 @pytest.mark.parametrize("row", SEED_TABLE.splitlines())
 def test_the_sizing_tool_reproduces_the_seeds_shuffle_sharding_table(row: str) -> None:
-    """The seed's figures are floating-point; they agree with the exact values to 15 digits."""
+    """The documentation's figures are floating-point; they agree with the exact values to 15 digits."""
     hand, queues, *expected = row.split()
     command = [sys.executable, "-m", "protokube", "apf", "shuffle-sharding"]
     args = ["--hand-size", hand, "--queues", queues, "--elephants", "1", "4", "16"]

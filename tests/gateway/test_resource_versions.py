@@ -252,7 +252,7 @@ def test_send_initial_events_requires_not_older_than(client: httpx.Client, histo
 
 
 def test_streaming_list(client: httpx.Client, history: dict) -> None:
-    """The seed's example: ADDED for the state, a BOOKMARK marking its end, then the stream."""
+    """The API concepts' example (streaming lists): ADDED for the state, a BOOKMARK marking its end, then the stream."""
     events = watch_lines(
         client,
         history["path"],

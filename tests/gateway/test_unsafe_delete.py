@@ -1,4 +1,4 @@
-"""Corrupt objects and their unsafe deletion (the seed's "Force deletion").
+"""Corrupt objects and their unsafe deletion (Kubernetes API Concepts, "Force deletion").
 
 A corrupt object is made as it happens in a real cluster: bytes that are no object written straight
 into storage with etcdctl. Reads report it with upstream's errors and the watch cache carries on;

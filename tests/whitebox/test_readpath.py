@@ -1,5 +1,6 @@
-"""The read-path decision, cell by cell of the seed's tables ("Semantics for get and list",
-../shared/seeds/004 "Resource versions"): where each get and list is served from, how fresh.
+"""The read-path decision, cell by cell of the tables of Kubernetes API Concepts ("Semantics for
+get and list", "Resource versions"; kubernetes.io/docs/reference/using-api/api-concepts/): where
+each get and list is served from, how fresh.
 
 The invalid cells of the list table are refused before a plan is made; they are checked here
 through the same validation the handlers use.
