@@ -1,4 +1,5 @@
-"""API Priority and Fairness (flowcontrol.apiserver.k8s.io/v1; seed "API 优先级和公平性").
+"""API Priority and Fairness: flowcontrol.apiserver.k8s.io/v1, as documented in
+kubernetes.io/docs/concepts/cluster-administration/flow-control/.
 
 Every request is classified by the FlowSchemas (matching.py) to a priority level; each limited
 level owns a share of the server's seats (concurrency.py) and queues what exceeds them with

@@ -284,7 +284,7 @@ def test_responses_name_the_flow_schema_and_level_by_uid(apf: GatewayProcess) ->
     assert classified(None, "GET", "/healthz")[0] == uids[("flowschemas", "probes")]  # anonymous probes: exempt
 
 
-def test_the_seeds_health_for_strangers_schema_works_as_written(apf: GatewayProcess) -> None:
+def test_the_documented_health_for_strangers_schema_works_as_written(apf: GatewayProcess) -> None:
     """HEAD is not one of the probes schema's verbs; the documentation's schema (verbs "*") exempts it."""
     schema = {
         "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
@@ -833,7 +833,7 @@ def test_without_priority_and_fairness_the_max_in_flight_limit_answers_429(tmp_p
         server.kill()
 
 
-SEED_TABLE = """\
+SIZING_TABLE = """\
 12 32 4.428838398950118e-09 0.11431348830099144 0.9935089607656024
 10 32 1.550093439632541e-08 0.0626479840223545 0.9753101519027554
 10 64 6.601827268370426e-12 0.00045571320990370776 0.49999929150089345
@@ -848,8 +848,8 @@ SEED_TABLE = """\
 """
 
 
-@pytest.mark.parametrize("row", SEED_TABLE.splitlines())
-def test_the_sizing_tool_reproduces_the_seeds_shuffle_sharding_table(row: str) -> None:
+@pytest.mark.parametrize("row", SIZING_TABLE.splitlines())
+def test_the_sizing_tool_reproduces_the_documented_shuffle_sharding_table(row: str) -> None:
     """The documentation's figures are floating-point; they agree with the exact values to 15 digits."""
     hand, queues, *expected = row.split()
     command = [sys.executable, "-m", "protokube", "apf", "shuffle-sharding"]
