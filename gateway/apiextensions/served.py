@@ -9,7 +9,6 @@ apiVersion: every version's codec reads any stored object and writes the storage
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +22,9 @@ from gateway.objects.unstructured import OBJECT_META, JSONCodec, Unstructured
 from gateway.printing.table import NAME_DESCRIPTION
 from gateway.registry.strategy import UnstructuredStrategy
 from gateway.registry.subresources import SCALE_MESSAGE, ScalePaths
+from protokube.schema import deep
 from protokube.schema.registry import GroupVersionKind, PrinterColumn, Resource, Subresource, version_order
-from protokube.schema.typetree import STRUCT, Field, Type, proto_type
+from protokube.schema.typetree import MAP, STRUCT, Field, Type, proto_type
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 SUBRESOURCE_VERBS = ("get", "patch", "update")
@@ -55,11 +55,13 @@ class CustomVersion:
         return CustomResourceStrategy(resource, codec)
 
     def object_type(self) -> Type:
-        """The type apply merges with: the schema's, with ObjectMeta's metadata."""
+        """The type apply merges with: the schema's, with ObjectMeta's metadata (undeclared keys
+        deduced when the root preserves unknown fields or declares no properties)."""
         root = self.schema.type_tree()
         fields = dict(root.fields) if root.kind == STRUCT else {}
         fields["metadata"] = Field("metadata", proto_type(OBJECT_META))
-        return Type(STRUCT, _fields=fields)
+        element = root.element if root.kind in (STRUCT, MAP) else None
+        return Type(STRUCT, element=element, _fields=fields)
 
 
 class CustomResourceCodec(JSONCodec):
@@ -70,7 +72,9 @@ class CustomResourceCodec(JSONCodec):
         self.version = version
 
     def from_dict(self, data: dict[str, Any]) -> DecodedObject:
-        data = copy.deepcopy(data)
+        # Pruning and defaulting change the object in place; metadata (a JSONObject that knows
+        # its duplicate keys) they leave alone.
+        data = {key: value if key == "metadata" else deep.copy(value) for key, value in data.items()}
         pruned = self.version.schema.prune(data)
         self.version.schema.default(data)
         decoded = super().from_dict(data)
@@ -86,7 +90,7 @@ class CustomResourceCodec(JSONCodec):
         data = self._dict(obj)
         data["apiVersion"] = self.version.storage_version.api_version
         data["metadata"].pop("resourceVersion", None)
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        return deep.dumps(data, orjson.OPT_SORT_KEYS)
 
 
 class CustomResourceStrategy(UnstructuredStrategy):

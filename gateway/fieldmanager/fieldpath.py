@@ -19,7 +19,7 @@ import functools
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -32,6 +32,7 @@ from gateway.fieldmanager.values import (
     go_json_string,
     to_string,
 )
+from protokube.schema import deep
 
 FIELD, KEY, VALUE, INDEX = 0, 1, 2, 3
 
@@ -153,7 +154,12 @@ def deserialize_element(text: str) -> PathElement:
 
 class Set:
     """A set of paths as a trie. Treat sets returned by operations and by decoding as read-only: they
-    share nodes, and decoded sets are cached (with their FieldsV1 bytes and derived facts in ``memo``)."""
+    share nodes, and decoded sets are cached (with their FieldsV1 bytes and derived facts in ``memo``).
+
+    No node is empty: each holds members or children (so a node is empty exactly when it has
+    neither). Sets are as deep as the values they describe (10,000 levels for a custom object's
+    preserved fields): every operation keeps its own stack and takes time linear in the nodes it
+    visits."""
 
     __slots__ = ("children", "members", "memo", "v1")
 
@@ -182,13 +188,6 @@ class Set:
             node = child
         node.members.add(path[-1])
 
-    def descend(self, pe: PathElement) -> Set:
-        self.v1 = self.memo = None
-        child = self.children.get(pe)
-        if child is None:
-            child = self.children[pe] = Set()
-        return child
-
     def has(self, path: Path) -> bool:
         if not path:
             return False
@@ -200,117 +199,112 @@ class Set:
         return path[-1] in node.members  # type: ignore[union-attr]
 
     def empty(self) -> bool:
-        return not self.members and all(c.empty() for c in self.children.values())
+        return not self.members and not self.children
 
     def size(self) -> int:
-        return len(self.members) + sum(c.size() for c in self.children.values())
+        return sum(len(node.members) for node in _nodes(self))
 
     def with_prefix(self, pe: PathElement) -> Set:
         return self.children.get(pe) or Set()
 
     def is_subset_of(self, other: Set) -> bool:
-        if not self.members <= other.members:
-            return False
-        for pe, mine in self.children.items():
-            theirs = other.children.get(pe)
-            if theirs is None:
-                if not mine.empty():
-                    return False
-            elif not mine.is_subset_of(theirs):
+        stack = [(self, other)]
+        while stack:
+            mine, theirs = stack.pop()
+            if not mine.members <= theirs.members:
                 return False
+            for pe, child in mine.children.items():
+                their_child = theirs.children.get(pe)
+                if their_child is None:
+                    return False
+                stack.append((child, their_child))
         return True
 
     def union(self, other: Set) -> Set:
         """The paths of both (one of them itself when it holds the other: unchanged sets keep their
         cached FieldsV1)."""
-        if not other.members and not other.children:
-            return self
-        if not self.members and not self.children:
-            return other
         if other.is_subset_of(self) and other.children.keys() <= self.children.keys():
             return self
         if self.is_subset_of(other) and self.children.keys() <= other.children.keys():
             return other
-        children = dict(self.children)
-        for pe, theirs in other.children.items():
-            mine = children.get(pe)
-            children[pe] = theirs if mine is None else mine.union(theirs)
-        return Set(self.members | other.members, children)
+        done: dict[tuple[int, int], Set] = {}
+        for mine, theirs in reversed(_pairs(self, other, _nonempty_pairs)):
+            done[id(mine), id(theirs)] = _union_node(mine, theirs, done)
+        return _union(self, other, done)
 
     def intersection(self, other: Set) -> Set:
-        children = {}
-        small, large = (self.children, other.children)
-        for pe, mine in small.items():
-            theirs = large.get(pe)
-            if theirs is not None:
-                both = mine.intersection(theirs)
-                if not both.empty():
+        done: dict[tuple[int, int], Set] = {}
+        for mine, theirs in reversed(_pairs(self, other, _shared_pairs)):
+            children = {}
+            for pe, child in mine.children.items():
+                their_child = theirs.children.get(pe)
+                if their_child is not None and not (both := done[id(child), id(their_child)]).empty():
                     children[pe] = both
-        return Set(self.members & other.members, children)
+            done[id(mine), id(theirs)] = Set(mine.members & theirs.members, children)
+        return done[id(self), id(other)]
 
     def difference(self, other: Set) -> Set:
         """The paths of this set that ``other`` lacks (``self`` itself when that is all of them)."""
-        if not other.members and not other.children:
-            return self
-        members = self.members - other.members if other.members else self.members
-        changed = len(members) != len(self.members)
-        children = {}
-        for pe, mine in self.children.items():
-            theirs = other.children.get(pe)
-            if theirs is None:
-                children[pe] = mine
-                continue
-            rest = mine.difference(theirs)
-            if rest is not mine:
-                changed = True
-            if not rest.empty():
-                children[pe] = rest
-            else:
-                changed = True
-        return Set(members, children) if changed else self
+        return self._minus(other, recursive=False)
 
     def recursive_difference(self, other: Set) -> Set:
         """Removes ``other``'s members with everything under them, and ``other``'s paths."""
-        members = self.members - other.members if other.members else self.members
-        changed = len(members) != len(self.members)
-        children = {}
-        for pe, mine in self.children.items():
-            if pe in other.members:
-                changed = True
-                continue
-            theirs = other.children.get(pe)
-            if theirs is None:
-                children[pe] = mine
-                continue
-            rest = mine.recursive_difference(theirs)
-            if rest is not mine:
-                changed = True
-            if not rest.empty():
-                children[pe] = rest
-            else:
-                changed = True
-        return Set(members, children) if changed else self
+        return self._minus(other, recursive=True)
+
+    def _minus(self, other: Set, recursive: bool) -> Set:
+        """difference, or with ``recursive`` recursive_difference (members of ``other`` take the
+        children of the same element along); unchanged nodes are kept as they are."""
+        walk = _recursive_pairs if recursive else _nonempty_pairs
+        done: dict[tuple[int, int], Set] = {}
+        for mine, theirs in reversed(_pairs(self, other, walk)):
+            members = mine.members - theirs.members if theirs.members else mine.members
+            changed = len(members) != len(mine.members)
+            children = {}
+            for pe, child in mine.children.items():
+                if recursive and pe in theirs.members:
+                    changed = True
+                    continue
+                their_child = theirs.children.get(pe)
+                rest = child if their_child is None or their_child.empty() else done[id(child), id(their_child)]
+                changed = changed or rest is not child or rest.empty()
+                if not rest.empty():
+                    children[pe] = rest
+            done[id(mine), id(theirs)] = Set(members, children) if changed else mine
+        return done.get((id(self), id(other)), self)
 
     def leaves(self) -> Set:
         """The members that have no children, at every level."""
-        return Set(
-            {pe for pe in self.members if pe not in self.children},
-            {pe: c.leaves() for pe, c in self.children.items()},
-        )
+        root = Set()
+        stack = [(self, root)]
+        while stack:
+            node, out = stack.pop()
+            out.members = {pe for pe in node.members if pe not in node.children}
+            for pe, child in node.children.items():
+                out.children[pe] = Set()
+                stack.append((child, out.children[pe]))
+        return root
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Set):
             return NotImplemented
-        return self.members == other.members and self.children == other.children
+        stack = [(self, other)]
+        while stack:
+            mine, theirs = stack.pop()
+            if mine.members != theirs.members or mine.children.keys() != theirs.children.keys():
+                return False
+            stack.extend((child, theirs.children[pe]) for pe, child in mine.children.items())
+        return True
 
     __hash__ = None  # type: ignore[assignment]
 
     def iterate(self, prefix: Path = ()) -> Iterator[Path]:
         """Every path, in upstream's order: this node's members sorted, then each child sorted."""
-        for pe in sorted(self.members):
-            yield (*prefix, pe)
-        for pe in sorted(self.children):
-            yield from self.children[pe].iterate((*prefix, pe))
+        stack = [(self, prefix)]
+        while stack:
+            node, path = stack.pop()
+            for pe in sorted(node.members):
+                yield (*path, pe)
+            stack.extend((node.children[pe], (*path, pe)) for pe in sorted(node.children, reverse=True))
 
     def __iter__(self) -> Iterator[Path]:
         return self.iterate()
@@ -327,17 +321,20 @@ class Set:
         """The FieldsV1 JSON object, keys in upstream's order (emitContentsV1). A fresh object.
 
         The set becomes read-only: it is remembered so that decoding these FieldsV1 again (the next
-        write of the object) costs nothing."""
+        write of the object) costs nothing (but for sets too deep to remember)."""
         if self.v1 is not None:
             return orjson.loads(self.v1)
-        fields = _emit(self, include_self=False)
-        self.v1 = orjson.dumps(fields)
+        fields = _emit(self)
+        try:
+            self.v1 = orjson.dumps(fields)
+        except orjson.JSONEncodeError:
+            return fields
         _CACHE.remember(self.v1, self)
         return fields
 
     def to_json(self) -> bytes:
         """The FieldsV1 bytes exactly as upstream's Set.ToJSON writes them (Go's escaping included)."""
-        return _emit_json(self, include_self=False).encode()
+        return _emit_json(self).encode()
 
     @classmethod
     def from_fields_v1(cls, fields: Any) -> Set:
@@ -345,25 +342,100 @@ class Set:
         with other decodings of the same FieldsV1: read-only."""
         try:
             text = orjson.dumps(fields)
-        except (TypeError, orjson.JSONEncodeError):
+        except TypeError:  # not JSON, or deeper than sets worth remembering
             text = b""
         cached = _CACHE.get(text) if text else None
         if cached is not None:
             return cached
-        found, _ = _read(fields)
-        s = found or cls()
+        s = _read(fields)
         if text:
-            s.v1 = orjson.dumps(_emit(s, include_self=False))
+            s.v1 = orjson.dumps(_emit(s))
             _CACHE.remember(text, s)
         return s
 
     @classmethod
     def from_json(cls, data: bytes | str) -> Set:
         try:
-            parsed = json.loads(data)
+            parsed = deep.loads(data)
         except ValueError as e:
             raise FieldsV1Error(str(e)) from None
         return cls.from_fields_v1(parsed)
+
+
+def _nodes(s: Set) -> Iterator[Set]:
+    """Every node of a set."""
+    stack = [s]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children.values())
+
+
+PairWalk = Callable[[Set, Set], Iterator[tuple[Set, Set]]]
+
+
+def _pairs(a: Set, b: Set, walk: PairWalk) -> list[tuple[Set, Set]]:
+    """The pairs of nodes an operation on ``a`` and ``b`` combines, parents before children:
+    ``walk`` yields the pairs below one pair that need combining."""
+    order: list[tuple[Set, Set]] = []
+    stack = [(a, b)]
+    while stack:
+        pair = stack.pop()
+        order.append(pair)
+        stack.extend(walk(*pair))
+    return order
+
+
+def _shared_pairs(a: Set, b: Set) -> Iterator[tuple[Set, Set]]:
+    """The children both nodes have."""
+    for pe, child in a.children.items():
+        their_child = b.children.get(pe)
+        if their_child is not None:
+            yield child, their_child
+
+
+def _nonempty_pairs(a: Set, b: Set) -> Iterator[tuple[Set, Set]]:
+    """The children both nodes have, when neither node is empty (union and difference of an empty
+    node need no walk)."""
+    if not a.empty() and not b.empty():
+        yield from _shared_pairs(a, b)
+
+
+def _recursive_pairs(a: Set, b: Set) -> Iterator[tuple[Set, Set]]:
+    """The children both nodes have, but those ``b`` holds as members (removed whole)."""
+    for pe, child in a.children.items():
+        their_child = b.children.get(pe)
+        if their_child is not None and pe not in b.members:
+            yield child, their_child
+
+
+def _union(a: Set, b: Set, done: dict[tuple[int, int], Set]) -> Set:
+    if b.empty():
+        return a
+    if a.empty():
+        return b
+    return done[id(a), id(b)]
+
+
+def _union_node(a: Set, b: Set, done: dict[tuple[int, int], Set]) -> Set:
+    """The union of two nodes whose shared children are done: ``a`` or ``b`` itself when it holds
+    the other."""
+    if a.empty() or b.empty():
+        return _union(a, b, done)
+    children = dict(a.children)
+    is_a = b.members <= a.members
+    is_b = a.members <= b.members and a.children.keys() <= b.children.keys()
+    for pe, their_child in b.children.items():
+        child = children.get(pe)
+        merged = their_child if child is None else _union(child, their_child, done)
+        children[pe] = merged
+        is_a = is_a and merged is child
+        is_b = is_b and merged is their_child
+    if is_a:
+        return a
+    if is_b:
+        return b
+    return Set(a.members | b.members, children)
 
 
 class _SetCache:
@@ -399,63 +471,78 @@ class _SetCache:
 _CACHE = _SetCache()
 
 
-def _ordered(s: Set) -> Iterator[tuple[PathElement, bool, Set | None]]:
-    """Members and children merged in order: (element, is member, child set or None)."""
-    for pe in sorted(s.members | s.children.keys()):
-        yield pe, pe in s.members, s.children.get(pe)
+def _ordered(node: Set) -> list[PathElement]:
+    """A node's members and children, in order."""
+    if not node.children:
+        return sorted(node.members)
+    return sorted(node.members | node.children.keys())
 
 
-def _emit(s: Set, include_self: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if include_self and (s.members or s.children):
-        out["."] = {}
-    children = s.children
-    if not children:
-        for pe in sorted(s.members):
-            out[serialize_element(pe)] = {}
-        return out
-    members = s.members
-    for pe in sorted(members | children.keys()):
-        child = children.get(pe)
-        out[serialize_element(pe)] = {} if child is None else _emit(child, pe in members)
-    return out
+def _emit(s: Set) -> dict[str, Any]:
+    """The FieldsV1 object of a set (upstream's emitContentsV1): a member with children is marked
+    by "." among them."""
+    root: dict[str, Any] = {}
+    stack = [(s, root)]
+    while stack:
+        node, out = stack.pop()
+        for pe in _ordered(node):
+            child = node.children.get(pe)
+            below: dict[str, Any] = {".": {}} if child is not None and pe in node.members else {}
+            out[serialize_element(pe)] = below
+            if child is not None:
+                stack.append((child, below))
+    return root
 
 
-def _emit_json(s: Set, include_self: bool) -> str:
-    parts = []
-    if include_self and (s.members or s.children):
-        parts.append('".":{}')
-    for pe, member, child in _ordered(s):
-        name = go_json_string(serialize_element(pe))
-        parts.append(name + ":" + ("{}" if child is None else _emit_json(child, member)))
-    return "{" + ",".join(parts) + "}"
+def _emit_json(s: Set) -> str:
+    """``_emit``'s object written as upstream writes it."""
+    out: list[str] = []
+    # Work items: a node to write (and whether it is marked by "."), or text to append as it is.
+    stack: list[tuple[Set, bool] | str] = [(s, False)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        node, marked = item
+        out.append('{".":{}' if marked else "{")
+        stack.append("}")
+        for i, pe in reversed(list(enumerate(_ordered(node)))):
+            child = node.children.get(pe)
+            stack.append("{}" if child is None else (child, pe in node.members))
+            stack.append(("," if i or marked else "") + go_json_string(serialize_element(pe)) + ":")
+    return "".join(out)
 
 
-def _read(obj: Any) -> tuple[Set | None, bool]:
-    """upstream's readIterV1: the children of a node and whether the node itself is a member."""
-    if obj is None:
-        return None, True
-    if not isinstance(obj, dict):
-        raise FieldsV1Error(f"ReadMapCB: expect {{ or n, but found {json.dumps(obj)[:1]}")
-    children: Set | None = None
-    is_member = False
-    for name, sub in obj.items():
+def _read(fields: Any) -> Set:
+    """upstream's readIterV1 over a FieldsV1 object (null: the empty set). An element is a member
+    when it has no children or is marked by "."; of two keys naming one element the later wins."""
+    root = Set()
+    if fields is None:
+        return root
+    if not isinstance(fields, dict):
+        raise FieldsV1Error(f"ReadMapCB: expect {{ or n, but found {json.dumps(fields)[:1]}")
+    read: list[tuple[dict[str, Any], Set, Set, PathElement]] = []  # (object, its set, parent's set, element)
+    stack = [(name, sub, root) for name, sub in reversed(fields.items())]
+    while stack:
+        name, sub, parent = stack.pop()
         if name == ".":
-            is_member = True
             continue
         try:
             pe = deserialize_element(name)
         except _Unknown:
             continue
-        grandchildren, child_is_member = _read(sub)
-        if child_is_member:
-            if children is None:
-                children = Set()
-            children.members.add(pe)
-        if grandchildren is not None:
-            if children is None:
-                children = Set()
-            children.children[pe] = grandchildren
-    if children is None:
-        is_member = True
-    return children, is_member
+        if sub is None:
+            parent.members.add(pe)
+            continue
+        if not isinstance(sub, dict):
+            raise FieldsV1Error(f"ReadMapCB: expect {{ or n, but found {json.dumps(sub)[:1]}")
+        node = Set()
+        read.append((sub, node, parent, pe))
+        stack.extend((child_name, child, node) for child_name, child in reversed(sub.items()))
+    for sub, node, parent, pe in reversed(read):  # children before their parents, later keys first
+        if "." in sub or node.empty():
+            parent.members.add(pe)
+        if not node.empty() and pe not in parent.children:
+            parent.children[pe] = node
+    return root

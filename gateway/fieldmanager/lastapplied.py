@@ -9,12 +9,12 @@ still works).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import gateway.fieldmanager.typed as typed
 from gateway.fieldmanager.fieldpath import Set
 from gateway.fieldmanager.values import go_json
+from protokube.schema import deep
 from protokube.schema.typetree import Type
 
 ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
@@ -37,7 +37,7 @@ def allowed_conflicts(live: Any, t: Type, api_version: str) -> Set | None:
         return None
     try:
         typed.validate(live, t)
-        last = json.loads(text)
+        last = deep.loads(text)
     except (typed.TypedError, typed.ItemError, ValueError):
         return None
     if not isinstance(last, dict) or not last.get("kind") or last.get("apiVersion") != api_version:

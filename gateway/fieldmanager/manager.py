@@ -33,8 +33,8 @@ from gateway.fieldmanager.conflict import conflict_error
 from gateway.fieldmanager.fieldpath import Set, make_path
 from gateway.fieldmanager.managedfields import APPLY, UPDATE, DecodeError, Managed
 from gateway.fieldmanager.merge import Conflicts, Updater, VersionedSet
-from gateway.fieldmanager.typed import MISSING
-from gateway.fieldmanager.values import equals
+from gateway.fieldmanager.values import MISSING, equals
+from protokube.schema import deep
 from protokube.schema.shape import shape
 from protokube.schema.typetree import Type
 
@@ -75,15 +75,6 @@ class Unchanged:
 
 class _Failed(Exception):
     """An error upstream's Update swallows (UpdateNoErrors: the object is written without managedFields)."""
-
-
-def _copy(value: Any) -> Any:
-    """A deep copy of a JSON value (results must not share containers with the live object)."""
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
 
 
 def _metadata(obj: Any) -> dict[str, Any]:
@@ -300,7 +291,7 @@ class FieldManager:
         obj = _with_managed_fields(obj, managedfields.encode(managed))
         if live is not None and equals(obj, live):
             return Unchanged(live)
-        return _copy(obj)
+        return deep.copy(obj)  # results must not share containers with the live object
 
     def _apply_upgrading_client_side(
         self, live: Any, applied: Any, managed: Managed, name: str, force: bool, subresource: str, now: str

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import gateway.fieldmanager.typed as typed
 from gateway.fieldmanager.fieldpath import Path, Set
-from gateway.fieldmanager.typed import MISSING, Comparison
-from gateway.fieldmanager.values import JSON, equals
+from gateway.fieldmanager.typed import Comparison
+from gateway.fieldmanager.values import JSON, MISSING, equals
 from protokube.schema.typetree import Type
 
 

@@ -15,7 +15,17 @@ import orjson
 import protokube.options.v1.options_pb2 as opts
 
 from protokube.schema.shape import shape
-from protokube.schema.typetree import ATOMIC, LIST, MAP, SCALAR, STRUCT, UNTYPED, Field, Type
+from protokube.schema.typetree import (
+    ATOMIC,
+    DEDUCED,
+    LIST,
+    MAP,
+    SCALAR,
+    STRUCT,
+    UNTYPED,
+    Field,
+    Type,
+)
 
 NO_DEFAULT: Any = object()
 
@@ -34,10 +44,10 @@ def field_type(t: Type, name: str) -> Type | None:
     """The type of key ``name`` in an object of type ``t`` (None: not declared, upstream's empty TypeRef)."""
     if t.kind == STRUCT:
         f = t.fields.get(name)
-        return f.type if f is not None else None
+        return f.type if f is not None else t.element
     if t.kind == MAP:
         return t.element
-    if t.kind == UNTYPED:
+    if t.kind in (UNTYPED, DEDUCED):
         return t
     return None
 
@@ -93,14 +103,14 @@ def python_equality_is_exact(t: Type) -> bool:
 
 
 def _reaches_untyped(t: Type, seen: set[int]) -> bool:
-    if t.kind == UNTYPED:
+    if t.kind in (UNTYPED, DEDUCED):
         return True
     if t.kind == SCALAR or id(t) in seen:
         return False
     seen.add(id(t))
-    if t.kind in (LIST, MAP):
-        return t.element is not None and _reaches_untyped(t.element, seen)
-    return any(_reaches_untyped(f.type, seen) for f in t.fields.values())
+    if t.element is not None and _reaches_untyped(t.element, seen):
+        return True
+    return t.kind == STRUCT and any(_reaches_untyped(f.type, seen) for f in t.fields.values())
 
 
 # Keyed by identity: types built by hand (tests, custom resources) may compare equal by name alone.
@@ -116,7 +126,7 @@ def object_type(t: Type) -> Type:
         return cached[1]
     fields: dict[str, Field] = {"apiVersion": Field("apiVersion", _STRING), "kind": Field("kind", _STRING)}
     fields.update(t.fields)
-    out = Type(STRUCT, name=t.name, atomic=t.atomic, _fields=fields)
+    out = Type(STRUCT, name=t.name, element=t.element, atomic=t.atomic, _fields=fields)
     _OBJECT_TYPES[id(t)] = (t, out)
     return out
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import gateway.fieldmanager.deduced as deduced
 import gateway.fieldmanager.schema as schema
 from gateway.fieldmanager.fieldpath import (
     FIELD,
@@ -26,6 +27,7 @@ from gateway.fieldmanager.fieldpath import (
 )
 from gateway.fieldmanager.values import (
     JSON,
+    MISSING,
     canonical,
     equals,
     go_quote,
@@ -33,17 +35,7 @@ from gateway.fieldmanager.values import (
     go_type,
     go_v_value,
 )
-from protokube.schema.typetree import ATOMIC, LIST, MAP, SCALAR, STRUCT, UNTYPED, Type
-
-
-class _Missing:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
+from protokube.schema.typetree import ATOMIC, DEDUCED, LIST, MAP, SCALAR, STRUCT, UNTYPED, Type
 
 
 class TypedError(Exception):
@@ -157,7 +149,7 @@ def _validate(v: JSON, t: Type, allow_dups: bool) -> list[tuple[str, str]]:
     if kind == SCALAR:
         message = _validate_scalar(t, v)
         return [("", message)] if message else []
-    if kind == UNTYPED or v is None:
+    if kind in (UNTYPED, DEDUCED) or v is None:  # a deduced value fits whatever its form
         return []
     errors: list[tuple[str, str]] = []
     if kind == LIST:
@@ -208,6 +200,8 @@ def to_field_set(value: JSON, t: Type) -> Set:
 def _field_set(v: JSON, t: Type) -> tuple[bool, Set | None]:
     """Whether the value's own path is in the set, and the paths below it."""
     kind = t.kind
+    if kind == DEDUCED:
+        return deduced.field_set(v)
     if kind in (SCALAR, UNTYPED):
         return True, None
     if kind == LIST:
@@ -286,6 +280,9 @@ def compare(lhs: JSON, rhs: JSON, t: Type) -> Comparison:
 
 def _compare(lhs: JSON, rhs: JSON, t: Type, path: Path, c: Comparison) -> None:
     kind = t.kind
+    if kind == DEDUCED:
+        deduced.compare(lhs, rhs, path, c)
+        return
     leaf = True
     if kind == LIST:
         l_list = lhs if isinstance(lhs, list) else None
@@ -313,7 +310,7 @@ def _compare_map_items(t: Type, lhs: dict, rhs: dict, path: Path, c: Comparison)
         if ft is None:
             raise TypedError([(_path_text(path) + "." + k, "field not declared in schema")])
         rv = rhs.get(k, MISSING)
-        if lv is rv or (lv == rv and schema.python_equality_is_exact(ft)):
+        if lv is rv or (schema.python_equality_is_exact(ft) and lv == rv):
             continue
         _compare(lv, rv, ft, (*path, (FIELD, k)), c)
     for k, rv in rhs.items():
@@ -355,7 +352,7 @@ def _compare_list_items(t: Type, lhs: list, rhs: list, path: Path, c: Comparison
         if len(l_list) <= 1 and len(r_list) <= 1:
             lv = l_list[0] if l_list else MISSING
             rv = r_list[0] if r_list else MISSING
-            if lv is not rv and not (lv == rv and schema.python_equality_is_exact(element)):
+            if lv is not rv and not (schema.python_equality_is_exact(element) and lv == rv):
                 _compare(lv, rv, element, item_path, c)
         elif len(l_list) >= 2 and len(r_list) >= 2:
             if not equals(l_list, r_list):
@@ -385,6 +382,8 @@ def _merge(lhs: JSON, rhs: JSON, t: Type) -> JSON:
     if lhs is MISSING:
         return rhs
     kind = t.kind
+    if kind == DEDUCED:
+        return deduced.merge(lhs, rhs)
     if kind == LIST:
         l_list = lhs if isinstance(lhs, list) else None
         r_list = rhs if isinstance(rhs, list) else None
@@ -498,6 +497,8 @@ def remove_items(value: JSON, t: Type, items: Set) -> JSON:
 
 def _remove(v: JSON, t: Type, items: Set) -> JSON:
     kind = t.kind
+    if kind == DEDUCED:
+        return deduced.remove(v, items)
     if kind == SCALAR:
         return v
     if kind == UNTYPED:
@@ -540,6 +541,8 @@ def _remove(v: JSON, t: Type, items: Set) -> JSON:
 
 def ensure_named_fields_are_members(s: Set, t: Type | None) -> Set:
     """upstream's Set.EnsureNamedFieldsAreMembers: struct fields with children become members too."""
+    if t is None or t.kind == DEDUCED:  # no named fields below
+        return s
     members = set(s.members)
     children: dict[PathElement, Set] = {}
     for pe, child in s.children.items():
@@ -578,7 +581,7 @@ def reconcile_field_set(s: Set, t: Type) -> Set | None:
 
 def _reconcile(s: Set | None, t: Type, path: Path, is_atomic: bool, out: list[Path]) -> None:
     kind = t.kind
-    if kind == SCALAR:
+    if kind in (SCALAR, DEDUCED):  # upstream does not reconcile deduced values
         return
     if kind == LIST:
         if not is_atomic and t.list_type == ATOMIC:

@@ -13,8 +13,19 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.patch import gofmt
+from protokube.schema import deep
 
 JSON = Any
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()  # "no value here" (Go's nil Value); None is JSON null, which is a value
 
 # The order of value kinds in upstream's value.Compare.
 _NUMBER, _STRING, _BOOL, _LIST, _MAP, _NULL = range(6)
@@ -53,16 +64,25 @@ def from_canonical(key: Canonical) -> JSON:
 
 def equals(lhs: JSON, rhs: JSON) -> bool:
     """upstream's value.Equals: deep equality, numbers across int/float, bool never a number."""
-    if lhs is rhs:
-        return True
-    if isinstance(lhs, dict):
-        if not isinstance(rhs, dict) or len(lhs) != len(rhs):
+    stack = [(lhs, rhs)]
+    while stack:
+        left, right = stack.pop()
+        if left is right:
+            continue
+        if isinstance(left, dict):
+            if not isinstance(right, dict) or left.keys() != right.keys():
+                return False
+            stack.extend((v, right[k]) for k, v in left.items())
+        elif isinstance(left, list):
+            if not isinstance(right, list) or len(left) != len(right):
+                return False
+            stack.extend(zip(left, right, strict=True))
+        elif not _scalar_equals(left, right):
             return False
-        return all(k in rhs and equals(v, rhs[k]) for k, v in lhs.items())
-    if isinstance(lhs, list):
-        if not isinstance(rhs, list) or len(lhs) != len(rhs):
-            return False
-        return all(equals(a, b) for a, b in zip(lhs, rhs, strict=True))
+    return True
+
+
+def _scalar_equals(lhs: JSON, rhs: JSON) -> bool:
     if isinstance(lhs, bool) or isinstance(rhs, bool):
         return isinstance(lhs, bool) and isinstance(rhs, bool) and lhs == rhs
     if isinstance(lhs, str):
@@ -105,6 +125,10 @@ def go_json_string(text: str, *, short_bf: bool = False) -> str:
 
 def go_json(value: JSON) -> str:
     """Compact JSON as json-iterator (ConfigCompatibleWithStandardLibrary) writes it: map keys sorted."""
+    return deep.write_text(value, _go_json_scalar, go_json_string, sort_keys=True)
+
+
+def _go_json_scalar(value: JSON) -> str:
     if isinstance(value, str):
         return go_json_string(value)
     if value is True:
@@ -117,10 +141,6 @@ def go_json(value: JSON) -> str:
         return str(value)
     if isinstance(value, float):
         return go_float(value, "json")
-    if isinstance(value, list):
-        return "[" + ",".join(go_json(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ",".join(go_json_string(k) + ":" + go_json(value[k]) for k in sorted(value)) + "}"
     raise TypeError(f"not a JSON value: {value!r}")
 
 

@@ -21,7 +21,7 @@ from gateway.objects import cbor
 from gateway.objects.cbor import SELF_DESCRIBED
 from gateway.objects.codec import Codec
 from gateway.objects.view import ObjectView
-from protokube.schema import envelope, goshape, jsonencode, yamlcodec
+from protokube.schema import deep, envelope, goshape, jsonencode, yamlcodec
 from protokube.schema.registry import GroupVersionKind
 
 
@@ -53,7 +53,7 @@ class JSONEncoder:
 
     def finish(self, body: bytes) -> bytes:
         if self.pretty:
-            body = jsonencode.go_escape(orjson.dumps(orjson.loads(body), option=orjson.OPT_INDENT_2))
+            body = jsonencode.go_escape(deep.dumps(deep.loads(body), orjson.OPT_INDENT_2))
         return body + b"\n"
 
     def object(self, view: ObjectView) -> bytes:
@@ -88,7 +88,7 @@ class YAMLEncoder(JSONEncoder):
     watch_content_type = ""  # YAML cannot stream (upstream: 406 for a YAML watch)
 
     def finish(self, body: bytes) -> bytes:
-        return yamlcodec.dump(orjson.loads(body))
+        return yamlcodec.dump(deep.loads(body))
 
 
 class ProtobufEncoder:

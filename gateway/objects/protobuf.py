@@ -16,7 +16,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway.objects import cbor
 from gateway.objects.codec import DecodedObject
-from protokube.schema import envelope, goshape, jsondecode, jsonencode
+from protokube.schema import envelope, goshape, jsondecode, jsonencode, nesting
 from protokube.schema.descriptors import message_class
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind
@@ -80,6 +80,8 @@ class ProtoCodec:
         return DecodedObject(decoded.message, decoded.api_version, decoded.kind, decoded.violations)
 
     def from_protobuf(self, raw: bytes) -> Message:
+        if nesting.unbounded(self.cls.DESCRIPTOR) and nesting.too_deep(raw, self.cls.DESCRIPTOR):
+            raise DecodeError(f"the protobuf object exceeded max depth of {nesting.MAX_DEPTH} (this server's limit)")
         obj = self.cls()
         try:
             obj.ParseFromString(raw)

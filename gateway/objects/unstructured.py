@@ -9,7 +9,6 @@ unstructured objects are made of; list items carry their own kind and apiVersion
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +17,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway.objects import cbor
 from gateway.objects.codec import DecodedObject
-from protokube.schema import goshape, jsondecode, jsonencode
+from protokube.schema import deep, goshape, jsondecode, jsonencode
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind
 
@@ -51,14 +50,14 @@ class JSONCodec:
     def copy(self, obj: Unstructured) -> Unstructured:
         metadata = meta.ObjectMeta()
         metadata.CopyFrom(obj.metadata)
-        return Unstructured(metadata, copy.deepcopy(obj.content))
+        return Unstructured(metadata, deep.copy(obj.content))
 
     def normalize(self, obj: Unstructured) -> Unstructured:
         goshape.normalize(obj.metadata)
         return obj
 
     def spec_changed(self, new: Unstructured, old: Unstructured) -> bool:
-        return _without_status(new.content) != _without_status(old.content)
+        return not deep.equal(_without_status(new.content), _without_status(old.content))
 
     def field_text(self, obj: Unstructured, path: str) -> str:
         head, _, rest = path.partition(".")
@@ -71,7 +70,7 @@ class JSONCodec:
 
     # ---- storage -----------------------------------------------------------------------------
     def decode(self, value: bytes) -> Unstructured:
-        data = orjson.loads(value)
+        data = deep.loads(value)
         if not isinstance(data, dict):
             raise DecodeError("stored object is not a JSON object")
         return self.from_dict(data).obj
@@ -79,7 +78,7 @@ class JSONCodec:
     def encode(self, obj: Unstructured) -> bytes:
         data = self._dict(obj)
         data["metadata"].pop("resourceVersion", None)
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        return deep.dumps(data, orjson.OPT_SORT_KEYS)
 
     # ---- request bodies ------------------------------------------------------------------------
     def from_dict(self, data: dict[str, Any]) -> DecodedObject:
@@ -106,7 +105,7 @@ class JSONCodec:
             "apiVersion": self.gvk.api_version,
             "kind": self.gvk.kind,
             "metadata": jsonencode.to_dict(obj.metadata),
-            **copy.deepcopy(obj.content),
+            **deep.copy(obj.content),
         }
 
     # ---- responses -----------------------------------------------------------------------------
@@ -114,7 +113,7 @@ class JSONCodec:
         raise TypeError(f"{self.gvk.kind} has no protobuf encoding")
 
     def json_item(self, obj: Unstructured) -> bytes:
-        return jsonencode.go_escape(orjson.dumps(self._dict(obj), option=orjson.OPT_SORT_KEYS))
+        return jsonencode.go_escape(deep.dumps(self._dict(obj), orjson.OPT_SORT_KEYS))
 
     def json_object(self, item: bytes) -> bytes:
         return item

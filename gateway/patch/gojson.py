@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Iterator
 from typing import Any
 
 from gateway.patch.gofmt import format_json_float
+from protokube.schema import deep
 
 UNEXPECTED_END = "unexpected end of JSON input"
 MAX_DEPTH = 10000  # encoding/json's maxNestingDepth
@@ -289,17 +291,20 @@ def _reject_constant(name: str) -> Any:
 
 def _decode(data: bytes, object_hook: Any) -> Any:
     text = data.decode("utf-8", errors="surrogateescape")
+    hooks = {
+        "parse_int": _parse_int,
+        "parse_float": _parse_float,
+        "parse_constant": _reject_constant,
+        "object_pairs_hook": object_hook,
+    }
     try:
-        value = json.loads(
-            text,
-            parse_int=_parse_int,
-            parse_float=_parse_float,
-            parse_constant=_reject_constant,
-            object_pairs_hook=object_hook,
-        )
-    except (ValueError, RecursionError) as e:
+        try:
+            value = json.loads(text, **hooks)
+        except RecursionError:  # nested beyond Python's decoder, maybe not beyond Go's
+            value = deep.parse(text, **hooks)
+    except ValueError as e:
         message = syntax_error(data)
-        if message is None:  # valid for Go, but too deep for Python's decoder
+        if message is None:  # a stdlib quirk Go does not share
             raise GoJSONError(f"json: {e}") from None
         raise GoJSONError(message) from None
     if SURROGATES.search(text) or "\\u" in text:
@@ -308,16 +313,29 @@ def _decode(data: bytes, object_hook: Any) -> Any:
 
 
 def _scrub(value: Any) -> Any:
-    """Go decodes invalid UTF-8 and lone surrogate escapes as U+FFFD."""
+    """Go decodes invalid UTF-8 and lone surrogate escapes as U+FFFD: every string, keys included,
+    made so (objects and arrays in place, at any depth)."""
     if isinstance(value, str):
-        return SURROGATES.sub("\ufffd", value)
-    if isinstance(value, Pairs):
-        return Pairs((_scrub(k), _scrub(v)) for k, v in value)
-    if isinstance(value, dict):
-        return {_scrub(k): _scrub(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v) for v in value]
+        return _scrub_text(value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Pairs):
+            node[:] = [(_scrub_text(k), _scrub_text(v)) for k, v in node]
+            stack.extend(v for _, v in node)
+        elif isinstance(node, dict):
+            members = [(_scrub_text(k), _scrub_text(v)) for k, v in node.items()]
+            node.clear()
+            node.update(members)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            node[:] = [_scrub_text(v) for v in node]
+            stack.extend(node)
     return value
+
+
+def _scrub_text(value: Any) -> Any:
+    return SURROGATES.sub("\ufffd", value) if isinstance(value, str) else value
 
 
 class _Objects:
@@ -351,12 +369,25 @@ def pairs_loads(data: bytes) -> Any:
 
 
 def to_plain(value: Any) -> Any:
-    """Pairs → dict (the last duplicate wins, as Go's decoder leaves it)."""
-    if isinstance(value, Pairs):
-        return {k: to_plain(v) for k, v in value}
-    if isinstance(value, list):
-        return [to_plain(v) for v in value]
-    return value
+    """Pairs → dict (the last duplicate wins, as Go's decoder leaves it), at any depth."""
+    if not isinstance(value, Pairs | list):
+        return value
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (value, container of its copy, key there)
+    while stack:
+        node, target, key = stack.pop()
+        if isinstance(node, Pairs):
+            copied: Any = {}
+            entries: Any = node
+        elif isinstance(node, list):
+            copied = [None] * len(node)
+            entries = enumerate(node)
+        else:
+            target[key] = node
+            continue
+        target[key] = copied
+        stack.extend(reversed([(child, copied, child_key) for child_key, child in entries]))
+    return root[0]
 
 
 def members(value: Any) -> list[tuple[str, Any]]:
@@ -392,28 +423,27 @@ def number_error(number: BadNumber, struct_field: str = "") -> str:
 
 def without_bad_numbers(value: Any) -> Any:
     """Out-of-range numbers as float infinities (for values kept as raw text until a typed decoder,
-    which rejects them, sees them)."""
-    if isinstance(value, BadNumber):
-        return float(value.text)
-    if isinstance(value, dict):
-        return {k: without_bad_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_bad_numbers(v) for v in value]
-    return value
+    which rejects them, sees them); objects and arrays in place."""
+    return deep.transform(value, lambda v: float(v.text) if isinstance(v, BadNumber) else v)
 
 
 def first_bad_number(value: Any) -> BadNumber | None:
     """The first out-of-range number in document order (sigs.k8s.io/json's convertNumber error)."""
-    if isinstance(value, BadNumber):
-        return value
-    if isinstance(value, dict | Pairs):
-        value = [v for _, v in members(value)]
-    if isinstance(value, list):
-        for item in value:
-            found = first_bad_number(item)
-            if found is not None:
-                return found
+    stack = [iter([value])]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, BadNumber):
+                return item
+            if isinstance(item, dict | Pairs | list):
+                stack.append(iter(item.values() if isinstance(item, dict) else _values(item)))
+                break
+        else:
+            stack.pop()
     return None
+
+
+def _values(value: Pairs | list) -> Iterator[Any]:
+    return (v for _, v in value) if isinstance(value, Pairs) else iter(value)
 
 
 # -- Strict decoding (sigs.k8s.io/json UnmarshalStrict) --------------------------------------------
@@ -438,17 +468,29 @@ def join_path(stack: str, key: str) -> str:
 
 
 def duplicate_fields(value: Any, stack: str, found: StrictErrors) -> None:
-    """Report every repeated key of every object inside ``value`` (decoded with ``pairs_loads``)."""
-    if isinstance(value, Pairs):
-        seen: set[str] = set()
-        for key, item in value:
-            if key in seen:
-                found.add("duplicate field", join_path(stack, key))
-            seen.add(key)
-            duplicate_fields(item, join_path(stack, key), found)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            duplicate_fields(item, f"{stack}[{index}]", found)
+    """Report every repeated key of every object inside ``value`` (decoded with ``pairs_loads``),
+    in document order."""
+    walks = [iter([(stack, value)])]
+    while walks:
+        for path, item in walks[-1]:
+            if isinstance(item, Pairs):
+                walks.append(_members_checked(item, path, found))
+                break
+            if isinstance(item, list):
+                walks.append((f"{path}[{index}]", child) for index, child in enumerate(item))
+                break
+        else:
+            walks.pop()
+
+
+def _members_checked(pairs: Pairs, path: str, found: StrictErrors) -> Iterator[tuple[str, Any]]:
+    """An object's members with their paths, its repeated keys reported as they are reached."""
+    seen: set[str] = set()
+    for key, item in pairs:
+        if key in seen:
+            found.add("duplicate field", join_path(path, key))
+        seen.add(key)
+        yield join_path(path, key), item
 
 
 MAP_TYPE = "map[string]interface {}"
@@ -488,6 +530,10 @@ def html_escape(text: str) -> str:
 def marshal(value: Any, *, sort_keys: bool = False) -> str:
     """encoding/json's encoding of a decoded value; objects keep their order unless ``sort_keys``
     (a Go map is written sorted, a struct in field order)."""
+    return deep.write_text(value, _marshal_scalar, marshal_string, sort_keys)
+
+
+def _marshal_scalar(value: Any) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -498,9 +544,4 @@ def marshal(value: Any, *, sort_keys: bool = False) -> str:
         return str(value)
     if isinstance(value, float):
         return format_json_float(value)
-    if isinstance(value, str):
-        return marshal_string(value)
-    if isinstance(value, dict):
-        keys = sorted(value) if sort_keys else value
-        return "{" + ",".join(f"{marshal_string(k)}:{marshal(value[k], sort_keys=sort_keys)}" for k in keys) + "}"
-    return "[" + ",".join(marshal(v, sort_keys=sort_keys) for v in value) + "]"
+    return marshal_string(value)

@@ -13,6 +13,7 @@ included, replaces. Details of that implementation kept here:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import gateway.patch.gojson as gojson
@@ -57,48 +58,46 @@ def apply(current: dict[str, Any] | list[Any], body: bytes) -> Node:
 
 
 def _merge_docs(doc: dict[str, Node | None] | None, patch: dict[str, Node | None] | None) -> None:
-    assert doc is not None
-    for key, value in (patch or {}).items():
-        if value is None:
-            doc.pop(key, None)
-            continue
-        current = doc.get(key)
-        if current is None:
-            _prune(value)
-            doc[key] = value
-        else:
-            doc[key] = _merge(current, value)
-
-
-def _merge(current: Node, patch: Node) -> Node:
-    try:
-        current_doc = current.into_doc()
-    except NotContainer:
-        _prune(patch)
-        return patch
-    try:
-        patch_doc = patch.into_doc()
-    except NotContainer:
-        return patch  # an object replaced by a non-object: nulls inside it stay
-    _merge_docs(current_doc, patch_doc)
-    return current
+    """mergeDocs: the patch's members into the document's, objects into objects (at any depth)."""
+    stack = [(doc, patch)]
+    while stack:
+        target, changes = stack.pop()
+        assert target is not None
+        for key, value in (changes or {}).items():
+            if value is None:
+                target.pop(key, None)
+                continue
+            current = target.get(key)
+            if current is None:
+                _prune(value)
+                target[key] = value
+                continue
+            try:
+                current_doc = current.into_doc()
+            except NotContainer:
+                _prune(value)
+                target[key] = value
+                continue
+            try:
+                patch_doc = value.into_doc()
+            except NotContainer:
+                target[key] = value  # an object replaced by a non-object: nulls inside it stay
+                continue
+            target[key] = current
+            stack.append((current_doc, patch_doc))
 
 
 def _prune(node: Node) -> None:
-    """pruneNulls: drop null members of objects, recursively, also inside arrays."""
-    try:
-        doc = node.into_doc()
-    except NotContainer:
+    """pruneNulls: drop null members of objects, at any depth, also inside arrays."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
         try:
-            items = node.into_ary()
+            doc = item.into_doc()
         except NotContainer:
-            return
-        for item in items or []:
-            if item is not None:
-                _prune(item)
-        return
-    for key in [k for k, v in (doc or {}).items() if v is None]:
-        del doc[key]  # type: ignore[union-attr]
-    for item in (doc or {}).values():
-        if item is not None:
-            _prune(item)
+            with contextlib.suppress(NotContainer):
+                stack.extend(child for child in item.into_ary() or [] if child is not None)
+            continue
+        for key in [k for k, v in (doc or {}).items() if v is None]:
+            del doc[key]  # type: ignore[union-attr]
+        stack.extend(child for child in (doc or {}).values() if child is not None)

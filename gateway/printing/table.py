@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import orjson
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway import errors
@@ -22,7 +21,7 @@ from gateway.objects.view import ObjectView
 from gateway.printing import jsonpath
 from gateway.printing.cells import CELLS, ROW_CONDITIONS, Row
 from gateway.printing.humanize import since
-from protokube.schema import jsonencode, wellknown
+from protokube.schema import deep, jsonencode, wellknown
 from protokube.schema.registry import PrinterColumn, Resource
 
 INCLUDE_OBJECT_VALUES = ("None", "Metadata", "Object")
@@ -101,7 +100,7 @@ def _custom_cell(column_type: str, found: list[Any]) -> Any:
     if column_type == "date":  # metatable.ConvertToHumanReadableDateType: an age
         return _age(value) if isinstance(value, str) else None
     if column_type == "string":
-        return value if isinstance(value, str) else orjson.dumps(value).decode()
+        return value if isinstance(value, str) else deep.dumps(value).decode()
     return value
 
 
@@ -115,12 +114,12 @@ def _age(text: str) -> str:
 
 def partial_metadata(view: ObjectView) -> dict[str, Any]:
     """A PartialObjectMetadata: the object's kind and metadata only."""
-    body = orjson.loads(view.json_item())
+    body = deep.loads(view.json_item())
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": body.get("metadata", {})}
 
 
 def table_row(resource: Resource, view: ObjectView, include: str, now: float) -> dict[str, Any]:
-    as_json = orjson.loads(view.json_item())
+    as_json = deep.loads(view.json_item())
     obj = view.obj
     # Another version's kind in storage: printed as that kind (upstream prints the internal object).
     printed = view.codec.to_storage(obj) if isinstance(view.codec, ConvertedCodec) else obj

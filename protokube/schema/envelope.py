@@ -6,6 +6,7 @@ object's own protobuf bytes. Objects are stored in etcd in this form too.
 
 from __future__ import annotations
 
+from google._upb import _message as upb
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
 from k8s.io.apimachinery.pkg.runtime import types_pb2 as runtime_pb2
@@ -14,6 +15,12 @@ from protokube.schema.validtext import with_valid_strings
 
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+
+# upb writes messages nested to any depth but parses at most 100 levels unless told otherwise (its
+# one switch: up to 65,535); a CustomResourceDefinition's schema is stored deeper than 100. What is
+# stored must read back. Kinds that can nest without bound are refused beyond nesting.MAX_DEPTH
+# before they are parsed or stored, so no parse goes deeper than that.
+upb.SetAllowOversizeProtos(True)
 
 
 class EnvelopeError(ValueError):

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from google.protobuf.message import Message
 
-from protokube.schema import goshape, quantity, wellknown
+from protokube.schema import deep, goshape, nesting, quantity, wellknown
 from protokube.schema.shape import (
     BOOL,
     BYTES,
@@ -95,10 +95,14 @@ def parse_json(data: bytes | str) -> Any:
     """
     if isinstance(data, bytes):
         data = data.decode("utf-8", "replace")
+    hooks: dict[str, Any] = {"object_pairs_hook": JSONObject, "parse_constant": _not_json, "parse_float": _go_float}
     try:
-        value = json.loads(data, object_pairs_hook=JSONObject, parse_constant=_not_json, parse_float=_go_float)
-    except (ValueError, RecursionError) as err:
-        raise DecodeError(_json_syntax_message(data, err)) from None
+        try:
+            value = json.loads(data, **hooks)
+        except RecursionError:  # nested beyond Python's decoder, maybe not beyond Go's
+            value = deep.parse(data, **hooks)
+    except ValueError as err:
+        raise DecodeError(_json_syntax_message(err)) from None
     return without_lone_surrogates(value) if _ESCAPED_SURROGATE.search(data) else value
 
 
@@ -124,6 +128,10 @@ def go_values(value: Any) -> Any:
     ±Inf (which CBOR can carry) are refused; a CBOR byte string is a string (upstream's
     DefaultByteStringType), its invalid UTF-8 made U+FFFD as Go's JSON encoder writes it. Objects
     and arrays are changed in place."""
+    return deep.transform(value, _go_scalar)
+
+
+def _go_scalar(value: Any) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, bytes):
@@ -137,32 +145,21 @@ def go_values(value: Any) -> Any:
             raise DecodeError(f"json: cannot unmarshal number {value} into Go value of type float64") from None
     if isinstance(value, float) and not math.isfinite(value):
         raise DecodeError(f"json: cannot unmarshal number {value} into Go value of type float64")
-    if isinstance(value, list):
-        value[:] = [go_values(item) for item in value]
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            value[key] = go_values(item)
     return value
 
 
 def without_lone_surrogates(value: Any) -> Any:
     """The same JSON values with every string (keys included) made valid text; objects in place."""
-    if isinstance(value, str):
-        return valid_text(value)
-    if isinstance(value, list):
-        value[:] = [without_lone_surrogates(item) for item in value]
-    elif isinstance(value, dict):
-        items = [(valid_text(k), without_lone_surrogates(v)) for k, v in value.items()]
-        value.clear()
-        value.update(items)
-    return value
+    return deep.transform(value, _valid_scalar, valid_text)
 
 
-def _json_syntax_message(data: bytes | str, err: Exception) -> str:
-    if isinstance(err, DecodeError):
+def _valid_scalar(value: Any) -> Any:
+    return valid_text(value) if isinstance(value, str) else value
+
+
+def _json_syntax_message(err: ValueError) -> str:
+    if isinstance(err, DecodeError | deep.TooDeep):
         return str(err)
-    if isinstance(err, RecursionError):
-        return "json: exceeded max depth"
     if isinstance(err, json.JSONDecodeError):
         return f"json: {err.msg.lower()} at offset {err.pos}"
     return f"json: {err}"
@@ -178,6 +175,9 @@ def decode(data: Any, full_name: str, *, go_shape: bool = True) -> Decoded:
     if not isinstance(data, dict):
         go_type = _go_type_of_message(full_name)
         raise DecodeError(f"json: cannot unmarshal {_json_kind(data)} into Go value of type {go_type}")
+    if nesting.unbounded(msg_shape.descriptor) and deep.depth(data) > nesting.MAX_DEPTH:
+        limit = nesting.MAX_DEPTH
+        raise DecodeError(f"json: exceeded max depth of {limit} for a {msg_shape.name} (this server's limit)")
     result = Decoded(message=msg_shape.cls())
     decoder = _Decoder(result)
     decoder.message(data, msg_shape, result.message, "", top=True)
@@ -428,13 +428,13 @@ def _set_int_or_string(value: Any, target: Message) -> None:
 
 
 def _set_raw(value: Any, target: Message) -> None:
-    target.raw = orjson.dumps(value)
+    target.raw = deep.dumps(value)
 
 
 def _set_fields_v1(value: Any, target: Message) -> None:
     if not isinstance(value, dict):
         raise TypeError("fieldsv1")
-    target.Raw = orjson.dumps(value)
+    target.Raw = deep.dumps(value)
 
 
 def _set_strings(value: Any, target: Message) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from google.protobuf.message import Message
 
-from protokube.schema import wellknown
+from protokube.schema import deep, wellknown
 from protokube.schema.shape import BYTES, FLOAT, MESSAGE, SCHEMA_UNIONS, FieldShape, shape
 
 JSONValue = Any
@@ -109,7 +109,7 @@ def object_to_dict(message: Message, kind: str, api_version: str, *, raw_bytes: 
 
 def dumps(value: JSONValue, *, pretty: bool = False) -> bytes:
     """Serialize to JSON bytes the way Go's encoding/json writes them."""
-    data = orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0)
+    data = deep.dumps(value, orjson.OPT_INDENT_2 if pretty else 0)
     return go_escape(data)
 
 
@@ -138,7 +138,7 @@ def _int_or_string(m: Message) -> int | str:
 
 
 def _raw_json(raw: bytes) -> JSONValue:
-    return orjson.loads(raw) if raw else None
+    return deep.loads(raw) if raw else None
 
 
 SPECIAL_ENCODERS = {

@@ -11,8 +11,12 @@ Kinds of types (structured-merge-diff's terms in parentheses):
 - ``list``    a JSON array (list) with ``list_type`` atomic, set or map, and ``map_keys`` for map lists.
 - ``map``     a JSON object with arbitrary keys and one ``element`` type (map with elementType).
 - ``struct``  a JSON object with named ``fields`` (map with fields).
-- ``untyped`` any JSON (deduced): RawExtension, FieldsV1, preserved unknown fields.
-Maps and structs may be ``atomic`` (replaced as a whole, owned as a whole).
+- ``untyped`` any JSON, owned as a whole: RawExtension, FieldsV1.
+- ``deduced`` any JSON whose form decides (deduced): an object is a map of deduced values, a list is
+  atomic, anything else a scalar. A custom resource's preserved unknown fields are deduced.
+Maps and structs may be ``atomic`` (replaced as a whole, owned as a whole). A struct's ``element``,
+when set, is the type of the keys that are not among its fields (a CRD object preserving unknown
+fields: structured-merge-diff's map with fields and an elementType).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import protokube.options.v1.options_pb2 as opts
 
 from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, SCHEMA_UNIONS, STRING, FieldShape, shape
 
-SCALAR, LIST, MAP, STRUCT, UNTYPED = "scalar", "list", "map", "struct", "untyped"
+SCALAR, LIST, MAP, STRUCT, UNTYPED, DEDUCED = "scalar", "list", "map", "struct", "untyped", "deduced"
 ATOMIC, SET, ASSOCIATIVE = "atomic", "set", "map"
 
 # Messages whose JSON is a single value, and the scalar each one is.
@@ -53,9 +57,9 @@ class Field:
 
 @dataclass(frozen=True, slots=True)
 class Type:
-    kind: str  # SCALAR, LIST, MAP, STRUCT or UNTYPED
-    scalar: str = ""  # for scalars: string, integer, number, boolean or int-or-string
-    element: Type | None = None  # list elements, map values
+    kind: str  # SCALAR, LIST, MAP, STRUCT, UNTYPED or DEDUCED
+    scalar: str = ""  # for scalars: string, integer, number, boolean, int-or-string or untyped
+    element: Type | None = None  # list elements, map values, a struct's undeclared keys
     list_type: str = ""  # for lists: ATOMIC, SET or ASSOCIATIVE
     map_keys: tuple[str, ...] = ()  # for associative lists: the keys that identify an element
     atomic: bool = False  # for maps and structs: replaced and owned as a whole
@@ -71,6 +75,7 @@ class Type:
 
 
 UNTYPED_TYPE = Type(UNTYPED)
+DEDUCED_TYPE = Type(DEDUCED)
 
 
 def proto_type(full_name: str) -> Type:

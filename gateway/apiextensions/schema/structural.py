@@ -19,6 +19,12 @@ from gateway.errors import FieldError
 from protokube.schema.typetree import Type
 
 TYPES = ("array", "boolean", "integer", "number", "object", "string")
+# How deeply schemas may nest in one another here. Upstream knows no limit but the JSON decoder's
+# (10,000 levels); walks over schemas here recurse, so protokube refuses deeper ones.
+MAX_DEPTH = 64
+_SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "dependencies")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "items")
+_SCHEMAS = ("items", "additionalProperties", "additionalItems", "not")
 LIST_TYPES = ("atomic", "set", "map")
 MAP_TYPES = ("granular", "atomic")
 # The root's metadata may only say something about the name (validation.go: validateStructuralMetadataInvariants).
@@ -59,6 +65,10 @@ class Structural:
 
 def structural_errors(props: dict[str, Any], path: str) -> list[FieldError]:
     """Why ``props`` (a version's openAPIV3Schema) is not an acceptable structural schema."""
+    levels = depth(props)
+    if levels > MAX_DEPTH:
+        detail = f"must not nest schemas more than {MAX_DEPTH} levels deep (this server's limit), found {levels}"
+        return [FieldError.forbidden(path, detail)]
     found: list[FieldError] = []
     if not props.get("type"):
         found.append(FieldError.required(f"{path}.type", "must not be empty at the root"))
@@ -76,6 +86,24 @@ def structural_errors(props: dict[str, Any], path: str) -> list[FieldError]:
             )
     _check(props, path, found)
     return found
+
+
+def depth(props: dict[str, Any]) -> int:
+    """How many schemas nest in one another in ``props``, itself included."""
+    deepest = 0
+    stack = [(props, 1)]
+    while stack:
+        schema, level = stack.pop()
+        deepest = max(deepest, level)
+        inner: list[Any] = [schema.get(keyword) for keyword in _SCHEMAS]
+        for keyword in _SCHEMA_MAPS:
+            value = schema.get(keyword)
+            inner += value.values() if isinstance(value, dict) else ()
+        for keyword in _SCHEMA_LISTS:
+            value = schema.get(keyword)
+            inner += value if isinstance(value, list) else ()
+        stack.extend((sub, level + 1) for sub in inner if isinstance(sub, dict))
+    return deepest
 
 
 def _check(props: dict[str, Any], path: str, found: list[FieldError], *, value_only: bool = False) -> None:

@@ -16,6 +16,7 @@ from gateway.apiextensions.schema.formats import INTEGER_RANGES, STRING_FORMATS
 from gateway.apiextensions.schema.node import Node
 from gateway.errors import FieldError, GoText
 from gateway.fieldmanager.values import go_sharp_v
+from protokube.schema import deep
 
 ROOT_FIELDS = ("apiVersion", "kind", "metadata")
 
@@ -135,7 +136,7 @@ def _check_values(value: Any, node: Node, path: str, found: list[FieldError]) ->
             found.append(FieldError.too_many(path, count, node.max_items))
         if node.min_items is not None and count < node.min_items:
             found.append(FieldError.invalid(path, count, f"{path} in body should have at least {node.min_items} items"))
-        if node.unique_items and len({orjson.dumps(v, option=orjson.OPT_SORT_KEYS) for v in value}) < count:
+        if node.unique_items and len({deep.dumps(v, orjson.OPT_SORT_KEYS) for v in value}) < count:
             found.append(
                 FieldError.invalid(path, GoText("[]interface {}"), f"{path} in body shouldn't contain duplicates")
             )
@@ -206,13 +207,13 @@ def _check_list_type(value: list[Any], node: Node, path: str, found: list[FieldE
     seen: set[bytes] = set()
     for i, item in enumerate(value):
         if node.list_type == "set":
-            key = orjson.dumps(item, option=orjson.OPT_SORT_KEYS)
-            shown = GoText(go_sharp_v(item)) if isinstance(item, dict | list) else item
+            identity = item
         elif node.list_type == "map" and isinstance(item, dict):
-            keys = {k: item[k] for k in node.list_map_keys if k in item}
-            key, shown = orjson.dumps(keys, option=orjson.OPT_SORT_KEYS), GoText(go_sharp_v(keys))
+            identity = {k: item[k] for k in node.list_map_keys if k in item}
         else:
             continue
+        key = deep.dumps(identity, orjson.OPT_SORT_KEYS)
         if key in seen:
+            shown = GoText(go_sharp_v(identity)) if isinstance(identity, dict | list) else identity
             found.append(FieldError.duplicate(f"{path}[{i}]", shown))
         seen.add(key)
