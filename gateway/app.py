@@ -82,6 +82,7 @@ from gateway.storage.objectstore import ObjectStore
 from gateway.watchcache.cache import WatchCache
 from gateway.watchcache.entries import Selectable
 from gateway.watchcache.watcher import BOOKMARK_INTERVAL
+from gateway.websocket import WebSocketApi
 from gateway.wireexplorer import routes as wireexplorer
 from protokube.schema.registry import ADDED, Registry, Resource
 
@@ -471,5 +472,5 @@ class APIServer:
 def create_app(server: APIServer) -> Quart:
     """The Quart app that hosts the server, with the API mounted at the ASGI level in front of it."""
     app = Quart(__name__)
-    mount(app, server.handler)
+    mount(app, server.handler, WebSocketApi(server.handler))
     return app

@@ -6,11 +6,12 @@ chain's response written as ASGI messages — in one message when its body is in
 chunk when it is streamed (watches, large lists). No framework request or response wrapper, context
 variable or routing is made per request. Quart hosts the application around it (its lifespan, and
 the scopes that are not HTTP); ``mount`` puts the API in front of Quart's own ``asgi_app``, the
-extension point Quart documents for ASGI middleware.
+extension point Quart documents for ASGI middleware. WebSocket scopes go through the same chain
+(gateway/websocket.py).
 
-While the handler runs, a second task reads ``receive``: the body's chunks, and the client's
-disconnect, on which the handler is cancelled (its flow-control seats given back, its watch
-ended) as kube-apiserver's request context is cancelled when its client goes away.
+While the handler runs, a second task reads ``receive`` (``while_connected``): the body's chunks,
+and the client's disconnect, on which the handler is cancelled (its flow-control seats given back,
+its watch ended) as kube-apiserver's request context is cancelled when its client goes away.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ ApiHandler = Callable[[ApiRequest], Awaitable[Response]]
 # The body kept for the handler: past the API's limit it answers 413 (and the drain of an unread
 # body gives up far earlier), so what comes beyond is read and dropped.
 KEPT_BODY_BYTES = MAX_BODY_BYTES + 1
+DISCONNECTS = ("http.disconnect", "websocket.disconnect")
 
 
 class RequestBody:
@@ -48,9 +50,10 @@ class RequestBody:
 
     __slots__ = ("_chunks", "_complete", "_kept", "_waiter", "disconnected")
 
-    def __init__(self) -> None:
+    def __init__(self, complete: bool = False) -> None:
+        """``complete``: no body comes (a WebSocket handshake has none)."""
         self._chunks: deque[bytes] = deque()
-        self._complete = False
+        self._complete = complete
         self._kept = 0
         self._waiter: asyncio.Future[None] | None = None
         self.disconnected = False
@@ -83,67 +86,86 @@ class RequestBody:
         return self._chunks.popleft()
 
 
-def mount(app: Quart, handler: ApiHandler) -> None:
-    """Serve the API (``handler``, the filter chain) at the ASGI level in front of ``app``."""
-    app.asgi_app = ApiASGI(handler, app.asgi_app)  # type: ignore[method-assign]
+def mount(app: Quart, handler: ApiHandler, websocket: ASGIApp) -> None:
+    """Serve the API (``handler``, the filter chain) at the ASGI level in front of ``app``, and its
+    WebSocket requests with ``websocket``."""
+    app.asgi_app = ApiASGI(handler, app.asgi_app, websocket)  # type: ignore[method-assign]
 
 
 class ApiASGI:
-    """HTTP scopes to the API; lifespan and any other scope to the hosting app."""
+    """HTTP scopes to the API, WebSocket scopes to ``websocket``; lifespan to the hosting app."""
 
-    def __init__(self, handler: ApiHandler, host: ASGIApp) -> None:
+    def __init__(self, handler: ApiHandler, host: ASGIApp, websocket: ASGIApp) -> None:
         self.handler = handler
         self.host = host
+        self.websocket = websocket
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self.websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.host(scope, receive, send)
             return
         body = RequestBody()
-        request = ApiRequest(scope, body)
-        task = asyncio.current_task()
-        assert task is not None
-        reader = asyncio.get_running_loop().create_task(_read(receive, body, task))
-        try:
-            response = await self._respond(request)
-            await _send(send, response)
-        except asyncio.CancelledError:
-            if not body.disconnected:
-                raise
-            task.uncancel()  # the client went away: nobody to answer
-        finally:
-            reader.cancel()
+        await while_connected(receive, body, self._answer(ApiRequest(scope, body), send))
 
-    async def _respond(self, request: ApiRequest) -> Response:
-        try:
-            return await self.handler(request)
-        except asyncio.CancelledError:
+    async def _answer(self, request: ApiRequest, send: Send) -> None:
+        await send_response(send, await answer(self.handler, request))
+
+
+async def while_connected(receive: Receive, body: RequestBody, serving: Awaitable[None]) -> None:
+    """Await ``serving`` while a second task reads ``receive``: the body as it arrives, and the
+    client's disconnect, on which ``serving`` is cancelled (nobody is left to answer)."""
+    task = asyncio.current_task()
+    assert task is not None
+    reader = asyncio.get_running_loop().create_task(_read(receive, body, task))
+    try:
+        await serving
+    except asyncio.CancelledError:
+        if not body.disconnected:
             raise
-        except Exception:  # the error funnel answers every error; this is a bug of ours
-            log.exception("unhandled error serving %s %s", request.method, request.path)
-            return status_response(request, errors.internal("an error on the server"), JSONEncoder())
+        task.uncancel()  # the client went away
+    finally:
+        reader.cancel()
+
+
+async def answer(handler: ApiHandler, request: ApiRequest) -> Response:
+    """The chain's response to ``request``; a 500 Status when an error got through it."""
+    try:
+        return await handler(request)
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # the error funnel answers every error; this is a bug of ours
+        log.exception("unhandled error serving %s %s", request.method, request.path)
+        return status_response(request, errors.internal("an error on the server"), JSONEncoder())
 
 
 async def _read(receive: Receive, body: RequestBody, handler: asyncio.Task[Any]) -> None:
-    """Hand the body's chunks over as they arrive; cancel the handler when the client goes away."""
+    """Hand the body's chunks over as they arrive; cancel the handler when the client goes away.
+    A WebSocket client's messages are dropped: nothing served over one reads them (upstream's
+    watches ignore them too)."""
     while True:
         message = await receive()
         if message["type"] == "http.request":
             body._arrived(message.get("body", b""), message.get("more_body", False))
-        elif message["type"] == "http.disconnect":
+        elif message["type"] in DISCONNECTS:
             body._gone()
             handler.cancel()
             return
 
 
-async def _send(send: Send, response: Response) -> None:
+async def send_response(send: Send, response: Response, kind: str = "http.response") -> None:
+    """Write ``response`` as ASGI messages of ``kind``: "http.response", or "websocket.http.response"
+    (the extension that answers a WebSocket handshake with an HTTP response instead)."""
     headers = [(name.lower().encode(), value.encode()) for name, value in response.headers.items()]  # UTF-8 as Go
-    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    start, body = f"{kind}.start", f"{kind}.body"
+    await send({"type": start, "status": response.status_code, "headers": headers})
     content = response.response
     if isinstance(content, DataBody):
-        await send({"type": "http.response.body", "body": content.data, "more_body": False})
+        await send({"type": body, "body": content.data, "more_body": False})
         return
     async with content as chunks:
         async for chunk in chunks:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await send({"type": body, "body": chunk, "more_body": True})
+    await send({"type": body, "body": b"", "more_body": False})

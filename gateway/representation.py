@@ -121,10 +121,9 @@ class WatchFrames:
             frame = event.frames[cache_key] = self.object(event_type, self._event_view(event, event_type))
         return frame
 
-    def items(self, batch: list[Item]) -> bytes:
-        return b"".join(
-            self.event(*item) if isinstance(item, tuple) else self.bookmark(item.revision) for item in batch
-        )
+    def items(self, batch: list[Item]) -> list[bytes]:
+        """One frame for each event or bookmark of the batch."""
+        return [self.event(*item) if isinstance(item, tuple) else self.bookmark(item.revision) for item in batch]
 
     def bookmark(self, revision: int, annotations: dict[str, str] | None = None) -> bytes:
         """An empty object of the kind carrying only its resourceVersion (and annotations)."""

@@ -7,12 +7,14 @@ Seed: "Efficient detection of changes", "Watch bookmarks", "Streaming lists".
   410 Expired Status (the HTTP status stays 200).
 - BOOKMARK events (allowWatchBookmarks=true) about once a minute and just before the timeout.
 Frames are encoded once per event and format and shared by every watcher.
+Over a WebSocket (gateway/websocket.py) each frame goes out as one message.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 from quart import Response
 
@@ -24,6 +26,9 @@ from gateway.registry.rest import Watcher
 from gateway.representation import WatchFrames
 from gateway.request import ApiRequest
 from gateway.scope import RequestScope
+from gateway.storage.cacher import WatchStream
+
+T = TypeVar("T")
 
 
 async def watch(request: ApiRequest, scope: RequestScope) -> Response:
@@ -33,29 +38,60 @@ async def watch(request: ApiRequest, scope: RequestScope) -> Response:
     frames = WatchFrames(request, scope, target)
     deadline = time.monotonic() + watch_timeout(options.timeout_seconds, request.min_request_timeout)
     stream = await storage.watch(scope.namespace(info_of(request)), options, deadline)
+    return WatchResponse(WatchEvents(request, stream, frames))
 
-    async def body() -> AsyncIterator[bytes]:
+
+class WatchEvents:
+    """One watch's events, encoded, as its transport writes them: ``chunks()`` for an HTTP body (the
+    frames ready together in one write), ``batches()`` for a WebSocket (one message a frame:
+    gateway/websocket.py). Whichever is read ends the watch when it ends; ``close()`` ends it unread."""
+
+    def __init__(self, request: ApiRequest, stream: WatchStream, frames: WatchFrames) -> None:
+        self.request = request
+        self.stream = stream
+        self.frames = frames
+        self._closed = False
+
+    def chunks(self) -> AsyncIterator[bytes]:
+        return self._writes(b"".join)
+
+    def batches(self) -> AsyncIterator[list[bytes]]:
+        return self._writes(list)
+
+    async def _writes(self, write: Callable[[list[bytes]], T]) -> AsyncIterator[T]:
+        stream, frames = self.stream, self.frames
         try:
             if stream.error is not None:
-                yield frames.error(stream.error)
+                yield write([frames.error(stream.error)])
                 return
             initial = [frames.object("ADDED", view) for view in stream.initial]
             if stream.initial_end is not None:
                 initial.append(frames.initial_events_end(stream.initial_end))
             if initial:
-                frame = b"".join(initial)
-                stream.sent(len(initial), len(frame))
-                yield frame
-            request.watch_initialized()
+                yield self._sent(initial, write)
+            self.request.watch_initialized()
             async for batch in stream.batches():
-                frame = frames.items(batch)
-                stream.sent(len(batch), len(frame))
-                yield frame
+                yield self._sent(frames.items(batch), write)
         finally:
-            stream.close()
-            request.stream_ended()
+            self.close()
 
-    response = Response(body(), status=200, content_type=target.encoder.watch_content_type)
-    response.headers["Cache-Control"] = "no-cache, private"
-    response.timeout = None
-    return response
+    def _sent(self, written: list[bytes], write: Callable[[list[bytes]], T]) -> T:
+        self.stream.sent(len(written), sum(map(len, written)))
+        return write(written)
+
+    def close(self) -> None:
+        """End the watch (its watcher released, its seats given back); once, however often called."""
+        if not self._closed:
+            self._closed = True
+            self.stream.close()
+            self.request.stream_ended()
+
+
+class WatchResponse(Response):
+    """A watch's 200: its events as a streamed body, or one by one from ``events``."""
+
+    def __init__(self, events: WatchEvents) -> None:
+        super().__init__(events.chunks(), status=200, content_type=events.frames.encoder.watch_content_type)
+        self.headers["Cache-Control"] = "no-cache, private"
+        self.timeout = None
+        self.events = events
