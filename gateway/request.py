@@ -23,6 +23,18 @@ PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
 MAX_BODY_BYTES = 3 * 1024 * 1024
 
 
+class QueryArgs(MultiDict[str, str]):
+    """The query's parameters. ``get`` of an absent one returns the default without raising and
+    catching werkzeug's BadRequestKeyError (an exception object made per lookup; a request asks
+    for several absent parameters)."""
+
+    def get(self, key: str, default: Any = None, type: Any = None) -> Any:
+        if type is not None:
+            return super().get(key, default, type)
+        values = dict.get(self, key)
+        return values[0] if values else default
+
+
 class BodyClosed(Exception):
     """A read of the body after the request ended (Go's http.ErrBodyReadAfterClose)."""
 
@@ -56,7 +68,7 @@ class ApiRequest:
         self.method: str = scope["method"]
         self.path: str = scope["path"]
         query = scope["query_string"].decode("latin-1")
-        self.args: MultiDict[str, str] = MultiDict(parse_qsl(query, keep_blank_values=True) if query else ())
+        self.args = QueryArgs(parse_qsl(query, keep_blank_values=True) if query else ())
         self.headers = Headers([(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]])
         self._first_values: dict[str, str] | None = None  # built by header() when first asked
         self._body_closed = False  # set by close_body()
