@@ -26,6 +26,7 @@ from quart import Quart, Response
 from quart.wrappers.response import DataBody
 
 from gateway import errors
+from gateway.handlers.watch import WatchResponse
 from gateway.negotiation.encoders import JSONEncoder
 from gateway.request import MAX_BODY_BYTES, ApiRequest
 from gateway.responses import status_response
@@ -111,7 +112,12 @@ class ApiASGI:
         await while_connected(receive, body, self._answer(ApiRequest(scope, body), send))
 
     async def _answer(self, request: ApiRequest, send: Send) -> None:
-        await send_response(send, await answer(self.handler, request))
+        response = await answer(self.handler, request)
+        try:
+            await send_response(send, response)
+        finally:
+            if isinstance(response, WatchResponse):  # also when its client left before its first byte
+                response.events.close()
 
 
 async def while_connected(receive: Receive, body: RequestBody, serving: Awaitable[None]) -> None:
