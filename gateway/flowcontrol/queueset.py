@@ -101,16 +101,19 @@ class Queue:
 
 
 class QueueSet:
-    def __init__(self, name: str, observer: Observer) -> None:
+    def __init__(self, name: str, observer: Observer, clock: Callable[[], int] = time.monotonic_ns) -> None:
+        """``clock``: monotonic nanoseconds, which virtual time follows (upstream's QueueSet takes
+        its clock too; tests hand it one that advances only when they say)."""
         self.name = name
         self.observer = observer
+        self.clock = clock
         self.desired_queues = EXEMPT_QUEUES
         self.hand_size = 1
         self.queue_length_limit = 0
         self.limit = 0  # seats (the level's current concurrency limit)
         self.queues: list[Queue] = []
         self.current_r = 0  # seat-nanoseconds
-        self.last_time = time.monotonic_ns()
+        self.last_time = clock()
         self.robin_index = -1
         self.enqueues = 0
         self.requests_waiting = self.seats_waiting = 0
@@ -150,7 +153,7 @@ class QueueSet:
         return self.current_r / NS
 
     def _sync_time(self) -> None:
-        now = time.monotonic_ns()
+        now = self.clock()
         if self.active_queues:
             asked = self.queued_seats_in_use + self.seats_waiting
             self.current_r += (now - self.last_time) * min(asked, self.limit) // self.active_queues
@@ -295,7 +298,7 @@ class QueueSet:
         queue.next_dispatch_r += request.work
 
     def _execute(self, request: Request) -> None:
-        request.start_ns = time.monotonic_ns()
+        request.start_ns = self.clock()
         # An exempt request is never held back, on the event loop's lanes neither (lanes.py).
         request.crowded = self.flows[request.flow] > 1 and self.desired_queues != EXEMPT_QUEUES
         self.requests_executing += 1
@@ -356,7 +359,7 @@ class QueueSet:
         if queue is not None:
             was_empty = queue.empty
             queue.executing -= 1
-            served = time.monotonic_ns() - request.start_ns
+            served = self.clock() - request.start_ns
             queue.next_dispatch_r -= request.estimate.initial_seats * (ESTIMATED_SERVICE_DURATION - served)
             self._bound(queue)
             self._became(queue, was_empty)
