@@ -221,10 +221,11 @@ def test_conditions_and_accepted_names(crontabs: dict[str, Any]) -> None:
     assert crontabs["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
 
 
-def test_kubectl_flow(kubectl: Kubectl, api: httpx.Client, tmp_path: Path) -> None:
+def test_kubectl_flow(kubectl: Kubectl, api: httpx.Client, crontabs: dict[str, Any], tmp_path: Path) -> None:
     """The CronTab walk-through of the CustomResourceDefinition documentation with kubectl: apply,
     wait, get with columns, explain, unknown fields under each validation level, status, scale, and
-    deletion of the CRD."""
+    deletion of the CRD. It starts from the module's CronTab CRD (``crontabs``, which apply updates)
+    and installs it again at the end, so the tests around it find it in any order."""
     crd = dict(CRONTAB_CRD, metadata={"name": "crontabs.stable.example.com"})
     (tmp_path / "crd.yaml").write_text(yaml.safe_dump(crd))
     kubectl.run("apply", "-f", str(tmp_path / "crd.yaml"))

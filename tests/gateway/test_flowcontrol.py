@@ -399,6 +399,7 @@ def test_a_flow_held_back_runs_in_the_background_lane(apf: GatewayProcess) -> No
     assert metric(apf, waiting, waiting) == 0  # nothing left behind once the flood is over
 
 
+@pytest.mark.timeout(600)  # up to three rounds of 200 timed requests; minutes on a loaded machine
 def test_a_flood_in_global_default_does_not_slow_leader_election_or_exempt(apf: GatewayProcess) -> None:
     lease = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
     with apf.client() as admin:
@@ -421,15 +422,17 @@ def test_a_flood_in_global_default_does_not_slow_leader_election_or_exempt(apf: 
         ):
             idle = {"leader-election": p99(await latencies(kcm, f"{lease}/isolation"))}
             idle["exempt"] = p99(await latencies(masters, f"{lease}/isolation"))
-            until = time.monotonic() + 5
-            flooding = asyncio.create_task(flood(apf, "flooder", 16, 1.0, until))
+            # the flood lasts until the measurements under it are done, however long they take
+            flooding = asyncio.create_task(flood(apf, "flooder", 16, 1.0, time.monotonic() + 300))
             await asyncio.sleep(0.5)
             loaded = {"leader-election": p99(await latencies(kcm, f"{lease}/isolation"))}
             loaded["exempt"] = p99(await latencies(masters, f"{lease}/isolation"))
             levels = (await masters.get("/debug/api_priority_and_fairness/dump_priority_levels")).text
+            flooding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await flooding
             row = next(line for line in levels.splitlines() if line.startswith("global-default,"))
             assert int(row.split(",")[4]) > 0  # the flood does saturate its level: requests wait
-            await flooding
             return {name: (idle[name], loaded[name]) for name in idle}
 
     # Other processes share this machine's CPU: a round whose figures they spoiled is tried again.

@@ -25,7 +25,7 @@ from protokube.schema import envelope
 from .helpers import GatewayProcess
 from .test_subresources import make_pod
 
-TIMEOUT = 10  # seconds, for every handshake and every message awaited
+TIMEOUT = 60  # seconds, for every handshake and every message awaited (a ceiling: each ends on its event)
 ORIGIN = "http://localhost"  # upstream's WebSocket library refuses a watch without an Origin
 
 
