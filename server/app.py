@@ -57,6 +57,22 @@ class ServerTLS:
         )
 
 
+def grpc_options(max_request_bytes: int) -> list[tuple[str, int]]:
+    """The gRPC server's channel arguments (the bench's no-op gRPC server takes them too)."""
+    return [
+        ("grpc.max_receive_message_length", max_request_bytes + GRPC_OVERHEAD_BYTES),
+        ("grpc.max_send_message_length", 2**31 - 1),
+        ("grpc.so_reuseport", 0),
+        # etcd clients (the Kubernetes API server) ping every few seconds: allow it.
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", 5000),
+        ("grpc.http2.max_ping_strikes", 0),
+        # gRPC core cancels calls beyond 1000 waiting for a handler; etcd refuses none.
+        ("grpc.server.max_pending_requests", 50_000),
+        ("grpc.server.max_pending_requests_hard_limit", 100_000),
+    ]
+
+
 class StorageServer:
     """A running storage service."""
 
@@ -186,20 +202,7 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
     quota = Quota(backend, opts.quota_backend_bytes, store.member_id, stored_alarms(meta))
     leases = LeaseService(store, committer, quota, opts.lease_check_interval)
 
-    server = grpc.aio.server(
-        options=[
-            ("grpc.max_receive_message_length", opts.max_request_bytes + GRPC_OVERHEAD_BYTES),
-            ("grpc.max_send_message_length", 2**31 - 1),
-            ("grpc.so_reuseport", 0),
-            # etcd clients (the Kubernetes API server) ping every few seconds: allow it.
-            ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.http2.min_recv_ping_interval_without_data_ms", 5000),
-            ("grpc.http2.max_ping_strikes", 0),
-            # gRPC core cancels calls beyond 1000 waiting for a handler; etcd refuses none.
-            ("grpc.server.max_pending_requests", 50_000),
-            ("grpc.server.max_pending_requests_hard_limit", 100_000),
-        ]
-    )
+    server = grpc.aio.server(options=grpc_options(opts.max_request_bytes))
     server.add_generic_rpc_handlers(
         (
             generic_handler("KV", KVService(store, committer, compactor, opts.max_request_bytes, quota), metrics),

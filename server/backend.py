@@ -1,21 +1,23 @@
 """SQLite persistence: schema, the write transaction of a commit batch, history reads.
 
-All writes run on one dedicated writer thread (one connection); history reads run on a
-small pool of reader threads, each with its own connection. WAL mode lets readers see a
-consistent snapshot while the writer commits; synchronous=FULL makes every commit durable
-(fsync) before it returns.
+All writes run on one dedicated writer thread (one connection; server/writer.py); history
+reads run on a small pool of reader threads, each with its own connection. WAL mode lets
+readers see a consistent snapshot while the writer commits; synchronous=FULL makes every
+commit durable (fsync) before it returns.
 
 Tables:
   history  every change of every key: (rev, sub) orders changes, sub numbering the changes
            of one revision; deleted=1 marks a tombstone. mod_revision is rev. The current
            state is the newest row of each key, loaded into memory at startup.
   leases   granted leases (id, ttl).
-  meta     counters: current and compacted revision, cluster and member ids.
+  meta     counters: current and compacted revision, cluster and member ids. The revision
+           is the newest history row's, kept by a trigger in the transaction that inserts it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
@@ -26,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prometheus_client import Histogram
+
+from server.writer import Writer
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS history (
@@ -42,6 +46,9 @@ CREATE TABLE IF NOT EXISTS history (
 CREATE INDEX IF NOT EXISTS history_by_key ON history (key, rev);
 CREATE TABLE IF NOT EXISTS leases (id INTEGER PRIMARY KEY, ttl INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TRIGGER IF NOT EXISTS history_revision AFTER INSERT ON history BEGIN
+    INSERT OR REPLACE INTO meta (name, value) VALUES ('revision', NEW.rev);
+END;
 """
 
 DB_FILE = "storage.db"
@@ -49,6 +56,7 @@ DB_FILE = "storage.db"
 # A history row: (rev, sub, key, create_rev, version, lease, deleted, value).
 Row = tuple[int, int, bytes, int, int, int, int, bytes]
 ROW_COLUMNS = "rev, sub, key, create_rev, version, lease, deleted, value"
+ROWS_PER_INSERT = 64  # history rows one INSERT statement writes (512 parameters)
 
 
 @dataclass
@@ -85,6 +93,24 @@ def _key_range_sql(key: bytes, end: bytes | None) -> tuple[str, list]:
     return "key >= ? AND key < ?", [key, end]
 
 
+@functools.cache
+def _insert_sql(rows: int) -> str:
+    return f"INSERT INTO history ({ROW_COLUMNS}) VALUES " + ",".join(["(?,?,?,?,?,?,?,?)"] * rows)
+
+
+def _statements(batch: CommitBatch) -> list[tuple[str, list]]:
+    """The statements that write a batch: its rows ROWS_PER_INSERT at a time, then leases and meta."""
+    rows = batch.rows
+    out = [
+        (_insert_sql(len(chunk)), [value for row in chunk for value in row])
+        for chunk in (rows[i : i + ROWS_PER_INSERT] for i in range(0, len(rows), ROWS_PER_INSERT))
+    ]
+    out += [("INSERT OR REPLACE INTO leases (id, ttl) VALUES (?, ?)", list(lease)) for lease in batch.leases_granted]
+    out += [("DELETE FROM leases WHERE id = ?", [lease_id]) for lease_id in batch.leases_revoked]
+    out += [("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", list(item)) for item in batch.meta.items()]
+    return out
+
+
 class Backend:
     """The SQLite database of one data directory."""
 
@@ -94,12 +120,14 @@ class Backend:
         self.path = data_dir / DB_FILE
         self._writer = _connect(self.path)
         self._writer.executescript(SCHEMA)
-        self.write_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
+        self.writer = Writer()
         self.read_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sqlite-reader")
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self.commits = 0  # SQLite write transactions committed (group commit makes this << writes)
+        self._writes = 0  # writes attempted (commits, compaction steps, vacuums): each may change the size
+        self._measured = (-1, 0)  # (_writes, disk bytes) when last measured
 
     def _reader(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -127,27 +155,35 @@ class Backend:
 
     # --- writer thread ----------------------------------------------------------------
     def commit(self, batch: CommitBatch) -> None:
-        """Write one batch in one transaction and return once it is durable."""
-        db = self._writer
+        """Write one batch in one transaction and return once it is durable.
+
+        In as few statements as it can: after each one the writer thread must take the GIL back,
+        under load from the event loop's thread. A group commit's rows (up to ROWS_PER_INSERT) are
+        one statement, which is a transaction of its own (the connection is in autocommit mode)."""
         started = time.monotonic()
+        statements = _statements(batch)
+        try:
+            if len(statements) == 1:
+                self._writer.execute(*statements[0])
+            else:
+                self._transaction(statements)
+        finally:
+            self._writes += 1
+        self.commits += 1
+        if self.commit_duration is not None:
+            self.commit_duration.observe(time.monotonic() - started)
+
+    def _transaction(self, statements: list[tuple[str, list]]) -> None:
+        db = self._writer
         db.execute("BEGIN")
         try:
-            if batch.rows:
-                db.executemany(f"INSERT INTO history ({ROW_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)", batch.rows)
-            if batch.leases_granted:
-                db.executemany("INSERT OR REPLACE INTO leases (id, ttl) VALUES (?, ?)", batch.leases_granted)
-            if batch.leases_revoked:
-                db.executemany("DELETE FROM leases WHERE id = ?", [(i,) for i in batch.leases_revoked])
-            if batch.meta:
-                db.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", list(batch.meta.items()))
+            for sql, params in statements:
+                db.execute(sql, params)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:  # SQLite itself rolls back after some errors (SQLITE_FULL)
                 db.execute("ROLLBACK")
             raise
-        self.commits += 1
-        if self.commit_duration is not None:
-            self.commit_duration.observe(time.monotonic() - started)
 
     def compact_step(self, done: int, target: int) -> None:
         """Physically remove history made unreachable by compacting from `done` to `target`.
@@ -175,12 +211,17 @@ class Backend:
             if db.in_transaction:  # SQLite itself rolls back after some errors (SQLITE_FULL)
                 db.execute("ROLLBACK")
             raise
+        finally:
+            self._writes += 1
         self.commits += 1
 
     def vacuum(self) -> None:
         """Defragment: rewrite the database compactly, then give the write-ahead log's space back."""
-        self._writer.execute("VACUUM")
-        self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try:
+            self._writer.execute("VACUUM")
+            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            self._writes += 1
 
     # --- reader threads ---------------------------------------------------------------
     def range_at(self, key: bytes, end: bytes | None, rev: int) -> list[Row]:
@@ -226,12 +267,25 @@ class Backend:
             )
         return out
 
-    def sizes(self) -> tuple[int, int]:
-        """(bytes of the database files, bytes of pages in use)."""
+    def _file_bytes(self, suffixes: Iterable[str]) -> int:
+        """The size of the database's files with these suffixes ("" is the database itself)."""
         total = 0
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in suffixes:
             with contextlib.suppress(OSError):
                 total += os.path.getsize(f"{self.path}{suffix}")
+        return total
+
+    def disk_bytes(self) -> int:
+        """The database and its write-ahead log's size, measured once after each write (as bbolt's size,
+        it changes only when a write commits)."""
+        writes = self._writes  # read first: a write while measuring makes the next call measure again
+        if self._measured[0] != writes:
+            self._measured = (writes, self._file_bytes(("", "-wal")))
+        return self._measured[1]
+
+    def sizes(self) -> tuple[int, int]:
+        """(bytes of the database files, bytes of pages in use)."""
+        total = self._file_bytes(("", "-wal", "-shm"))
         db = self._reader()
         page_size = db.execute("PRAGMA page_size").fetchone()[0]
         pages = db.execute("PRAGMA page_count").fetchone()[0]
@@ -239,7 +293,7 @@ class Backend:
         return total, (pages - free) * page_size
 
     def close(self) -> None:
-        self.write_executor.shutdown(wait=True)
+        self.writer.close()
         self.read_executor.shutdown(wait=True)
         with self._readers_lock:
             for conn in self._readers:

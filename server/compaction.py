@@ -64,14 +64,13 @@ class Compactor:
 
     async def _physical_loop(self) -> None:
         backend = self.store.backend
-        loop = asyncio.get_running_loop()
         while True:
             await self._kick.wait()
             self._kick.clear()
             while self.done < self.store.compacted:
                 target = min(self.store.compacted, self.done + STEP_REVS)
                 try:
-                    await loop.run_in_executor(backend.write_executor, backend.compact_step, self.done, target)
+                    await backend.writer.run(backend.compact_step, self.done, target)
                 except Exception:
                     log.exception("physical compaction to %d failed; retrying", target)
                     await asyncio.sleep(1.0)

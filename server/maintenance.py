@@ -45,5 +45,5 @@ class MaintenanceService:
 
     async def Defragment(self, request: rpc_pb2.DefragmentRequest, context) -> rpc_pb2.DefragmentResponse:
         backend = self.store.backend
-        await asyncio.get_running_loop().run_in_executor(backend.write_executor, backend.vacuum)
+        await backend.writer.run(backend.vacuum)
         return rpc_pb2.DefragmentResponse(header=self.store.header())

@@ -62,11 +62,9 @@ class StorageMetrics:
         """Report these values of the running store at each scrape."""
         self.registry.register(_State(gauges))
 
-    def rpc_started(self, rpc_type: str, service: str, method: str) -> None:
-        self.started.labels(rpc_type, service, method).inc()
-
-    def rpc_handled(self, rpc_type: str, service: str, method: str, code: grpc.StatusCode) -> None:
-        self.handled.labels(rpc_type, service, method, go_code(code)).inc()
+    def calls(self, rpc_type: str, service: str, method: str) -> MethodCalls:
+        """The call counters of one method."""
+        return MethodCalls(self, (rpc_type, service, method))
 
     def serve(self, listen: str) -> str:
         """Serve /metrics on HOST:PORT (port 0: any) in a thread; returns the address bound."""
@@ -78,3 +76,23 @@ class StorageMetrics:
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()
+
+
+class MethodCalls:
+    """One method's started and handled counters, their label values looked up once per method and code
+    rather than once per call. Started is there from the start, as go-grpc-prometheus registers it."""
+
+    def __init__(self, metrics: StorageMetrics, labels: tuple[str, str, str]) -> None:
+        self._labels = labels
+        self._handled_family = metrics.handled
+        self._started = metrics.started.labels(*labels)
+        self._handled: dict[grpc.StatusCode, Counter] = {}
+
+    def started(self) -> None:
+        self._started.inc()
+
+    def handled(self, code: grpc.StatusCode) -> None:
+        counter = self._handled.get(code)
+        if counter is None:
+            counter = self._handled[code] = self._handled_family.labels(*self._labels, go_code(code))
+        counter.inc()

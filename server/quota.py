@@ -12,9 +12,7 @@ effect in memory.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
 from collections.abc import Iterable, Mapping
 
 from etcdserverpb import rpc_pb2
@@ -59,16 +57,8 @@ class Quota:
         else:
             self.alarms.discard(key)
         batch = CommitBatch(meta={f"{ALARM_PREFIX}{key[0]}/{key[1]}": int(raised)})
-        stored = asyncio.get_running_loop().run_in_executor(self.backend.write_executor, self.backend.commit, batch)
+        stored = self.backend.writer.run(self.backend.commit, batch)
         stored.add_done_callback(_log_failure)
-
-    def size(self) -> int:
-        """The backend's size on disk (the database file and its write-ahead log)."""
-        total = 0
-        for suffix in ("", "-wal"):
-            with contextlib.suppress(OSError):
-                total += os.path.getsize(f"{self.backend.path}{suffix}")
-        return total
 
     def check(self, cost: int) -> None:
         """Refuse a write of ``cost`` bytes when the alarm is on or it would not fit (raising it)."""
@@ -76,7 +66,7 @@ class Quota:
             return
         if (self.member_id, NOSPACE) in self.alarms:
             raise errors.no_space()
-        if self.size() + cost >= self.limit:
+        if self.backend.disk_bytes() + cost >= self.limit:
             self._set((self.member_id, NOSPACE), True)
             raise errors.no_space()
 

@@ -7,9 +7,9 @@ A StorageError becomes its gRPC status; any other exception is logged and become
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
+from typing import NoReturn
 
 import grpc
 from etcdserverpb import rpc_pb2
@@ -19,7 +19,7 @@ from google.protobuf.message import DecodeError
 
 from server import errors
 from server.errors import StorageError
-from server.metrics import StorageMetrics
+from server.metrics import MethodCalls, StorageMetrics
 
 log = logging.getLogger(__name__)
 
@@ -53,55 +53,48 @@ def require_valid(request) -> None:
         raise errors.invalid(f"malformed request: not a valid {request.type_name}")
 
 
-@contextlib.asynccontextmanager
-async def _errors_to_status(
-    method: MethodDescriptor, kind: str, context: grpc.aio.ServicerContext, metrics: StorageMetrics
-):
-    """etcd's errors as gRPC statuses; anything unexpected as INTERNAL, logged, without details.
-    Every call is counted by method and the code it ended with."""
-    service, name = method.containing_service.full_name, method.name
-    metrics.rpc_started(kind, service, name)
-    recorded = False
-
-    def handled(code: grpc.StatusCode) -> None:
-        # Counted before the status goes out: a client that has its answer finds the call counted.
-        nonlocal recorded
-        recorded = True
-        metrics.rpc_handled(kind, service, name, code)
-
-    try:
-        yield
-    except StorageError as exc:
-        handled(exc.code)
+async def _abort(
+    exc: BaseException, method: MethodDescriptor, context: grpc.aio.ServicerContext, calls: MethodCalls
+) -> NoReturn:
+    """End a call whose handler raised: etcd's errors as gRPC statuses, anything unexpected as INTERNAL
+    (logged, without details). The call is counted with the code it ends with before the status goes
+    out (a client that has its answer finds the call counted). Always raises."""
+    if isinstance(exc, StorageError):
+        calls.handled(exc.code)
         await context.abort(exc.code, exc.message)
-    except asyncio.CancelledError:
-        handled(grpc.StatusCode.CANCELLED)
-        raise
-    except grpc.aio.AbortError:
-        if not recorded:
-            handled(context.code() or grpc.StatusCode.UNKNOWN)
-        raise
-    except Exception:
-        log.exception("%s failed", method.full_name)
-        handled(grpc.StatusCode.INTERNAL)
+    elif isinstance(exc, asyncio.CancelledError):
+        calls.handled(grpc.StatusCode.CANCELLED)
+    elif isinstance(exc, grpc.aio.AbortError):  # the handler aborted the call itself
+        calls.handled(context.code() or grpc.StatusCode.UNKNOWN)
+    elif isinstance(exc, Exception):
+        log.error("%s failed", method.full_name, exc_info=exc)
+        calls.handled(grpc.StatusCode.INTERNAL)
         await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
-    if not recorded:
-        handled(grpc.StatusCode.OK)
+    raise exc
 
 
-def _guard_unary(method: MethodDescriptor, fn: Callable, metrics: StorageMetrics):
+def _guard_unary(method: MethodDescriptor, fn: Callable, calls: MethodCalls):
     async def handler(request, context: grpc.aio.ServicerContext):
-        async with _errors_to_status(method, "unary", context, metrics):
+        calls.started()
+        try:
             require_valid(request)
-            return await fn(request, context)
+            response = await fn(request, context)
+        except BaseException as exc:
+            await _abort(exc, method, context, calls)
+        calls.handled(grpc.StatusCode.OK)
+        return response
 
     return handler
 
 
-def _guard_stream(method: MethodDescriptor, fn: Callable, metrics: StorageMetrics):
+def _guard_stream(method: MethodDescriptor, fn: Callable, calls: MethodCalls):
     async def handler(request_iterator, context: grpc.aio.ServicerContext):
-        async with _errors_to_status(method, "bidi_stream", context, metrics):
+        calls.started()
+        try:
             await fn(request_iterator, context)
+        except BaseException as exc:
+            await _abort(exc, method, context, calls)
+        calls.handled(grpc.StatusCode.OK)
 
     return handler
 
@@ -120,14 +113,16 @@ def generic_handler(service_name: str, servicer: object, metrics: StorageMetrics
             continue
         request_cls = message_factory.GetMessageClass(method.input_type)
         if method.client_streaming:
+            calls = metrics.calls("bidi_stream", service.full_name, method.name)
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
-                _guard_stream(method, fn, metrics),
+                _guard_stream(method, fn, calls),
                 request_deserializer=_deserializer(request_cls),
                 response_serializer=_serialize,
             )
         else:
+            calls = metrics.calls("unary", service.full_name, method.name)
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                _guard_unary(method, fn, metrics),
+                _guard_unary(method, fn, calls),
                 request_deserializer=_deserializer(request_cls),
                 response_serializer=_serialize,
             )
