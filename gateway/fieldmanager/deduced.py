@@ -9,13 +9,19 @@ atomic list and a scalar (see there for upstream's rules).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from gateway.fieldmanager.fieldpath import FIELD, Path, PathElement, Set
 from gateway.fieldmanager.values import JSON, MISSING, equals
 
-if TYPE_CHECKING:
-    from gateway.fieldmanager.typed import Comparison
+
+class Changes(Protocol):
+    """What ``compare`` adds to: the fields added, removed and modified (typed.Comparison)."""
+
+    added: Set
+    removed: Set
+    modified: Set
+
 
 _MAP, _LIST, _SCALAR = "map", "list", "scalar"
 
@@ -82,7 +88,7 @@ def _node(at: _At, result: Set, start: Path) -> Set:
     return node
 
 
-def compare(lhs: JSON, rhs: JSON, start: Path, c: Comparison) -> None:
+def compare(lhs: JSON, rhs: JSON, start: Path, c: Changes) -> None:
     """typed._compare: what changed from ``lhs`` to ``rhs`` (either MISSING, not both) at ``start``.
     Values of different forms are compared in both forms (upstream's compare of two atoms)."""
     stack: list[tuple[JSON, JSON, _At, str | None]] = [(lhs, rhs, _At(None, None), None)]
