@@ -26,7 +26,8 @@ PACE_PER_WATCHER = 100e-6  # seconds
 
 
 class FanOut:
-    def __init__(self) -> None:
+    def __init__(self, pace_per_watcher: float = PACE_PER_WATCHER) -> None:
+        self.pace_per_watcher = pace_per_watcher  # seconds the next round waits per watcher woken
         self._groups: dict[Filter, set[CacheWatcher]] = {}
         self._due: set[CacheWatcher] = set()  # watchers with changes queued since the last round
         self._round: asyncio.TimerHandle | None = None
@@ -77,4 +78,4 @@ class FanOut:
         due, self._due = self._due, set()
         woken = sum(watcher.wake() for watcher in due)
         if woken:
-            self._next_round = time.monotonic() + woken * PACE_PER_WATCHER
+            self._next_round = time.monotonic() + woken * self.pace_per_watcher

@@ -8,10 +8,13 @@ import asyncio
 
 from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from gateway.watchcache.entries import CacheEvent, Entry
-from gateway.watchcache.fanout import PACE_PER_WATCHER, FanOut
+from gateway.watchcache.fanout import FanOut
 from gateway.watchcache.watcher import Bookmark, CacheWatcher, Item
 
-WATCHERS = 500  # the round that wakes them makes the next wait 50 ms
+WATCHERS = 500
+# 2 ms a watcher: the round that wakes them makes the next wait 1 s, far longer than the test's steps
+# take even on a loaded machine (with the server's 0.1 ms, 50 ms: a loaded CI run passed it).
+PACE = 0.002
 
 
 def _event(revision: int, namespace: str = "ns") -> CacheEvent:
@@ -20,7 +23,7 @@ def _event(revision: int, namespace: str = "ns") -> CacheEvent:
 
 
 async def _rounds() -> tuple[list[list[int]], list[list[int]]]:
-    fanout = FanOut()
+    fanout = FanOut(PACE)
     watchers = [
         CacheWatcher(Filter("", EVERYTHING, NO_FIELDS), deadline=1e18, start_revision=0) for _ in range(WATCHERS)
     ]
@@ -43,7 +46,7 @@ async def _rounds() -> tuple[list[list[int]], list[list[int]]]:
     fanout.offer(_event(3))
     await asyncio.sleep(0.005)
     assert not any(task.done() for task in pending)  # within the pace: they wait for the next round
-    second = await asyncio.wait_for(asyncio.gather(*pending), WATCHERS * PACE_PER_WATCHER + 1)
+    second = await asyncio.wait_for(asyncio.gather(*pending), WATCHERS * PACE + 5)
     assert not other.done()  # none of the changes concerned it
     other.cancel()
     return _revisions(first), _revisions(second)
