@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,16 @@ def until_cached(client: httpx.Client, path: str, revision: str) -> None:
     (an "any" read, resourceVersion 0, may otherwise answer from a cache behind the last write; a
     most-recent list does not sync the cache where etcd is too old for progress notifications)."""
     client.get(path, params={"resourceVersion": revision}).raise_for_status()
+
+
+def eventually(check: Callable[[], Any], timeout: float = 15.0) -> Any:
+    """The first truthy answer of ``check`` within ``timeout`` seconds (the last answer otherwise)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = check()
+        if answer or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.05)
 
 
 class PortTaken(RuntimeError):

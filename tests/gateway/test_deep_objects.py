@@ -16,15 +16,13 @@ The module has a server of its own: its CRDs would show in other modules' discov
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import httpx
 import orjson
 import pytest
 
-from .helpers import GatewayProcess
+from .helpers import GatewayProcess, eventually
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP = "deep.example.com"
@@ -32,15 +30,6 @@ JSON = {"Content-Type": "application/json"}
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
 APPLY = {"Content-Type": "application/apply-patch+yaml"}
-
-
-def eventually(check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = check()
-        if answer or time.monotonic() > deadline:
-            return answer
-        time.sleep(0.05)
 
 
 def crd(plural: str, kind: str, schema: str) -> str:
