@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 
 from quart import Quart
 
-from gateway.admission import Admission, certificates
-from gateway.admission.namespace import NamespaceLifecycle
-from gateway.admission.pods import DefaultTolerationSeconds, Priority
+from gateway.admission import chain
+from gateway.admission.chain import PluginContext
+from gateway.admission.options import AdmissionSettings, default_admission
 from gateway.apiextensions.controller import CustomResourceDefinitionController
 from gateway.apiextensions.serving import CustomResourceServing
 from gateway.asgi import mount
@@ -126,6 +126,7 @@ class Settings:
     service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR  # --service-cluster-ip-range
     service_node_port_range: str = DEFAULT_NODE_PORTS  # --service-node-port-range
     debug_wire: bool = False  # --enable-debug-wire: the wire explorer at /debug/wire
+    admission: AdmissionSettings | None = None  # the admission flags (None: the default plugins)
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -155,13 +156,10 @@ class APIServer:
         self.cachers = {
             r.key: self._cacher(r) for r in registry.resources.values() if not r.virtual and r.key not in self.computed
         }
-        self.admission = Admission(
-            [
-                NamespaceLifecycle(self.cachers[NAMESPACES]),
-                *certificates.plugins(self.authorizer),
-                RBACEscalation(self.authorizer, self.rbac),
-            ],
-            mutating=[DefaultTolerationSeconds(), Priority(self.cachers.get(PRIORITY_CLASSES))],
+        admission = settings.admission or default_admission()
+        context = PluginContext(self.cachers, self.stores, self.authorizer, admission.configuration)
+        self.admission, self.admission_plugins = chain.build(
+            list(admission.plugins), context, first=(RBACEscalation(self.authorizer, self.rbac),)
         )
         self.service_allocator = ServiceAllocator(
             backend, settings.service_cluster_ip_range, settings.service_node_port_range

@@ -24,6 +24,7 @@ from pathlib import Path
 import uvloop
 
 from gateway import runtimeconfig
+from gateway.admission import options as admission_options
 from gateway.app import APIServer, Settings, create_app
 from gateway.auth.authentication import TokenFile
 from gateway.auth.tokens import keys as token_keys
@@ -247,6 +248,7 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         action="store_true",
         help="serve the wire explorer at /debug/wire (a page for studying the protobuf encoding)",
     )
+    admission_options.add_arguments(p)
     p.add_argument("--access-log", action="store_true")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     args = p.parse_args(argv)
@@ -382,6 +384,7 @@ def transport(args: argparse.Namespace) -> tuple[TLSSettings, str]:
 
 
 async def run(args: argparse.Namespace) -> None:
+    admission = admission_options.settings(args)  # wrong flags stop the start before anything runs
     embedded = None
     storage = args.storage
     if storage is None:
@@ -421,6 +424,7 @@ async def run(args: argparse.Namespace) -> None:
             max_mutating_requests_inflight=args.max_mutating_requests_inflight,
             priority_and_fairness=args.enable_priority_and_fairness,
             debug_wire=args.enable_debug_wire,
+            admission=admission,
         )
         registry = build(descriptors.all_messages())
         args.runtime_config.apply(registry)

@@ -3,7 +3,8 @@
 Upstream runs admission plugins in a chain for every create, update, delete and connect; each
 plugin looks at the request's attributes and may refuse it with a StatusError. Mutating plugins
 change the object first (``Admission.admit``, before the kind's strategy and validation); the
-store calls ``Admission.validate`` for every write it is about to make.
+store calls ``Admission.validate`` for every write it is about to make. Which plugins run, and in
+which order, is ``chain.py``'s (kube-apiserver's plugin names and flags).
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from gateway import errors
 from gateway.auth.user import UserInfo
 from gateway.objects.codec import Obj
+from gateway.params import DeleteOptions, WriteOptions
 from protokube.schema.registry import Resource
 
 CREATE, UPDATE, DELETE = "CREATE", "UPDATE", "DELETE"
@@ -28,7 +31,25 @@ class Attributes:
     name: str
     obj: Obj | None  # the object to be written (None for DELETE)
     old: Obj | None  # the object as stored (None for CREATE)
-    user: UserInfo  # who asks
+    options: WriteOptions | DeleteOptions  # the request's Create/Update/Patch/DeleteOptions
+
+    @property
+    def user(self) -> UserInfo:
+        """Who asks."""
+        return self.options.user
+
+    @property
+    def dry_run(self) -> bool:
+        return self.options.dry_run
+
+
+def forbidden(attributes: Attributes, reason: str) -> errors.StatusError:
+    """upstream's admission.NewForbidden: 403 naming the resource and the object (its name, or
+    its generateName when it has none yet)."""
+    name = attributes.name
+    if not name and attributes.obj is not None:
+        name = attributes.obj.metadata.name or attributes.obj.metadata.generateName
+    return errors.forbidden(attributes.resource.group, attributes.resource.plural, name, reason)
 
 
 class Plugin(Protocol):

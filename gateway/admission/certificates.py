@@ -17,7 +17,7 @@ from __future__ import annotations
 from cryptography.x509.oid import NameOID
 
 from gateway import errors
-from gateway.admission import CREATE, UPDATE, Attributes, Plugin
+from gateway.admission import CREATE, UPDATE, Attributes
 from gateway.auth.authorization import Authorizer
 from gateway.auth.rbac import Attributes as Asked
 from gateway.auth.user import MASTERS, UserInfo
@@ -97,8 +97,3 @@ class CertificateSigning:
         if not authorized_for_signer(self.authorizer, attributes.user, "sign", signer_name):
             reason = f"user not permitted to sign requests with signerName {errors.go_quote(signer_name)}"
             raise _forbidden(attributes, reason)
-
-
-def plugins(authorizer: Authorizer) -> list[Plugin]:
-    """The three, in upstream's order."""
-    return [CertificateApproval(authorizer), CertificateSigning(authorizer), CertificateSubjectRestriction()]

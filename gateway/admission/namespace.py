@@ -1,10 +1,33 @@
-"""NamespaceLifecycle: objects may be created only in an existing namespace that is not being deleted."""
+"""The namespace plugins (k8s.io/apiserver's lifecycle, plugin/pkg/admission/namespace/*):
+
+- NamespaceLifecycle: objects may be created only in an existing namespace that is not being deleted;
+- NamespaceExists: every request in a namespace that does not exist is refused (404);
+- NamespaceAutoProvision: creating an object in a missing namespace creates the namespace first.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from gateway import errors
-from gateway.admission import CREATE, Attributes
+from gateway.admission import CREATE, Attributes, forbidden
+from gateway.objects.view import ObjectView
+from gateway.params import WriteOptions
 from gateway.storage.cacher import Cacher
+
+NAMESPACES = ("", "v1", "namespaces")
+
+
+async def _namespace(namespaces: Cacher, name: str) -> ObjectView | None:
+    """The watch cache answers first; storage is asked only when the cache has not seen the
+    namespace (it may have been created just now)."""
+    return namespaces.cached("", name) or await namespaces.get_latest("", name)
+
+
+def _in_namespace(attributes: Attributes) -> bool:
+    """A request about a namespaced object (not a namespace itself)."""
+    return bool(attributes.namespace) and attributes.resource.namespaced
 
 
 class NamespaceLifecycle:
@@ -12,12 +35,10 @@ class NamespaceLifecycle:
         self.namespaces = namespaces
 
     async def validate(self, attributes: Attributes) -> None:
-        """The watch cache answers first; storage is asked only when the cache has not seen the
-        namespace (it may have been created just now)."""
         if attributes.operation != CREATE or not attributes.resource.namespaced or attributes.subresource:
             return
         name = attributes.namespace
-        view = self.namespaces.cached("", name) or await self.namespaces.get_latest("", name)
+        view = await _namespace(self.namespaces, name)
         if view is None:
             raise errors.not_found(self.namespaces.resource, name)
         if view.obj.metadata.HasField("deletionTimestamp"):
@@ -26,3 +47,33 @@ class NamespaceLifecycle:
                 "Forbidden",
                 f"{name} is forbidden: unable to create new content in namespace {name} because it is being terminated",
             )
+
+
+class NamespaceExists:
+    def __init__(self, namespaces: Cacher) -> None:
+        self.namespaces = namespaces
+
+    async def validate(self, attributes: Attributes) -> None:
+        if _in_namespace(attributes) and await _namespace(self.namespaces, attributes.namespace) is None:
+            raise errors.not_found(self.namespaces.resource, attributes.namespace)
+
+
+class NamespaceAutoProvision:
+    """``stores``: the server's stores by key (the namespaces' one is read when a request comes)."""
+
+    def __init__(self, namespaces: Cacher, stores: Mapping[tuple[str, str, str], Any]) -> None:
+        self.namespaces = namespaces
+        self.stores = stores
+
+    async def admit(self, attributes: Attributes) -> None:
+        if attributes.operation != CREATE or not _in_namespace(attributes) or attributes.dry_run:
+            return
+        name = attributes.namespace
+        if await _namespace(self.namespaces, name) is not None:
+            return
+        store = self.stores[NAMESPACES]
+        try:
+            await store.create("", store.codec.from_dict({"metadata": {"name": name}}).obj, WriteOptions())
+        except errors.StatusError as err:
+            if err.code != 409:  # made meanwhile by someone else: fine
+                raise forbidden(attributes, err.status.message) from None

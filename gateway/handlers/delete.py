@@ -69,7 +69,7 @@ async def delete(request: ApiRequest, scope: RequestScope) -> Response:
     namespace = scope.namespace(info)
     options = await delete_options(request, scope)
     if options.unsafe:
-        return await _delete_unsafely(request, scope, namespace, info.name)
+        return await _delete_unsafely(request, scope, namespace, info.name, options)
     result = await storage.delete(namespace, info.name, options)
     # upstream answers 202 to an old client's cascading delete (orphanDependents=false) left waiting
     code = 202 if not result.deleted and options.orphan_dependents is False else 200
@@ -85,13 +85,15 @@ async def delete(request: ApiRequest, scope: RequestScope) -> Response:
     return response
 
 
-async def _delete_unsafely(request: ApiRequest, scope: RequestScope, namespace: str, name: str) -> Response:
+async def _delete_unsafely(
+    request: ApiRequest, scope: RequestScope, namespace: str, name: str, options: DeleteOptions
+) -> Response:
     """ignoreStoreReadErrorWithClusterBreakingPotential: authorized, then the corrupt object removed;
     the answer names the kind, as upstream's for a deleter that returns no object."""
     deleter = scope.unsafe_deleter
     assert deleter is not None  # the option is dropped where there is none
     deleter.authorize(request.user, namespace, name)
-    await deleter.delete(namespace, name, request.user)
+    await deleter.delete(namespace, name, options)
     encoder = negotiated(request, scope).encoder
     status = success_status(meta.StatusDetails(name=name, kind=scope.resource.kind))
     status.code = 200

@@ -15,7 +15,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from gateway.admission import Admission
-from gateway.auth.user import UserInfo
 from gateway.objects.codec import Obj
 from gateway.objects.view import ObjectView
 from gateway.params import DeleteOptions, ListOptions, WriteOptions
@@ -75,12 +74,12 @@ class ServiceStore(Store):
         name: str,
         obj: Obj | None,
         old: Obj | None,
-        user: UserInfo,
+        options: WriteOptions | DeleteOptions,
         subresource: str = "",
         *,
         mutating: bool = False,
     ) -> None:
-        await super()._admit(operation, namespace, name, obj, old, user, subresource, mutating=mutating)
+        await super()._admit(operation, namespace, name, obj, old, options, subresource, mutating=mutating)
         write = _WRITE.get()
         if not mutating or write is None or obj is None or subresource:
             return

@@ -16,7 +16,6 @@ from typing import Any
 
 from gateway import errors
 from gateway.admission import CREATE, DELETE, UPDATE, Admission, Attributes
-from gateway.auth.user import UserInfo
 from gateway.errors import FieldError
 from gateway.objects.codec import Obj
 from gateway.objects.view import ObjectView
@@ -117,18 +116,18 @@ class Store:
         name: str,
         obj: Obj | None,
         old: Obj | None,
-        user: UserInfo,
+        options: WriteOptions | DeleteOptions,
         subresource: str = "",
         *,
         mutating: bool = False,
     ) -> None:
         """Validating admission, or (``mutating``) the plugins that change the object first."""
-        attributes = Attributes(operation, self.resource, subresource, namespace, name, obj, old, user)
+        attributes = Attributes(operation, self.resource, subresource, namespace, name, obj, old, options)
         await (self.admission.admit if mutating else self.admission.validate)(attributes)
 
-    async def admit_delete(self, namespace: str, name: str, old: Obj | None, user: UserInfo) -> None:
+    async def admit_delete(self, namespace: str, name: str, old: Obj | None, options: DeleteOptions) -> None:
         """Admission of the removal of ``old`` (None: an object that cannot be read)."""
-        await self._admit(DELETE, namespace, name, None, old, user)
+        await self._admit(DELETE, namespace, name, None, old, options)
 
     # ---- create ----------------------------------------------------------------------------------
     def _prepare_create(self, namespace: str, obj: Obj) -> None:
@@ -161,11 +160,11 @@ class Store:
         generated = bool(obj.metadata.generateName) and not obj.metadata.name
         self.strategy.default(obj)
         self._track(None, obj, options)
-        await self._admit(CREATE, namespace, obj.metadata.name, obj, None, options.user, mutating=True)
+        await self._admit(CREATE, namespace, obj.metadata.name, obj, None, options, mutating=True)
         self._prepare_create(namespace, obj)
         self.strategy.record_requester(obj, options.user)
         meta = obj.metadata
-        await self._admit(CREATE, namespace, meta.name, obj, None, options.user)
+        await self._admit(CREATE, namespace, meta.name, obj, None, options)
         for attempt in range(GENERATE_NAME_ATTEMPTS):
             try:
                 return await self.storage.create(namespace, obj, dry_run=options.dry_run)
@@ -219,23 +218,23 @@ class Store:
             if current is None:
                 if wanted:
                     raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
-                await self._admit(CREATE, namespace, name, new, None, options.user, mutating=True)
+                await self._admit(CREATE, namespace, name, new, None, options, mutating=True)
                 self._prepare_create(namespace, new)
                 if options.authorize_create is not None:  # as upstream, before validating admission
                     options.authorize_create()
-                await self._admit(CREATE, namespace, name, new, None, options.user)
+                await self._admit(CREATE, namespace, name, new, None, options)
                 return new
             if wanted and int(wanted) != current.resource_version:
                 raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
             assert old is not None
             self._keep_system_metadata(new, old)
-            await self._admit(UPDATE, namespace, name, new, old, options.user, subresource, mutating=True)
+            await self._admit(UPDATE, namespace, name, new, old, options, subresource, mutating=True)
             prepare(new, old)
             self.strategy.default(new)
             self.codec.normalize(new)  # in Go's shape, as the stored object is, before comparing them
             self._set_generation(new, old)
             self._validate(new, old)
-            await self._admit(UPDATE, namespace, name, new, old, options.user, subresource)
+            await self._admit(UPDATE, namespace, name, new, old, options, subresource)
             return Removal(new) if self._finalized(new) else new
 
         result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)
@@ -328,7 +327,7 @@ class Store:
             finalizers = deletion_finalizers(list(meta.finalizers), options, self.gc_policy)
             if finalizers or grace > 0 or self.strategy.blocks_deletion(obj):
                 return self._mark_deleting(current, grace, finalizers)
-            await self.admit_delete(namespace, name, obj, options.user)
+            await self.admit_delete(namespace, name, obj, options)
             return Removal()
 
         result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)

@@ -15,7 +15,7 @@ from gateway.auth.authorization import Authorizer
 from gateway.auth.rbac import Attributes
 from gateway.auth.user import UserInfo
 from gateway.errors import FieldError
-from gateway.params import IGNORE_READ_ERROR
+from gateway.params import IGNORE_READ_ERROR, DeleteOptions
 from gateway.registry.store import Store
 from gateway.storage.corrupt import CorruptObject
 
@@ -37,7 +37,7 @@ class UnsafeDeleter:
             reason = f'not permitted to do "{VERB}", reason: {decision.reason}'
             raise errors.forbidden(resource.group, resource.plural, name, reason)
 
-    async def delete(self, namespace: str, name: str, user: UserInfo) -> bool:
+    async def delete(self, namespace: str, name: str, options: DeleteOptions) -> bool:
         """Remove the corrupt object; 422 when the object can be read (or is not there). Returns
         whether this request removed it (False: someone else did meanwhile)."""
         resource = self.store.resource
@@ -48,5 +48,5 @@ class UnsafeDeleter:
         else:
             problem = FieldError.invalid(IGNORE_READ_ERROR, True, ONLY_CORRUPT)
             raise errors.invalid(resource.group, resource.plural, name, [problem])
-        await self.store.admit_delete(namespace, name, None, user)
+        await self.store.admit_delete(namespace, name, None, options)
         return await self.store.storage.remove_unreadable(namespace, name)

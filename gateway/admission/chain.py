@@ -1,0 +1,166 @@
+"""The admission chain: kube-apiserver's plugin names, their order, and which run.
+
+Every plugin has upstream's name and place (pkg/kubeapiserver/options/plugins.go, 1.32): the
+mutating ones (those with ``admit``) run in that order, then the validating ones (``validate``) in
+that order. ``--enable-admission-plugins`` adds plugins to the default set,
+``--disable-admission-plugins`` takes them out; the order is always upstream's, whatever the
+flags' order. A plugin upstream has and protokube does not is refused when asked for by name,
+never silently left out.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.admission import Admission, MutatingPlugin, Plugin, certificates
+from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
+from gateway.admission.pods import DefaultTolerationSeconds, Priority
+from gateway.auth.authorization import Authorizer
+from gateway.storage.cacher import Cacher
+
+log = logging.getLogger(__name__)
+
+# Upstream's AllOrderedPlugins as kube-apiserver 1.32 has them.
+ORDER = (
+    "AlwaysAdmit",
+    "NamespaceAutoProvision",
+    "NamespaceLifecycle",
+    "NamespaceExists",
+    "LimitPodHardAntiAffinityTopology",
+    "LimitRanger",
+    "ServiceAccount",
+    "NodeRestriction",
+    "TaintNodesByCondition",
+    "AlwaysPullImages",
+    "ImagePolicyWebhook",
+    "PodSecurity",
+    "PodNodeSelector",
+    "Priority",
+    "DefaultTolerationSeconds",
+    "PodTolerationRestriction",
+    "EventRateLimit",
+    "ExtendedResourceToleration",
+    "DefaultStorageClass",
+    "StorageObjectInUseProtection",
+    "OwnerReferencesPermissionEnforcement",
+    "PersistentVolumeClaimResize",
+    "RuntimeClass",
+    "CertificateApproval",
+    "CertificateSigning",
+    "ClusterTrustBundleAttest",
+    "CertificateSubjectRestriction",
+    "DefaultIngressClass",
+    "DenyServiceExternalIPs",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionWebhook",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionWebhook",
+    "ResourceQuota",
+    "AlwaysDeny",
+)
+
+# kube-apiserver 1.32's default-on set (MutatingAdmissionPolicy's feature gate is off there).
+DEFAULT_ON = frozenset(
+    {
+        "NamespaceLifecycle",
+        "LimitRanger",
+        "ServiceAccount",
+        "TaintNodesByCondition",
+        "PodSecurity",
+        "Priority",
+        "DefaultTolerationSeconds",
+        "DefaultStorageClass",
+        "StorageObjectInUseProtection",
+        "PersistentVolumeClaimResize",
+        "RuntimeClass",
+        "CertificateApproval",
+        "CertificateSigning",
+        "ClusterTrustBundleAttest",
+        "CertificateSubjectRestriction",
+        "DefaultIngressClass",
+        "MutatingAdmissionWebhook",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionWebhook",
+        "ResourceQuota",
+    }
+)
+
+
+@dataclass(frozen=True)
+class PluginContext:
+    """What plugins are made from. ``stores`` fills as the server serves resources: read it when a
+    request comes, not when the plugin is made."""
+
+    cachers: Mapping[tuple[str, str, str], Cacher]
+    stores: Mapping[tuple[str, str, str], Any]
+    authorizer: Authorizer
+    configuration: Mapping[str, Any] = field(default_factory=dict)  # by plugin name (--admission-control-config-file)
+
+    def cacher(self, key: tuple[str, str, str]) -> Cacher | None:
+        return self.cachers.get(key)
+
+
+NAMESPACES = ("", "v1", "namespaces")
+PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
+
+PluginFactory = Callable[[PluginContext], object]
+
+# The plugins protokube has, by upstream's name.
+FACTORIES: dict[str, PluginFactory] = {
+    "NamespaceAutoProvision": lambda context: NamespaceAutoProvision(context.cachers[NAMESPACES], context.stores),
+    "NamespaceLifecycle": lambda context: NamespaceLifecycle(context.cachers[NAMESPACES]),
+    "NamespaceExists": lambda context: NamespaceExists(context.cachers[NAMESPACES]),
+    "Priority": lambda context: Priority(context.cacher(PRIORITY_CLASSES)),
+    "DefaultTolerationSeconds": lambda context: DefaultTolerationSeconds(),
+    "CertificateApproval": lambda context: certificates.CertificateApproval(context.authorizer),
+    "CertificateSigning": lambda context: certificates.CertificateSigning(context.authorizer),
+    "CertificateSubjectRestriction": lambda context: certificates.CertificateSubjectRestriction(),
+}
+
+
+class AdmissionPluginError(ValueError):
+    """A flag names a plugin that does not exist, or one protokube does not have."""
+
+
+def enabled_plugins(enable: tuple[str, ...] = (), disable: tuple[str, ...] = ()) -> list[str]:
+    """The plugins that run, in upstream's order: the default set, plus ``enable``, minus ``disable``
+    (upstream's flags). A name upstream does not know is an error, as one protokube lacks when it
+    is asked for explicitly; lacking ones of the default set are logged once."""
+    for name in (*enable, *disable):
+        if name not in ORDER:
+            raise AdmissionPluginError(f'admission plugin "{name}" is unknown')
+    missing = [name for name in enable if name not in FACTORIES]
+    if missing:
+        raise AdmissionPluginError(f"admission plugins not implemented by protokube: {', '.join(missing)}")
+    wanted = (DEFAULT_ON | set(enable)) - set(disable)
+    lacking = sorted(name for name in wanted if name not in FACTORIES)
+    if lacking:
+        log.info("default admission plugins protokube does not have yet: %s", ", ".join(lacking))
+    return [name for name in ORDER if name in wanted and name in FACTORIES]
+
+
+def build(
+    names: list[str], context: PluginContext, first: tuple[Plugin, ...] = ()
+) -> tuple[Admission, dict[str, object]]:
+    """The chain of ``names`` (from ``enabled_plugins``), after ``first``: validators the server
+    always runs (checks upstream makes in its storage layer, not as plugins). Returns it and the
+    plugins by name."""
+    plugins = {name: FACTORIES[name](context) for name in names}
+    mutating: list[MutatingPlugin] = [p for p in plugins.values() if hasattr(p, "admit")]  # type: ignore[misc]
+    validating: list[Plugin] = [p for p in plugins.values() if hasattr(p, "validate")]  # type: ignore[misc]
+    mutating_names = [n for n, p in plugins.items() if hasattr(p, "admit")]
+    validating_names = [n for n, p in plugins.items() if hasattr(p, "validate")]
+    log.info(
+        "Loaded %d mutating admission controller(s) successfully in the following order: %s.",
+        len(mutating_names),
+        ",".join(mutating_names),
+    )
+    log.info(
+        "Loaded %d validating admission controller(s) successfully in the following order: %s.",
+        len(validating_names),
+        ",".join(validating_names),
+    )
+    return Admission([*first, *validating], mutating), plugins
