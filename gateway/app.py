@@ -157,7 +157,7 @@ class APIServer:
             r.key: self._cacher(r) for r in registry.resources.values() if not r.virtual and r.key not in self.computed
         }
         admission = settings.admission or default_admission()
-        context = PluginContext(self.cachers, self.stores, self.authorizer, admission.configuration)
+        context = PluginContext(self.cachers, self.stores, self.authorizer, registry, admission.configuration)
         self.admission, self.admission_plugins = chain.build(
             list(admission.plugins), context, first=(RBACEscalation(self.authorizer, self.rbac),)
         )

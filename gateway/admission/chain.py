@@ -20,6 +20,7 @@ from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists,
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.auth.authorization import Authorizer
 from gateway.storage.cacher import Cacher
+from protokube.schema.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,7 @@ class PluginContext:
     cachers: Mapping[tuple[str, str, str], Cacher]
     stores: Mapping[tuple[str, str, str], Any]
     authorizer: Authorizer
+    registry: Registry  # the resources served (custom ones come and go)
     configuration: Mapping[str, Any] = field(default_factory=dict)  # by plugin name (--admission-control-config-file)
 
     def cacher(self, key: tuple[str, str, str]) -> Cacher | None:
