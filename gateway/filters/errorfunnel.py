@@ -1,4 +1,5 @@
 """Every error ends here and leaves as a metav1.Status (upstream's panic recovery and error writers).
+The warnings admission adds (gateway/admission/warnings.py) leave with the answer, whatever it is.
 
 A StatusError is the client's answer as it stands; a storage failure is a 500 naming what failed; any
 other exception is logged with the request id and answered with a 500 that carries no trace.
@@ -11,13 +12,14 @@ import logging
 from quart import Response
 
 from gateway import errors
+from gateway.admission import warnings
 from gateway.errors import StatusError
 from gateway.filters import Handler
 from gateway.negotiation import negotiate
 from gateway.negotiation.encoders import JSONEncoder
 from gateway.negotiation.negotiate import Encoder, Formats
 from gateway.request import ApiRequest
-from gateway.responses import status_response
+from gateway.responses import add_warnings, status_response
 from gateway.storage.backend import NoSpace, RequestTooLarge, StorageError, Unavailable
 
 log = logging.getLogger("protokube.gateway")
@@ -49,6 +51,12 @@ class ErrorFunnel:
             return JSONEncoder()
 
     async def __call__(self, request: ApiRequest) -> Response:
+        with warnings.collecting() as collected:
+            response = await self._answer(request)
+        add_warnings(response, collected)
+        return response
+
+    async def _answer(self, request: ApiRequest) -> Response:
         try:
             return await self.next(request)
         except StatusError as err:
