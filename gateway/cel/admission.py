@@ -1,0 +1,197 @@
+"""The admission variables of CEL expressions: ``authorizer`` (upstream's authorizer library:
+``authorizer.group(g).resource(r).namespace(ns).name(n).check(verb).allowed()``,
+``authorizer.path(p).check(verb)``, ``authorizer.serviceAccount(ns, name)``,
+``authorizer.requestResource``) and ``request`` (the AdmissionRequest as a map, without object
+and oldObject, which are variables of their own)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from celpy import celtypes
+
+from gateway.auth.rbac import Attributes as AuthorizationAttributes
+from gateway.auth.user import UserInfo, service_account_user
+from gateway.cel.library import method
+
+if TYPE_CHECKING:
+    from gateway.admission import Attributes
+    from gateway.auth.authorization import Authorizer
+
+String = celtypes.StringType
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    reason: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ResourceCheck:
+    authorizer: Authorizer
+    user: UserInfo
+    group: str = ""
+    resource: str = ""
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class PathCheck:
+    authorizer: Authorizer
+    user: UserInfo
+    path: str
+
+
+class AuthorizerValue(celtypes.MapType):
+    """``authorizer``: a map only for ``authorizer.requestResource``; its methods are functions."""
+
+    def __init__(self, authorizer: Authorizer, user: UserInfo, request_resource: ResourceCheck | None = None) -> None:
+        super().__init__({String("requestResource"): request_resource} if request_resource else {})
+        self.authorizer = authorizer
+        self.user = user
+
+
+def authorizer_value(authorizer: Authorizer, attributes: Attributes) -> AuthorizerValue:
+    """The ``authorizer`` of a request: checks as its user, ``requestResource`` its resource."""
+    resource = attributes.resource
+    request = ResourceCheck(
+        authorizer,
+        attributes.user,
+        resource.group,
+        resource.plural,
+        attributes.subresource,
+        attributes.namespace,
+        attributes.name,
+    )
+    return AuthorizerValue(authorizer, attributes.user, request)
+
+
+@method("group", AuthorizerValue)
+def group(value: AuthorizerValue, name: String) -> ResourceCheck:
+    return ResourceCheck(value.authorizer, value.user, group=str(name))
+
+
+@method("path", AuthorizerValue)
+def path(value: AuthorizerValue, text: String) -> PathCheck:
+    return PathCheck(value.authorizer, value.user, str(text))
+
+
+@method("serviceAccount", AuthorizerValue)
+def service_account(value: AuthorizerValue, namespace: String, name: String) -> AuthorizerValue:
+    return AuthorizerValue(value.authorizer, service_account_user(str(namespace), str(name)))
+
+
+@method("resource", ResourceCheck)
+def resource(check: ResourceCheck, name: String) -> ResourceCheck:
+    return replace(check, resource=str(name))
+
+
+@method("subresource", ResourceCheck)
+def subresource(check: ResourceCheck, name: String) -> ResourceCheck:
+    return replace(check, subresource=str(name))
+
+
+@method("namespace", ResourceCheck)
+def namespace(check: ResourceCheck, name: String) -> ResourceCheck:
+    return replace(check, namespace=str(name))
+
+
+@method("name", ResourceCheck)
+def name(check: ResourceCheck, text: String) -> ResourceCheck:
+    return replace(check, name=str(text))
+
+
+@method("check", (ResourceCheck, PathCheck))
+def check(target: ResourceCheck | PathCheck, verb: String) -> Decision:
+    if isinstance(target, PathCheck):
+        asked = AuthorizationAttributes(target.user, str(verb), False, path=target.path)
+    else:
+        asked = AuthorizationAttributes(
+            target.user,
+            str(verb),
+            True,
+            api_group=target.group,
+            resource=target.resource,
+            subresource=target.subresource,
+            namespace=target.namespace,
+            name=target.name,
+        )
+    try:
+        decision = target.authorizer.authorize(asked)
+    except Exception as err:  # an authorizer's failure is the decision's error
+        return Decision(False, error=str(err))
+    return Decision(decision.allowed, decision.reason)
+
+
+@method("allowed", Decision)
+def allowed(decision: Decision) -> celtypes.BoolType:
+    return celtypes.BoolType(decision.allowed)
+
+
+@method("reason", Decision)
+def reason(decision: Decision) -> String:
+    return String(decision.reason)
+
+
+@method("errored", Decision)
+def errored(decision: Decision) -> celtypes.BoolType:
+    return celtypes.BoolType(bool(decision.error))
+
+
+@method("error", Decision)
+def error(decision: Decision) -> String:
+    return String(decision.error)
+
+
+def _user_info(user: UserInfo) -> dict[str, Any]:
+    info: dict[str, Any] = {"username": user.name}
+    if user.uid:
+        info["uid"] = user.uid
+    if user.groups:
+        info["groups"] = list(user.groups)
+    if user.extra:
+        info["extra"] = {key: list(values) for key, values in user.extra.items()}
+    return info
+
+
+_OPTIONS_KINDS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
+
+
+def _options(attributes: Attributes) -> dict[str, Any]:
+    options: dict[str, Any] = {"kind": _OPTIONS_KINDS[attributes.operation], "apiVersion": "meta.k8s.io/v1"}
+    if attributes.dry_run:
+        options["dryRun"] = ["All"]
+    manager = getattr(attributes.options, "field_manager", "")
+    if manager:
+        options["fieldManager"] = manager
+    return options
+
+
+def request_map(attributes: Attributes, uid: str = "") -> dict[str, Any]:
+    """The AdmissionRequest of ``attributes`` as JSON values (CEL's ``request``)."""
+    resource = attributes.resource
+    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    gvr = {"group": resource.group, "version": resource.version, "resource": resource.plural}
+    request: dict[str, Any] = {
+        "uid": uid or str(uuid.uuid4()),
+        "kind": kind,
+        "resource": gvr,
+        "requestKind": kind,
+        "requestResource": gvr,
+        "name": attributes.name,
+        "namespace": attributes.namespace,
+        "operation": attributes.operation,
+        "userInfo": _user_info(attributes.user),
+        "dryRun": attributes.dry_run,
+        "options": _options(attributes),
+    }
+    if attributes.subresource:
+        request["subResource"] = attributes.subresource
+        request["requestSubResource"] = attributes.subresource
+    return request

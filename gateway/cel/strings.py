@@ -1,0 +1,126 @@
+"""cel-go's strings extension as Kubernetes enables it (charAt, indexOf, lastIndexOf, lowerAscii,
+upperAscii, replace, split, substring, trim, join) and Kubernetes' regex library (find, findAll).
+Strings are indexed by code point, as CEL's."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from celpy import celtypes
+
+from gateway.cel.library import fail, method
+
+String = celtypes.StringType
+Int = celtypes.IntType
+
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+@method("charAt", String)
+def char_at(text: String, index: Int) -> Any:
+    if not 0 <= index <= len(text):
+        return fail(f"index out of range: {index}")
+    return String(text[index : index + 1])
+
+
+@method("indexOf", String)
+def index_of(text: String, sub: String, offset: int = 0) -> Any:
+    if not 0 <= offset <= len(text):
+        return fail(f"index out of range: {offset}")
+    return Int(text.find(sub, offset))
+
+
+@method("lastIndexOf", String)
+def last_index_of(text: String, sub: String, offset: Int | None = None) -> Any:
+    end = len(text) if offset is None else int(offset)
+    if not 0 <= end <= len(text):
+        return fail(f"index out of range: {offset}")
+    return Int(text.rfind(sub, 0, end + len(sub)))
+
+
+@method("lowerAscii", String)
+def lower_ascii(text: String) -> String:
+    return String(text.translate(_LOWER))
+
+
+@method("upperAscii", String)
+def upper_ascii(text: String) -> String:
+    return String(text.translate(_UPPER))
+
+
+@method("replace", String)
+def replace(text: String, old: String, new: String, count: int = -1) -> String:
+    return String(text.replace(old, new, int(count) if count >= 0 else -1))
+
+
+@method("split", String)
+def split(text: String, separator: String, count: int = -1) -> Any:
+    """Go's strings.SplitN: 0 pieces for n == 0, all for n < 0, code points for an empty separator."""
+    if count == 0:
+        return celtypes.ListType()
+    if separator:
+        parts = text.split(separator, int(count) - 1 if count > 0 else -1)
+    else:
+        parts = list(text)
+        if 0 < count < len(parts):
+            parts = [*parts[: count - 1], "".join(parts[count - 1 :])]
+    return celtypes.ListType(String(p) for p in parts)
+
+
+@method("substring", String)
+def substring(text: String, start: Int, end: Int | None = None) -> Any:
+    stop = len(text) if end is None else int(end)
+    if not 0 <= start <= len(text):
+        return fail(f"index out of range: {start}")
+    if not 0 <= stop <= len(text):
+        return fail(f"index out of range: {stop}")
+    if stop < start:
+        return fail(f"invalid substring range. start: {start}, end: {stop}")
+    return String(text[start:stop])
+
+
+@method("trim", String)
+def trim(text: String) -> String:
+    return String(text.strip())
+
+
+@method("join", celtypes.ListType)
+def join(items: celtypes.ListType, separator: str = "") -> Any:
+    if not all(isinstance(item, String) for item in items):
+        return fail("no such overload")
+    return String(separator.join(items))
+
+
+@functools.lru_cache(maxsize=256)
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _compiled(pattern: str) -> re.Pattern[str] | Any:
+    try:
+        return _regex(pattern)
+    except re.error as err:
+        return fail(f"error parsing regexp: {err}: `{pattern}`")
+
+
+@method("find", String)
+def find(text: String, pattern: String) -> Any:
+    regex = _compiled(pattern)
+    if not isinstance(regex, re.Pattern):
+        return regex
+    match = regex.search(text)
+    return String(match.group(0) if match else "")
+
+
+@method("findAll", String)
+def find_all(text: String, pattern: String, limit: int = -1) -> Any:
+    regex = _compiled(pattern)
+    if not isinstance(regex, re.Pattern):
+        return regex
+    if limit == 0:
+        return celtypes.ListType()
+    found = [String(m.group(0)) for m in regex.finditer(text)]
+    return celtypes.ListType(found if limit < 0 else found[:limit])
