@@ -11,12 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway import errors
-from gateway.admission import CREATE, Attributes, forbidden
+from gateway.admission import CREATE, DELETE, Attributes, forbidden
 from gateway.objects.view import ObjectView
 from gateway.params import WriteOptions
 from gateway.storage.cacher import Cacher
 
 NAMESPACES = ("", "v1", "namespaces")
+IMMORTAL = frozenset({"default", "kube-system", "kube-public"})
+ACCESS_REVIEWS = frozenset({("authorization.k8s.io", "v1", "localsubjectaccessreviews")})
 
 
 async def _namespace(namespaces: Cacher, name: str) -> ObjectView | None:
@@ -31,22 +33,34 @@ def _in_namespace(attributes: Attributes) -> bool:
 
 
 class NamespaceLifecycle:
+    """Also: the namespaces the server keeps (default, kube-system, kube-public) may not be deleted;
+    access reviews are answered whatever the namespace (saying it does not exist would leak it)."""
+
     def __init__(self, namespaces: Cacher) -> None:
         self.namespaces = namespaces
 
     async def validate(self, attributes: Attributes) -> None:
-        if attributes.operation != CREATE or not attributes.resource.namespaced or attributes.subresource:
+        resource = attributes.resource
+        if resource.key == NAMESPACES:
+            if attributes.operation == DELETE and attributes.name in IMMORTAL:
+                raise forbidden(attributes, "this namespace may not be deleted")
+            return
+        if attributes.operation == DELETE or not _in_namespace(attributes) or resource.key in ACCESS_REVIEWS:
             return
         name = attributes.namespace
         view = await _namespace(self.namespaces, name)
         if view is None:
             raise errors.not_found(self.namespaces.resource, name)
-        if view.obj.metadata.HasField("deletionTimestamp"):
-            raise errors.new(
-                403,
-                "Forbidden",
-                f"{name} is forbidden: unable to create new content in namespace {name} because it is being terminated",
+        if attributes.operation == CREATE and view.obj.status.phase == "Terminating":
+            refusal = forbidden(
+                attributes, f"unable to create new content in namespace {name} because it is being terminated"
             )
+            refusal.status.details.causes.add(
+                reason="NamespaceTerminating",
+                message=f"namespace {name} is being terminated",
+                field="metadata.namespace",
+            )
+            raise refusal
 
 
 class NamespaceExists:

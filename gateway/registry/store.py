@@ -317,6 +317,7 @@ class Store:
             if current is None:
                 raise errors.not_found(self.resource, name)
             obj = current.obj
+            await self.admit_delete(namespace, name, obj, options)  # as upstream, before graceful deletion
             self._check_preconditions(name, obj, options)
             meta = obj.metadata
             grace = self.strategy.grace_period_seconds(obj, options.grace_period_seconds)
@@ -327,7 +328,6 @@ class Store:
             finalizers = deletion_finalizers(list(meta.finalizers), options, self.gc_policy)
             if finalizers or grace > 0 or self.strategy.blocks_deletion(obj):
                 return self._mark_deleting(current, grace, finalizers)
-            await self.admit_delete(namespace, name, obj, options)
             return Removal()
 
         result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)
