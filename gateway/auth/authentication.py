@@ -94,11 +94,12 @@ def certificate_user(pem: str) -> UserInfo | None:
 
 
 def bearer_token(request: ApiRequest) -> str | None:
-    header = request.header("Authorization")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer":
+    """upstream's split of the header on single spaces: the token is the second field, whatever
+    follows it; none when that field is empty (two spaces after "Bearer": the request is anonymous)."""
+    parts = request.header("Authorization").strip().split(" ", 2)
+    if len(parts) < 2 or parts[0].lower() != "bearer":
         return None
-    return token.strip() or None
+    return parts[1] or None
 
 
 class TokenFile:

@@ -232,6 +232,11 @@ def test_tokens_that_do_not_authenticate(server: GatewayProcess, client: httpx.C
     early = resigned(token, key, nbf=now + 600)
     assert review(client, early)["error"] == "service account token is not valid yet"
 
+    for claim in ("exp", "nbf", "iat"):  # go-jose's NumericDate: a JSON number or nothing
+        as_text = resigned(token, key, **{claim: str(now + 600)})
+        assert whoami(server, as_text).status_code == 401
+        assert review(client, as_text)["error"] == "go-jose/go-jose/jwt: expected number for NumericDate"
+
     stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     forged = resigned(token, stranger)
     assert whoami(server, forged).status_code == 401
@@ -242,6 +247,18 @@ def test_tokens_that_do_not_authenticate(server: GatewayProcess, client: httpx.C
     forged_payload = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
     tampered = f"{header}.{forged_payload}.{signature}"
     assert whoami(server, tampered).status_code == 401
+
+    # The Authorization header split as upstream's: the second space-separated field is the token.
+    with server.secure_client() as anonymous:
+        spaced = anonymous.post(
+            WHOAMI, json={"kind": "SelfSubjectReview"}, headers={"Authorization": f"Bearer  {token}"}
+        )
+        assert spaced.status_code == 403 and "system:anonymous" in spaced.json()["message"]
+        trailing = anonymous.post(
+            WHOAMI, json={"kind": "SelfSubjectReview"}, headers={"Authorization": f"Bearer {token} junk"}
+        )
+        assert trailing.status_code == 201
+        assert trailing.json()["status"]["userInfo"]["username"] == f"system:serviceaccount:{namespace}:robot"
 
     elsewhere = token_of(client, namespace, "robot", audiences=["vault"])
     assert whoami(server, elsewhere).status_code == 401

@@ -151,10 +151,17 @@ def _audiences(value: Any) -> tuple[str, ...]:
     return ()
 
 
+def _numeric_date(value: Any) -> bool:
+    """Absent, or a JSON number (go-jose's NumericDate refuses strings, booleans and the rest)."""
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
 def _check_times(claims: dict[str, Any]) -> None:
     """go-jose's validation with its leeway: not expired, not before its time."""
     now = time.time()
     expiry, not_before, issued = claims.get("exp"), claims.get("nbf"), claims.get("iat")
+    if any(not _numeric_date(value) for value in (expiry, not_before, issued)):
+        raise Unrecognized("go-jose/go-jose/jwt: expected number for NumericDate")
     if isinstance(expiry, int | float) and now - LEEWAY > expiry:
         raise Unrecognized("service account token has expired")
     if isinstance(not_before, int | float) and now + LEEWAY < not_before:
