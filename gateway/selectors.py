@@ -244,6 +244,21 @@ def parse_fields(text: str, selectable: tuple[str, ...]) -> FieldSelector:
     return FieldSelector(tuple(requirements))
 
 
+def exact_name(text: str) -> str | None:
+    """The name a field selector pins with ``metadata.name=x`` (or ``==``), whatever fields it
+    names besides; None when it pins none or cannot be read (upstream's RequiresExactMatch)."""
+    for term in _split_unescaped(text, ","):
+        split = _split_term(term) if term else None
+        if split is None:
+            if term:
+                return None
+            continue
+        field, value, equal = split
+        if field.strip() == "metadata.name" and equal:
+            return _unescape(value)
+    return None
+
+
 def label_selector(text: str) -> LabelSelector:
     try:
         return parse_labels(text) if text else EVERYTHING

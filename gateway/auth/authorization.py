@@ -19,6 +19,7 @@ from gateway.auth.user import MASTERS, UserInfo
 from gateway.filters import Handler
 from gateway.request import ApiRequest
 from gateway.requestinfo import RequestInfo
+from gateway.selectors import exact_name
 
 
 class Authorizer(Protocol):
@@ -95,6 +96,15 @@ def everything() -> Rules:
     return found
 
 
+def _name(request: ApiRequest, info: RequestInfo) -> str:
+    """The object's name; for a list or watch, the one its field selector pins, so that RBAC's
+    resourceNames can allow it (upstream's RequestInfoFactory)."""
+    if info.name or info.verb not in ("list", "watch"):
+        return info.name
+    name = exact_name(request.args.get("fieldSelector") or "")
+    return name if name and name not in (".", "..") and not any(c in name for c in "/%") else ""
+
+
 def attributes(request: ApiRequest, info: RequestInfo) -> Attributes:
     if info.is_resource_request:
         return Attributes(
@@ -105,7 +115,7 @@ def attributes(request: ApiRequest, info: RequestInfo) -> Attributes:
             info.resource,
             info.subresource,
             info.namespace,
-            info.name,
+            _name(request, info),
             request.path,
         )
     return Attributes(request.user, request.method.lower(), False, path=request.path)

@@ -548,3 +548,54 @@ def test_escalation_prevention_for_roles_and_bindings(
         )
         assert bound.status_code == 201, bound.text
         assert bob.post(roles, json=more).status_code == 201
+
+
+def test_resource_names_allow_a_list_or_watch_pinned_to_the_name(
+    server: GatewayProcess, tls: ssl.SSLContext, admin: httpx.Client
+) -> None:
+    """A list or watch whose field selector pins metadata.name is authorized for that name, so a
+    rule with resourceNames allows it (as upstream's RequestInfo names it)."""
+    create(admin, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "pinned"}})
+    rules = [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"], "resourceNames": ["pinned"]}
+    ]
+    create(admin, f"{RBAC}/namespaces/default/roles", role("eve-pinned", rules, "default"))
+    create(
+        admin,
+        f"{RBAC}/namespaces/default/rolebindings",
+        binding("eve-pinned", "Role", "eve-pinned", [user("eve")], "default"),
+    )
+    configmaps = "/api/v1/namespaces/default/configmaps"
+    with as_user(server, tls, "eve-token") as eve:
+        assert eventually_status(eve, "GET", f"{configmaps}/pinned", 200).status_code == 200
+        listed = eve.get(configmaps, params={"fieldSelector": "metadata.name=pinned"})
+        assert listed.status_code == 200
+        assert [item["metadata"]["name"] for item in listed.json()["items"]] == ["pinned"]
+        assert (
+            eve.get(
+                configmaps, params={"fieldSelector": "metadata.name==pinned,metadata.namespace=default"}
+            ).status_code
+            == 200
+        )
+        rv = listed.json()["metadata"]["resourceVersion"]
+        watched = eve.get(
+            configmaps,
+            params={
+                "fieldSelector": "metadata.name=pinned",
+                "watch": "1",
+                "resourceVersion": rv,
+                "timeoutSeconds": "1",
+            },
+        )
+        assert watched.status_code == 200
+        other = eve.get(configmaps, params={"fieldSelector": "metadata.name=other"})
+        assert other.status_code == 403
+        assert other.json()["message"] == (
+            'configmaps "other" is forbidden: User "eve" cannot list resource "configmaps" in API group "" '
+            'in the namespace "default"'
+        )
+        assert eve.get(configmaps).status_code == 403  # no name pinned: a list of everything
+        assert eve.get(configmaps, params={"fieldSelector": "metadata.name!=pinned"}).status_code == 403
+    admin.delete(f"{RBAC}/namespaces/default/rolebindings/eve-pinned")
+    admin.delete(f"{RBAC}/namespaces/default/roles/eve-pinned")
+    admin.delete(f"{configmaps}/pinned")
