@@ -65,6 +65,7 @@ class NonResourceRoutes:
             for check in endpoint.checks:
                 self.exact[(name, *check.name.split("/"))] = endpoint.single(check)
         self.exact.update(extra or {})  # e.g. /debug/api_priority_and_fairness/...
+        self.exact[()] = self.exact[("index.html",)] = self.root_paths
         self.posts = dict(posts or {})  # the few endpoints that take a body (/debug/wire/decode)
 
     async def __call__(self, request: ApiRequest) -> Response:
@@ -80,6 +81,17 @@ class NonResourceRoutes:
         if request.info.parts[:1] == ("openapi",):
             return await self.openapi(request)
         return await self.discovery(request)
+
+    async def root_paths(self, request: ApiRequest) -> Response:
+        """``/`` and ``/index.html``: the paths served, as upstream's index lists them (the debug
+        endpoints, which upstream leaves out, excepted)."""
+        paths = {"/" + "/".join(parts) for parts in self.exact if parts and parts[0] not in ("debug", "index.html")}
+        paths.update(("/api/v1", "/apis/", "/openapi/v2", "/openapi/v3", "/openapi/v3/"))
+        for group, version, _ in self.registry.resources:
+            if group:
+                paths.update((f"/apis/{group}", f"/apis/{group}/{version}"))
+        encoder = JSONEncoder(pretty=True)
+        return respond(request, encoder.finish(jsonencode.dumps({"paths": sorted(paths)})), 200, encoder)
 
     def _encoder(self, request: ApiRequest) -> Encoder:
         return negotiate.response_encoder(request.header("Accept"), False, self.formats)

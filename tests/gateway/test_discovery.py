@@ -280,3 +280,19 @@ def test_kubectl_api_resources_match_the_registry(kubectl: Kubectl, client: http
                 expected.append(f"{entry['name']}.{group}" if group else entry["name"])
     assert sorted(listed) == sorted(expected)
     assert {"pods", "bindings", "deployments.apps"} <= set(listed)
+
+
+def test_root_paths_index(client: httpx.Client) -> None:
+    """``/`` and ``/index.html``: every path served, sorted, as upstream's index (what a browser
+    shows through kubectl proxy)."""
+    root = client.get("/")
+    assert root.status_code == 200
+    assert root.headers["content-type"] == "application/json"
+    paths = root.json()["paths"]
+    assert paths == sorted(set(paths))
+    expected = {"/api", "/api/v1", "/apis", "/apis/", "/apis/apps", "/apis/apps/v1", "/healthz", "/healthz/etcd"}
+    expected |= {"/livez", "/readyz", "/metrics", "/version", "/openapi/v2", "/openapi/v3", "/openapi/v3/"}
+    assert expected <= set(paths)
+    assert not [p for p in paths if p.startswith("/debug")]
+    assert all(client.get(path).status_code == 200 for path in paths if not path.endswith("/"))
+    assert client.get("/index.html").json() == root.json()
