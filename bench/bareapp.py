@@ -2,8 +2,8 @@
 
     python -m bench.bareapp --listen 127.0.0.1:PORT --body FILE
 
-Served exactly as the gateway is served — the same socket and ``serve_app`` (hypercorn config) on uvloop — so the
-difference between the two is the gateway's own work per request.
+Served as the gateway is served on ``--http-server hypercorn`` — the same socket and ``serve_app`` on uvloop — so the
+difference between the two is the gateway's own work per request on that server.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import uvloop
 from quart import Quart, Response
 
-from gateway.server import listen_socket, serve_app
+from gateway.serving import listen_socket, serve_app
 
 
 def create_app(body: bytes) -> Quart:
@@ -36,7 +36,7 @@ async def main_async(listen: str, body: bytes) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, shutdown.set)
-    await serve_app(create_app(body), listen_socket(listen), shutdown)
+    await serve_app(create_app(body), listen_socket(listen), shutdown, server="hypercorn")
 
 
 def main(argv: list[str]) -> int:

@@ -1,19 +1,21 @@
 """The floor ladder: CPU per request of the serving process, from a raw ASGI app up to protokube's requests.
 
-Every row is compared with the raw-ASGI floor of today's server (hypercorn) and with the fastest raw server:
+Every row is compared with the raw-ASGI floor of the default server (native) and with the fastest raw server:
 
 - floors: one raw ASGI app (two ASGI messages, the exact bytes of the gateway's GET of one configmap) on
-  granian (uvloop), on uvicorn + httptools (uvloop) and on hypercorn — served as the gateway is served
-  (``gateway.server.serve_app`` on uvloop); and ``bench.bareapp``, a bare Quart app on hypercorn;
-- protokube, one gateway process (embedded storage, insecure listener): GET of that configmap with
-  ``?resourceVersion=0`` and most recent, LIST of 500 configmaps, CREATE, PATCH (merge) — each with wrk,
-  the writes from Lua scripts — and watch delivery, as ``bench.watch_fanout`` measures it.
+  the gateway's own server (``--http-server native``) and on hypercorn — each served as the gateway is
+  served (``gateway.serving.serve_app`` on the gateway's LaneLoop) —, on granian (uvloop) and on
+  uvicorn + httptools (uvloop); and ``bench.bareapp``, a bare Quart app on hypercorn;
+- protokube, one gateway process (embedded storage, insecure listener) on the default server: GET of that
+  configmap with ``?resourceVersion=0`` and most recent, LIST of 500 configmaps, CREATE, PATCH (merge) —
+  each with wrk, the writes from Lua scripts — and watch delivery, as ``bench.watch_fanout`` measures it;
+  and the GET ``?resourceVersion=0`` of a second gateway on ``--http-server hypercorn``.
 
 CPU per request is the utime + stime of the serving processes (the server's process tree; the gateway
 process alone, not its storage) over a load, divided by the requests wrk counted: steadier than req/s on a
 shared machine. Every server runs for the whole section and the targets are measured in alternation.
 
-    python -m bench.floor --listen 127.0.0.1:PORT --body FILE    # the raw ASGI app on hypercorn
+    python -m bench.floor --listen 127.0.0.1:PORT --body FILE [--server native|hypercorn]   # the raw ASGI app
 """
 
 from __future__ import annotations
@@ -60,14 +62,16 @@ LISTED = 500  # configmaps in the listed namespace
 PATCHED = 64  # configmaps patched in turn (the writes in flight never meet on one object)
 GET_PATH = "/api/v1/namespaces/default/configmaps/floor"
 LIST_PATH = "/api/v1/namespaces/floor-list/configmaps"
-RAW = ("granian", "uvicorn", "hypercorn")  # raw ASGI app on each server
-FLOOR = "hypercorn"  # today's server
+RAW = ("native", "granian", "uvicorn", "hypercorn")  # raw ASGI app on each server
+FLOOR = "native"  # the default server
 LABELS = {
+    "native": "raw ASGI on the native server (the default)",
     "granian": "raw ASGI on granian",
     "uvicorn": "raw ASGI on uvicorn + httptools",
-    "hypercorn": "raw ASGI on hypercorn (today's server)",
-    "quart": "bare Quart app on hypercorn (today's server)",
+    "hypercorn": "raw ASGI on hypercorn",
+    "quart": "bare Quart app on hypercorn",
     "get_rv0": "protokube GET ?resourceVersion=0",
+    "get_rv0_hypercorn": "protokube GET ?resourceVersion=0 on --http-server hypercorn",
     "get": "protokube GET (most recent)",
     "list": f"protokube LIST of {LISTED} configmaps",
     "create": "protokube CREATE (configmap)",
@@ -132,15 +136,15 @@ def app_from_env() -> ASGIApp:
     return raw_app(Path(os.environ[BODY_ENV]).read_bytes())
 
 
-async def serve_raw(listen: str, body: bytes) -> None:
-    """The raw app on hypercorn, configured as the gateway's server is."""
-    from gateway.server import listen_socket, serve_app
+async def serve_raw(listen: str, body: bytes, server: str) -> None:
+    """The raw app on one of the gateway's servers, configured as the gateway's is."""
+    from gateway.serving import listen_socket, serve_app
 
     shutdown = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, shutdown.set)
-    await serve_app(raw_app(body), listen_socket(listen), shutdown)  # type: ignore[arg-type]
+    await serve_app(raw_app(body), listen_socket(listen), shutdown, server=server)
 
 
 # --- servers and loads -----------------------------------------------------------------------
@@ -158,10 +162,12 @@ def server_argv(name: str, port: int, body_file: Path) -> list[str]:
     factory = "bench.floor:app_from_env"
     bind = ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"]
     one_worker = ["--workers", "1", "--runtime-threads", "1", "--no-ws"]
+    raw = ["bench.floor", "--listen", f"127.0.0.1:{port}", "--body", str(body_file)]
     argv = {
         "granian": ["granian", "--interface", "asgi", "--loop", "uvloop", *one_worker, *bind, "--factory", factory],
         "uvicorn": ["uvicorn", "--loop", "uvloop", "--http", "httptools", *bind, "--factory", factory],
-        "hypercorn": ["bench.floor", "--listen", f"127.0.0.1:{port}", "--body", str(body_file)],
+        "native": [*raw, "--server", "native"],
+        "hypercorn": [*raw, "--server", "hypercorn"],
         "quart": ["bench.bareapp", "--listen", f"127.0.0.1:{port}", "--body", str(body_file)],
     }[name]
     return [sys.executable, "-m", *argv]
@@ -268,6 +274,14 @@ def gateway_targets(gw, tmp: Path) -> dict[str, Target]:
     }
 
 
+def get_target(gw) -> Target:
+    """The GET ?resourceVersion=0 row's target on another gateway (its own storage): the configmap made there."""
+    status, body = request(gw, "POST", "/api/v1/namespaces/default/configmaps", configmap("floor", DATA))
+    if status != 201:
+        raise RuntimeError(f"create failed: {status} {body[:200]!r}")
+    return Target(f"{gw.url}{GET_PATH}?resourceVersion=0", [gw.pid])
+
+
 def run(quick: bool) -> dict:
     seconds, rounds, watchers = (2, 1, 200) if quick else (5, 2, 1000)
     results: dict = {"connections": CONNECTIONS, "seconds_per_run": seconds, "rounds": rounds, "watchers": watchers}
@@ -280,7 +294,8 @@ def run(quick: bool) -> dict:
         body_file.write_bytes(body)
         with ExitStack() as servers:
             floors = {name: servers.enter_context(server(name, body_file, Path(tmp))) for name in (*RAW, "quart")}
-            targets = {**floors, **targets}
+            on_hypercorn = servers.enter_context(gateway(Path(tmp) / "data-hypercorn", "--http-server", "hypercorn"))
+            targets = {**floors, **targets, "get_rv0_hypercorn": get_target(on_hypercorn)}
 
             def measure(name: str, seconds: int = seconds, connections: int = CONNECTIONS) -> dict:
                 return wrk_load(targets[name], connections, seconds, f"r{next(run_ids)}-")
@@ -296,7 +311,8 @@ def run(quick: bool) -> dict:
 
 # --- the rows --------------------------------------------------------------------------------
 def rows(results: dict) -> list[Row]:
-    """Two rows per target: its CPU per request against today's raw floor, and against the fastest raw server."""
+    """Two rows per target: its CPU per request against the default server's raw floor, and against the
+    fastest raw server."""
     runs = dict(results["runs"])
     watch = results["watch"]
     runs["watch"] = {"cpu_us": watch["cpu_us_per_event"], "per_s": watch["events"] / watch["window_seconds"]}
@@ -323,13 +339,16 @@ def rows(results: dict) -> list[Row]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.floor", description="the raw ASGI app on hypercorn")
+    parser = argparse.ArgumentParser(prog="python -m bench.floor", description="the raw ASGI app on a gateway server")
     parser.add_argument("--listen", required=True)
     parser.add_argument("--body", type=Path, required=True)
+    parser.add_argument("--server", choices=("native", "hypercorn"), default="native")
     args = parser.parse_args(argv)
     import uvloop
 
-    uvloop.run(serve_raw(args.listen, args.body.read_bytes()))
+    from gateway.flowcontrol.lanes import LaneLoop
+
+    uvloop.run(serve_raw(args.listen, args.body.read_bytes(), args.server), loop_factory=LaneLoop)
     return 0
 
 

@@ -36,7 +36,7 @@ from gateway.negotiation.negotiate import Formats
 from gateway.registry.allocators.flags import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, node_port_range, service_cidr
 from gateway.runtimeconfig import RuntimeConfig, RuntimeConfigError
 from gateway.security import certs, kubeconfig
-from gateway.server import TLSSettings, listen_socket, serve_app
+from gateway.serving import SERVERS, TLSSettings, listen_socket, serve_app
 from gateway.storage.compactor import run_compactor
 from gateway.storage.encryption import config as encryption
 from gateway.storage.encryption.config import Encryption, EncryptionConfigError
@@ -249,6 +249,13 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="serve the wire explorer at /debug/wire (a page for studying the protobuf encoding)",
     )
     admission_options.add_arguments(p)
+    p.add_argument(
+        "--http-server",
+        choices=SERVERS,
+        default="native",
+        help="the HTTP server: native (default: ours, on httptools, with HTTP/2 over TLS) or hypercorn "
+        "(no client certificates, no Go reason phrases; see the README's HTTP servers)",
+    )
     p.add_argument("--access-log", action="store_true")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     args = p.parse_args(argv)
@@ -447,7 +454,9 @@ async def run(args: argparse.Namespace) -> None:
         app = create_app(server)
         heap.settle()  # what startup built is frozen (protokube/heap.py)
         if args.gateway_index > 0:  # a worker: the first process speaks for all
-            await serve_app(app, sock, shutdown, tls=tls, insecure=insecure, access_log=args.access_log)
+            await serve_app(
+                app, sock, shutdown, tls=tls, insecure=insecure, access_log=args.access_log, server=args.http_server
+            )
             await server.stop()
             return
         config_path = kubeconfig.write(args.data_dir / "kubeconfig", admin_config)
@@ -460,7 +469,9 @@ async def run(args: argparse.Namespace) -> None:
             )
         print(f"protokube serving on https://{args.listen} (storage {storage})", flush=True)
         print(f"export KUBECONFIG={config_path}", flush=True)
-        await serve_app(app, sock, shutdown, tls=tls, insecure=insecure, access_log=args.access_log)
+        await serve_app(
+            app, sock, shutdown, tls=tls, insecure=insecure, access_log=args.access_log, server=args.http_server
+        )
         if compactor is not None:
             compactor.cancel()
         await server.stop()

@@ -1,7 +1,7 @@
 """Request headers beyond kube-apiserver's MaxHeaderBytes (1 MiB, plus Go's 4 KiB of slack) get Go's
-plain-text 431. The HTTP parser refuses most such requests itself, but only while the headers are
-still incomplete: when the last read completes an oversized header block, it passes, so the limit
-is checked here again on what arrived."""
+plain-text 431. The native server refuses them itself; hypercorn's parser (h11) only while the
+headers are still incomplete: when the last read completes an oversized header block, it passes,
+so the limit is checked here again on what arrived."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from quart import Response
 
 from gateway.filters import Handler
 from gateway.request import ApiRequest
-from gateway.server import HEADER_LIMIT
+from gateway.serving.limits import HEADER_LIMIT
 
 GO_431 = "431 Request Header Fields Too Large"
 

@@ -1,7 +1,9 @@
 """Fixtures: a gateway with embedded storage (real processes on free loopback ports).
 
 A module that sets ``ON_ETCD_TOO = True`` runs its tests that use the shared server twice: against
-the embedded storage and against Debian's etcd (started once per session).
+the embedded storage and against Debian's etcd (started once per session). One that sets
+``ON_EVERY_HTTP_SERVER = True`` runs them on each HTTP server (--http-server: native, the default,
+and hypercorn).
 
 The shared server is shared by every module a worker runs: what a module added to the cluster's
 scope is deleted when it is done, and a module that changed what cannot be put back fails at its
@@ -18,13 +20,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .helpers import GatewayProcess, Kubectl, etcd_process, kubectl_path
+from .helpers import HTTP_SERVERS, GatewayProcess, Kubectl, etcd_process, kubectl_path
 from .isolation import ClusterSnapshot, leave_as_found
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if getattr(metafunc.module, "ON_ETCD_TOO", False) and "server" in metafunc.fixturenames:
         metafunc.parametrize("server", ["embedded", "etcd"], indirect=True, scope="session")
+    elif getattr(metafunc.module, "ON_EVERY_HTTP_SERVER", False) and "server" in metafunc.fixturenames:
+        metafunc.parametrize("server", HTTP_SERVERS, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
@@ -37,9 +41,13 @@ def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
-    storage = getattr(request, "param", "embedded")
-    args = ("--storage", request.getfixturevalue("etcd")) if storage == "etcd" else ()
-    process = GatewayProcess(tmp_path_factory.mktemp(f"gateway-{storage}"), *args).start()
+    variant = getattr(request, "param", "embedded")  # a storage, or an HTTP server
+    args: tuple[str, ...] = ()
+    if variant == "etcd":
+        args = ("--storage", request.getfixturevalue("etcd"))
+    elif variant in HTTP_SERVERS:
+        args = ("--http-server", variant)
+    process = GatewayProcess(tmp_path_factory.mktemp(f"gateway-{variant}"), *args).start()
     with process.client() as admin:
         _as_found[process] = ClusterSnapshot.take(admin)
     yield process

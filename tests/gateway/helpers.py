@@ -21,10 +21,12 @@ from typing import Any
 
 import grpc
 import httpx
+import pytest
 from etcdserverpb import rpc_pb2 as rpc
 from etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
+HTTP_SERVERS = ("native", "hypercorn")  # --http-server
 START_TIMEOUT = 30.0
 KUBECTL_CANDIDATES = ("/usr/lib/google-cloud-sdk/bin/kubectl.1.32", "/usr/bin/kubectl")
 
@@ -51,6 +53,18 @@ def eventually(check: Callable[[], Any], timeout: float = 15.0) -> Any:
         if answer or time.monotonic() > deadline:
             return answer
         time.sleep(0.05)
+
+
+def http_server(server: GatewayProcess) -> str:
+    """The --http-server the gateway runs (native unless its arguments name another)."""
+    args = list(server.args)
+    return args[args.index("--http-server") + 1] if "--http-server" in args else "native"
+
+
+def skip_on_hypercorn(server: GatewayProcess, lacking: str) -> None:
+    """Skip a test of what hypercorn does not do (README, "HTTP servers")."""
+    if http_server(server) == "hypercorn":
+        pytest.skip(f"hypercorn: {lacking} (README, HTTP servers)")
 
 
 class PortTaken(RuntimeError):

@@ -12,6 +12,8 @@ import httpx
 
 from .helpers import GatewayProcess
 
+ON_EVERY_HTTP_SERVER = True
+
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 LIMIT_MESSAGE = "Request entity too large: limit is 3145728"
 

@@ -20,7 +20,7 @@ import pytest
 
 from gateway.filters.unreadbody import DRAIN_TIMEOUT
 
-from .helpers import GatewayProcess
+from .helpers import HTTP_SERVERS, GatewayProcess
 
 SSR = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 FC = "/apis/flowcontrol.apiserver.k8s.io/v1"
@@ -41,14 +41,14 @@ def token(user: str) -> str:
     return f"{user}-token"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+@pytest.fixture(scope="module", params=HTTP_SERVERS)
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     """RBAC (the default) and users without bindings: ``nobody`` is in global-default, ``queued``
-    in a level of its own with a single queue and seats it neither lends nor borrows."""
+    in a level of its own with a single queue and seats it neither lends nor borrows; on each HTTP server."""
     data = tmp_path_factory.mktemp("seats")
     tokens = data / "tokens.csv"
     tokens.write_text("".join(f"{token(user)},{user},uid-{user}\n" for user in ("nobody", QUEUED_USER)))
-    process = GatewayProcess(data, "--token-auth-file", str(tokens)).start()
+    process = GatewayProcess(data, "--token-auth-file", str(tokens), "--http-server", request.param).start()
     try:
         with process.client() as admin:
             for plural, body in _queued_level_objects():

@@ -25,6 +25,8 @@ from protokube.schema import envelope
 from .helpers import GatewayProcess
 from .test_subresources import make_pod
 
+ON_EVERY_HTTP_SERVER = True
+
 TIMEOUT = 60  # seconds, for every handshake and every message awaited (a ceiling: each ends on its event)
 ORIGIN = "http://localhost"  # upstream's WebSocket library refuses a watch without an Origin
 

@@ -1,0 +1,623 @@
+"""HTTP/1.1 on httptools: one connection, its requests served one at a time as ASGI "http" scopes.
+
+- Keep-alive and pipelining: requests parsed while one is served wait in order (their bodies kept);
+  reading pauses while too much waits, and while a body piles up that the application does not read.
+- Bodies reach ``receive`` as they arrive (Content-Length or chunked; ``Expect: 100-continue`` is
+  answered when the application first asks for the body). Responses go out with the Content-Length
+  the application gives, or one counted when the whole body comes in one message, or chunked; the
+  status line carries Go's reason phrase, and a Date header is added as Go's server adds one.
+- As Go's net/http: a head beyond MaxHeaderBytes gets its plain-text 431, a malformed request its
+  plain-text 400, and the connection is closed. A client that closes its end ends the connection
+  at once: an idle one is let go, a request in flight gets ``http.disconnect``.
+- An idle connection is closed after the keep-alive timeout; at shutdown, after its request.
+- ``Upgrade: websocket`` hands the connection over to a WebSocket session (upgrade.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import unquote
+
+import httptools
+
+from gateway.serving.heads import STATUS_LINES, canonical, go_error, http_date, status_line
+from gateway.serving.limits import HEADER_LIMIT
+from gateway.serving.upgrade import WebSocketSession, valid_handshake
+
+log = logging.getLogger("protokube.serving")
+
+Message = dict[str, Any]
+ASGIApp = Callable[..., Awaitable[None]]
+ASGI = {"version": "3.0", "spec_version": "2.4"}
+HIGH_WATER = 256 * 1024  # body bytes waiting for the application before reading pauses
+MAX_PIPELINE = 16  # requests parsed ahead of the one being served before reading pauses
+RAW_HEAD_SLACK = 64 * 1024  # a head is refused once this much more than the limit came without its end
+LINGER = 0.5  # seconds a closing connection reads (and drops) what the client still sends, as Go's
+CHUNKED, LENGTH, UNTIL_CLOSE, NO_BODY = range(4)  # how a response's body is framed
+NO_BODY_STATUSES = frozenset((204, 304))
+COMMON_STARTS = frozenset((b"GET ", b"POST", b"PUT ", b"PATC", b"DELE", b"HEAD", b"OPTI"))
+# The methods llhttp knows (any other token is a method to Go, and llhttp refuses it) and PRI, HTTP/2's preface.
+LLHTTP_METHODS = frozenset(
+    b"DELETE GET HEAD POST PUT CONNECT OPTIONS TRACE COPY LOCK MKCOL MOVE PROPFIND PROPPATCH SEARCH UNLOCK BIND "
+    b"REBIND UNBIND ACL REPORT MKACTIVITY CHECKOUT MERGE M-SEARCH NOTIFY SUBSCRIBE UNSUBSCRIBE PATCH PURGE "
+    b"MKCALENDAR LINK UNLINK SOURCE QUERY PRI".split()
+)
+TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+class HeadTooLarge(Exception):
+    """Raised in a parser callback: the head is beyond the limit (431)."""
+
+
+class Http1Protocol(asyncio.Protocol):
+    """One HTTP/1.x connection (TCP or TLS after its handshake); see the module's docstring."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        scheme: str,
+        server: tuple[str, int] | None,
+        client: tuple[str, int] | None,
+        tls: dict | None,
+        context: contextvars.Context,
+        keep_alive_timeout: float,
+        access_log: logging.Logger | None = None,
+    ) -> None:
+        self.app = app
+        self.scheme, self.server, self.client = scheme, server, client
+        self.extensions: dict[str, Any] = {"tls": tls} if tls is not None else {}
+        self.context = context
+        self.keep_alive_timeout = keep_alive_timeout
+        self.access_log = access_log
+        self.loop = asyncio.get_running_loop()
+        self.parser = httptools.HttpRequestParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.current: Any = None  # the request (or WebSocket session) being served
+        self.pipeline: deque[Any] = deque()  # those parsed after it, in order
+        self.parsing: Request | None = None  # the request whose body the parser is reading
+        self.upgraded: Any = None  # the WebSocket session the connection was handed over to
+        self.url = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.head_size = 0
+        self.raw_head = 0  # bytes received since the current head began
+        self.in_head = True
+        self.parser_idle = True  # between two messages, nothing of the next one parsed yet
+        self.method: str | None = None  # a method llhttp does not know, which it was told is GET
+        self.expect_continue = False
+        self.websocket = False  # the head asks for a WebSocket upgrade
+        self.websocket_scope: dict[str, Any] | None = None  # such a head's, once complete
+        self.buffered = 0  # body bytes received that the application has not taken yet
+        self.reading_paused = False
+        self.write_paused = False
+        self.drain_waiters: list[asyncio.Future[None]] = []
+        self.idle_timer: asyncio.TimerHandle | None = None
+        self.linger_timer: asyncio.TimerHandle | None = None
+        self.refusal: int | None = None  # the status the connection ends with once the current request is done
+        self.discarding = False  # no more requests are read: what arrives is dropped
+        self.closing = False  # no request after the current one (shutdown)
+        self.lost = False
+        self.closed = self.loop.create_future()
+
+    # --- the transport's callbacks -------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.arm_idle_timer()
+
+    def data_received(self, data: bytes) -> None:
+        if self.upgraded is not None:
+            self.upgraded.feed(data)
+            return
+        if self.discarding:
+            return
+        if self.in_head:
+            self.raw_head += len(data)
+            if self.raw_head > HEADER_LIMIT + RAW_HEAD_SLACK:
+                self.refuse(431)
+                return
+            if self.parser_idle and data[:4] not in COMMON_STARTS:
+                data = self.other_method(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade as upgrade:
+            self.upgrade(data[upgrade.args[0] :])
+        except httptools.HttpParserError as err:
+            self.refuse(431 if isinstance(err.__context__, HeadTooLarge) else 400)
+
+    def eof_received(self) -> bool:
+        """The client closed its end: as Go's server, that ends the connection and the request in
+        flight (``http.disconnect``), unless requests it sent before wait: they are served, and
+        the connection closed after the last."""
+        if self.pipeline and self.upgraded is None:
+            self.discarding = True
+            self.pipeline[-1].keep_alive = False
+            return True
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        for timer in (self.idle_timer, self.linger_timer):
+            if timer is not None:
+                timer.cancel()
+        if self.current is not None:
+            self.current.disconnect()
+        if self.upgraded is not None and self.upgraded is not self.current:
+            self.upgraded.disconnect()
+        self.pipeline.clear()
+        self.wake_writers()
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        self.wake_writers()
+
+    # --- the parser's callbacks ------------------------------------------------------------------
+    def other_method(self, data: bytes) -> bytes:
+        """A request line whose method is a token llhttp does not know (Go's server takes any): the
+        parser is given GET in its place, the scope the method."""
+        space = data.find(b" ", 0, 256)
+        method = data[:space]
+        if space <= 0 or method in LLHTTP_METHODS or not TOKEN.fullmatch(method):
+            return data
+        self.method = method.decode("ascii")
+        return b"GET" + data[space:]
+
+    def on_message_begin(self) -> None:
+        self.parser_idle = False
+        self.url, self.headers, self.head_size = b"", [], 0
+        self.expect_continue = self.websocket = False
+        self.websocket_scope = None
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        self.headers.append((name, value))
+        self.head_size += len(name) + len(value) + 4
+        if name == b"expect":
+            self.expect_continue = value.lower() == b"100-continue"
+        elif name == b"upgrade":
+            self.websocket = b"websocket" in value.lower()
+
+    def on_headers_complete(self) -> None:
+        if len(self.url) + self.head_size > HEADER_LIMIT:
+            raise HeadTooLarge
+        self.in_head = False
+        self.cancel_idle_timer()
+        scope = self.scope()
+        if self.websocket and scope["method"] == "GET" and self.parser.should_upgrade():
+            self.websocket_scope = scope  # served once the parser hands the connection over
+            return
+        request = Request(self, scope, self.expect_continue)
+        self.parsing = request
+        if self.current is None:
+            self.serve(request)
+        else:
+            self.pipeline.append(request)
+            self.update_reading()
+
+    def on_body(self, body: bytes) -> None:
+        request = self.parsing
+        if request is not None and not request.finished:
+            request.chunks.append(body)
+            self.buffered += len(body)
+            request.wake()
+            if self.buffered > HIGH_WATER:
+                self.update_reading()
+
+    def on_message_complete(self) -> None:
+        self.in_head, self.raw_head, self.parser_idle = True, 0, True
+        request, self.parsing = self.parsing, None
+        if request is None:
+            return
+        request.complete = True
+        request.wake()
+        if request is self.current and request.finished:
+            self.next()  # it was answered before its whole body came
+
+    # --- requests --------------------------------------------------------------------------------
+    def scope(self) -> dict[str, Any]:
+        """The ASGI scope of the request whose head was just parsed."""
+        url = self.url
+        if url[:1] == b"/":
+            raw_path, _, query = url.partition(b"?")
+        else:  # absolute form, or "*"
+            parsed = httptools.parse_url(url)
+            raw_path, query = parsed.path or b"/", parsed.query or b""
+        return {
+            "type": "http",
+            "asgi": ASGI,
+            "http_version": self.parser.get_http_version(),
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,
+            "method": self.request_method(),
+            "root_path": "",
+            "path": unquote(raw_path.decode("utf-8", "replace")),
+            "raw_path": raw_path,
+            "query_string": query,
+            "headers": self.headers,
+            "extensions": dict(self.extensions),
+        }
+
+    def request_method(self) -> str:
+        method, self.method = self.method, None
+        return method or self.parser.get_method().decode("ascii")
+
+    def serve(self, exchange: Any) -> None:
+        """Run the application for ``exchange`` (a request or a WebSocket session) in a task of its
+        own, in a copy of the connection's context (the connection's lane: flowcontrol/lanes.py)."""
+        self.current = exchange
+        self.cancel_idle_timer()
+        call = self.app(exchange.scope, exchange.receive, exchange.send)
+        task = self.loop.create_task(call, context=self.context.copy())
+        task.add_done_callback(exchange.done)
+
+    def request_done(self, request: Request) -> None:
+        """The application is done with ``request``: its body is not wanted any longer."""
+        self.buffered -= request.drop_body()
+        if self.lost:
+            return
+        if not request.keep_alive or self.closing:
+            self.close()
+        elif request.complete:
+            self.next()
+        else:
+            self.update_reading()  # the rest of its body is read and dropped, then the next request
+
+    def next(self) -> None:
+        """Serve the next request, or wait for one."""
+        self.current = None
+        if self.refusal is not None:
+            self.refuse(self.refusal)
+        elif self.pipeline:
+            self.serve(self.pipeline.popleft())
+            self.update_reading()
+        elif self.upgraded is not None:
+            self.serve(self.upgraded)
+        else:
+            self.update_reading()
+            self.arm_idle_timer()
+
+    def upgrade(self, rest: bytes) -> None:
+        """The parser stopped after an upgrade request: a WebSocket handshake is served by a session
+        that takes the connection's bytes from now on; any other upgrade is served as HTTP, and the
+        connection closed after it."""
+        scope = self.websocket_scope
+        if scope is None:
+            self.discarding = True
+            last = self.pipeline[-1] if self.pipeline else self.current
+            if last is None:
+                self.close()
+            else:
+                last.keep_alive = False
+            return
+        if not valid_handshake(scope["headers"]):
+            self.refuse(400)
+            return
+        scope["type"], scope["scheme"] = "websocket", "wss" if self.scheme == "https" else "ws"
+        self.upgraded = WebSocketSession(self, scope)
+        if rest:
+            self.upgraded.feed(rest)
+        if self.current is None:
+            self.serve(self.upgraded)
+
+    # --- writing ---------------------------------------------------------------------------------
+    def write(self, *data: bytes) -> None:
+        if not self.lost and self.transport is not None:
+            self.transport.writelines(data)
+
+    async def drain(self) -> None:
+        """Wait while the transport's buffer is full (until the client reads, or leaves)."""
+        if self.write_paused and not self.lost:
+            waiter = self.loop.create_future()
+            self.drain_waiters.append(waiter)
+            await waiter
+
+    def wake_writers(self) -> None:
+        waiters, self.drain_waiters = self.drain_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    # --- the connection's state ------------------------------------------------------------------
+    def update_reading(self) -> None:
+        """Pause reading while too much waits for the application, resume when it has taken it."""
+        if self.transport is None or self.lost:
+            return
+        pause = self.buffered > HIGH_WATER or len(self.pipeline) >= MAX_PIPELINE
+        if pause != self.reading_paused:
+            self.reading_paused = pause
+            if pause:
+                self.transport.pause_reading()
+            else:
+                self.transport.resume_reading()
+
+    def refuse(self, code: int) -> None:
+        """Answer as Go's server does a request it cannot read, and close; after the current request."""
+        self.discarding = True
+        if self.current is not None:
+            self.refusal = code
+            return
+        self.refusal = None
+        self.write(go_error(code))
+        self.close()
+
+    def close(self) -> None:
+        """Close once what was written is sent; what the client still sends meanwhile is read and
+        dropped for a moment (closing on unread data would reset the connection, losing the answer)."""
+        self.discarding = True
+        if self.lost or self.transport is None or self.transport.is_closing():
+            return
+        if self.reading_paused:
+            self.reading_paused = False
+            self.transport.resume_reading()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+            self.linger_timer = self.loop.call_later(LINGER, self.transport.close)
+        else:
+            self.transport.close()
+
+    def abort(self) -> None:
+        if self.transport is not None and not self.lost:
+            self.transport.abort()
+
+    def arm_idle_timer(self) -> None:
+        self.cancel_idle_timer()
+        self.idle_timer = self.loop.call_later(self.keep_alive_timeout, self.idle_timeout)
+
+    def cancel_idle_timer(self) -> None:
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
+            self.idle_timer = None
+
+    def idle_timeout(self) -> None:
+        self.idle_timer = None
+        if self.current is None and self.transport is not None:
+            self.transport.close()
+
+    async def shutdown(self) -> None:
+        """Take no more requests; close once the current one (if any) is done."""
+        self.closing = True
+        if self.current is None and self.transport is not None:
+            self.transport.close()
+        await self.closed
+
+
+class Request:
+    """One request: its ``receive`` and ``send``, its body as it arrives, its response as it goes out."""
+
+    __slots__ = (
+        "chunks",
+        "complete",
+        "conn",
+        "continue_sent",
+        "disconnected",
+        "expect_continue",
+        "final_sent",
+        "finished",
+        "framing",
+        "head",
+        "head_request",
+        "keep_alive",
+        "length",
+        "response_complete",
+        "scope",
+        "sent",
+        "started",
+        "status",
+        "version",
+        "waiter",
+    )
+
+    def __init__(self, conn: Http1Protocol, scope: dict[str, Any], expect_continue: bool) -> None:
+        self.conn = conn
+        self.scope = scope
+        self.version: str = scope["http_version"]
+        self.head_request = scope["method"] == "HEAD"
+        self.keep_alive = conn.parser.should_keep_alive() and not conn.closing
+        self.expect_continue = expect_continue
+        self.chunks: list[bytes] = []
+        self.complete = False  # the whole body has arrived
+        self.final_sent = False  # the application has been told so
+        self.disconnected = False
+        self.finished = False  # the application is done
+        self.continue_sent = False
+        self.waiter: asyncio.Future[None] | None = None
+        self.started = self.response_complete = False
+        self.status = 0
+        self.head: bytearray | None = None  # the response's head, until it is written
+        self.length: int | None = None  # the response's Content-Length
+        self.framing = NO_BODY
+        self.sent = 0
+
+    # --- receive ---------------------------------------------------------------------------------
+    async def receive(self) -> Message:
+        while True:
+            if self.chunks or (self.complete and not self.final_sent):
+                return self.take_body()
+            if self.disconnected or self.finished:
+                return {"type": "http.disconnect"}
+            if self.expect_continue and not self.continue_sent and not self.started:
+                self.continue_sent = True
+                self.conn.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            self.waiter = self.conn.loop.create_future()
+            await self.waiter
+
+    def take_body(self) -> Message:
+        body = b"".join(self.chunks) if len(self.chunks) != 1 else self.chunks[0]
+        self.chunks = []
+        conn = self.conn
+        conn.buffered -= len(body)
+        if conn.reading_paused:
+            conn.update_reading()
+        self.final_sent = self.complete
+        return {"type": "http.request", "body": body, "more_body": not self.complete}
+
+    def wake(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def drop_body(self) -> int:
+        """Forget the body not taken; how many bytes that was."""
+        size = sum(map(len, self.chunks))
+        self.chunks = []
+        return size
+
+    def disconnect(self) -> None:
+        self.disconnected = True
+        self.wake()
+
+    # --- send ------------------------------------------------------------------------------------
+    async def send(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.body":
+            if not self.started or self.response_complete:
+                raise RuntimeError(f"{kind} {'before the response start' if not self.started else 'after its end'}")
+            more = message.get("more_body", False)
+            self.write_body(message.get("body", b""), more)
+            if more and self.conn.write_paused:
+                await self.conn.drain()
+        elif kind == "http.response.start":
+            if self.started:
+                raise RuntimeError("the response has already started")
+            self.start(message["status"], message.get("headers", ()))
+        else:
+            raise RuntimeError(f"unexpected ASGI message {kind!r} in an HTTP request")
+
+    def start(self, status: int, headers: Any) -> None:
+        """Make the response's head; it goes out with the first body message, or at the next turn of
+        the loop if none comes by then (a watch's head must not wait for its first event)."""
+        self.started = True
+        self.status = status
+        line = STATUS_LINES.get(status) if self.version == "1.1" else None
+        head = bytearray(line or status_line(status, self.version.encode()))
+        date = False
+        for name, value in headers:
+            if name == b"content-length":
+                if not value.isdigit():
+                    raise RuntimeError(f"invalid Content-Length {value!r}")
+                self.length = int(value)
+            elif name == b"connection":
+                if b"close" in value.lower():
+                    self.keep_alive = False
+                continue  # written below, as the connection's fate requires
+            elif name == b"transfer-encoding":
+                continue  # the server frames the body
+            elif name == b"date":
+                date = True
+            if b"\r" in value or b"\n" in value:  # Go writes them as spaces
+                value = value.replace(b"\r", b" ").replace(b"\n", b" ")
+            head += canonical(name) + b": " + value + b"\r\n"
+        if not date:
+            head += b"Date: " + http_date() + b"\r\n"
+        self.head = head
+        self.conn.loop.call_soon(self.flush_head)
+
+    def flush_head(self) -> None:
+        if self.head is not None and not self.disconnected:
+            self.conn.write(self.finish_head(None))
+
+    def finish_head(self, size: int | None) -> bytes:
+        """The head with its framing: ``size`` is the whole body's when known (None: streamed)."""
+        head, self.head = self.head, None
+        assert head is not None
+        status = self.status
+        if self.head_request or status in NO_BODY_STATUSES or status < 200:
+            self.framing = NO_BODY
+            if self.length is None and size is not None and self.head_request:
+                head += b"Content-Length: %d\r\n" % size
+        elif self.length is not None:
+            self.framing = LENGTH
+        elif size is not None:
+            self.framing, self.length = LENGTH, size
+            head += b"Content-Length: %d\r\n" % size
+        elif self.version == "1.1":
+            self.framing = CHUNKED
+            head += b"Transfer-Encoding: chunked\r\n"
+        else:
+            self.framing, self.keep_alive = UNTIL_CLOSE, False
+        if self.conn.closing:
+            self.keep_alive = False
+        if not self.keep_alive:
+            head += b"Connection: close\r\n\r\n"
+        elif self.version == "1.0":
+            head += b"Connection: keep-alive\r\n\r\n"
+        else:
+            head += b"\r\n"
+        return bytes(head)
+
+    def write_body(self, body: bytes, more: bool) -> None:
+        if self.disconnected:
+            self.response_complete = not more
+            return
+        parts: list[bytes] = [] if self.head is None else [self.finish_head(None if more else len(body))]
+        framing = self.framing
+        if framing == CHUNKED:
+            if body:
+                parts += (b"%x\r\n" % len(body), body, b"\r\n")
+            if not more:
+                parts.append(b"0\r\n\r\n")
+        elif framing == LENGTH:
+            parts.append(self.counted(body, more))
+        elif framing == UNTIL_CLOSE:
+            parts.append(body)
+        if not more:
+            self.response_complete = True
+        self.conn.write(*parts)
+
+    def counted(self, body: bytes, more: bool) -> bytes:
+        """``body`` within the declared Content-Length; a response that breaks it ends the connection."""
+        assert self.length is not None
+        self.sent += len(body)
+        if self.sent > self.length:
+            log.error("the response to %s %s is longer than its Content-Length", self.scope["method"], self.path)
+            self.keep_alive = False
+            return body[: len(body) - (self.sent - self.length)]
+        if not more and self.sent < self.length:
+            self.keep_alive = False
+        return body
+
+    @property
+    def path(self) -> str:
+        return self.scope["path"]
+
+    # --- the end ---------------------------------------------------------------------------------
+    def done(self, task: asyncio.Task[None]) -> None:
+        """The application returned (or failed): finish the response, and go on with the connection."""
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            log.error("error serving %s %s", self.scope["method"], self.path, exc_info=error)
+        if not self.disconnected and not self.response_complete:
+            self.keep_alive = False
+            if not self.started:  # nothing was said: a 500, as Go's server answers a panicking handler's
+                self.conn.write(go_error(500))
+            elif self.head is not None:
+                self.conn.write(self.finish_head(None))
+        self.finished = True
+        self.wake()
+        if self.conn.access_log is not None:
+            self.log_access()
+        self.conn.request_done(self)
+
+    def log_access(self) -> None:
+        client = self.conn.client
+        who = f"{client[0]}:{client[1]}" if client else "-"
+        query = self.scope["query_string"]
+        target = self.path + ("?" + query.decode("latin-1") if query else "")
+        assert self.conn.access_log is not None
+        self.conn.access_log.info(
+            '%s "%s %s HTTP/%s" %d', who, self.scope["method"], target, self.version, self.status or 500
+        )
