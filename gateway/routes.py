@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from quart import Response
 
-from gateway import errors
+from gateway import debugflags, errors
 from gateway.handlers import aggregated, discovery
 from gateway.handlers.aggregated import AggregatedDiscovery
 from gateway.health import HealthEndpoint
@@ -67,12 +67,17 @@ class NonResourceRoutes:
         self.exact.update(extra or {})  # e.g. /debug/api_priority_and_fairness/...
         self.exact[()] = self.exact[("index.html",)] = self.root_paths
         self.posts = dict(posts or {})  # the few endpoints that take a body (/debug/wire/decode)
+        self.any_method = debugflags.routes()  # endpoints that answer every method themselves
 
     async def __call__(self, request: ApiRequest) -> Response:
         assert request.info is not None
-        post = self.posts.get(request.info.parts)
+        parts = request.info.parts
+        post = self.posts.get(parts)
         if post is not None and request.method == "POST":
             return await post(request)
+        any_method = self.any_method.get(parts)
+        if any_method is not None:
+            return await any_method(request)
         if request.method not in READ_METHODS:
             raise errors.method_not_allowed()
         route = self.exact.get(request.info.parts)
