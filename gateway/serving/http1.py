@@ -101,6 +101,7 @@ class Http1Protocol(asyncio.Protocol):
         self.linger_timer: asyncio.TimerHandle | None = None
         self.refusal: int | None = None  # the status the connection ends with once the current request is done
         self.discarding = False  # no more requests are read: what arrives is dropped
+        self.ending = False  # close() was called: nothing more is written
         self.closing = False  # no request after the current one (shutdown)
         self.lost = False
         self.closed = self.loop.create_future()
@@ -134,7 +135,7 @@ class Http1Protocol(asyncio.Protocol):
         """The client closed its end: as Go's server, that ends the connection and the request in
         flight (``http.disconnect``), unless requests it sent before wait: they are served, and
         the connection closed after the last."""
-        if self.pipeline and self.upgraded is None:
+        if self.pipeline and self.upgraded is None and self.scheme == "http":  # TLS ends with its transport
             self.discarding = True
             self.pipeline[-1].keep_alive = False
             return True
@@ -315,7 +316,7 @@ class Http1Protocol(asyncio.Protocol):
 
     # --- writing ---------------------------------------------------------------------------------
     def write(self, *data: bytes) -> None:
-        if not self.lost and self.transport is not None:
+        if not self.lost and not self.ending and self.transport is not None:
             self.transport.writelines(data)
 
     async def drain(self) -> None:
@@ -358,8 +359,9 @@ class Http1Protocol(asyncio.Protocol):
         """Close once what was written is sent; what the client still sends meanwhile is read and
         dropped for a moment (closing on unread data would reset the connection, losing the answer)."""
         self.discarding = True
-        if self.lost or self.transport is None or self.transport.is_closing():
+        if self.ending or self.lost or self.transport is None or self.transport.is_closing():
             return
+        self.ending = True
         if self.reading_paused:
             self.reading_paused = False
             self.transport.resume_reading()
