@@ -32,6 +32,7 @@ from gateway.patch.dispatch import (
     route_content_type_error,
 )
 from gateway.patch.gofmt import ServerPanic
+from gateway.patch.gojson import type_error
 from gateway.registry.rest import Applier, Updater, plays
 from gateway.representation import object_body
 from gateway.request import ApiRequest
@@ -146,10 +147,10 @@ async def apply_configuration(body: bytes, options: WriteOptions, warnings: list
     except DecodeError as err:
         raise errors.bad_request(f"error decoding YAML: error converting YAML to JSON: {err}") from None
     applied, duplicates = document.value, document.duplicates
+    if applied is None:  # null decodes into Go's map as an empty object
+        applied = {}
     if not isinstance(applied, dict):
-        raise errors.bad_request(
-            "error decoding YAML: json: cannot unmarshal array into Go value of type map[string]interface {}"
-        )
+        raise errors.bad_request(f"error decoding YAML: {type_error(applied, 'map[string]interface {}')}")
     if duplicates and options.field_validation == STRICT:
         raise errors.bad_request(f"error strict decoding YAML: {duplicates[0]}")
     if duplicates and options.field_validation != IGNORE:

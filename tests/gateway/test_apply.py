@@ -88,6 +88,18 @@ def test_apply_errors(client: httpx.Client, namespace: str) -> None:
     other_kind = config("bad").replace("ConfigMap", "Secret")
     wrong = client.patch(path, content=other_kind.encode(), headers=APPLY, params={"fieldManager": "m"})
     assert wrong.status_code == 400 and wrong.json()["message"] == "invalid object type: /v1, Kind=Secret"
+    for body, kind in (
+        (b"[1]", "array"),
+        (b"- a", "array"),
+        (b'"text"', "string"),
+        (b"3", "number"),
+        (b"true", "bool"),
+    ):
+        not_object = client.patch(path, content=body, headers=APPLY, params={"fieldManager": "m"})
+        assert (not_object.status_code, not_object.json()["message"]) == (
+            400,
+            f"error decoding YAML: json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}",
+        )
     assert client.get(path).status_code == 404  # nothing stored
     # An apply creates a missing object, but not through a subresource (upstream's status storage
     # updates with forceAllowCreate=false).
