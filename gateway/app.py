@@ -45,6 +45,7 @@ from gateway.auth.tokens.objects import Objects
 from gateway.auth.tokens.request import Issuer, TokenRequestStore
 from gateway.auth.tokens.review import TokenReviewStore
 from gateway.controllers import bootstrap
+from gateway.controllers.admissionpolicystatus import AdmissionPolicyStatus
 from gateway.controllers.clusterroleaggregation import ClusterRoleAggregation
 from gateway.controllers.garbagecollector import GarbageCollector
 from gateway.controllers.informer import Informer
@@ -96,6 +97,7 @@ ENDPOINTS = ("", "v1", "endpoints")
 ENDPOINT_SLICES = ("discovery.k8s.io", "v1", "endpointslices")
 LEASES = ("coordination.k8s.io", "v1", "leases")
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+VALIDATING_ADMISSION_POLICIES = ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")
 TOKEN_REVIEWS = ("authentication.k8s.io", "v1", "tokenreviews")
 CONTROLLERS_LEASE = "protokube-controller-manager"
 STORAGE_CHECK_TIMEOUT = 1.0
@@ -229,6 +231,9 @@ class APIServer:
         cluster_roles = self.stores.get((RBAC_GROUP, "v1", "clusterroles"))
         if cluster_roles is not None:
             controllers.append(ClusterRoleAggregation(cluster_roles).run)
+        policies = self.stores.get(VALIDATING_ADMISSION_POLICIES)
+        if policies is not None:
+            controllers.append(AdmissionPolicyStatus(policies).run)
         if crds is not None:
             controllers.append(CustomResourceDefinitionController(crds, registry, lambda: self.stores).run)
         if settings.service_account_tokens is not None:

@@ -18,6 +18,7 @@ from typing import Any
 from gateway.admission import Admission, MutatingPlugin, Plugin, certificates
 from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
+from gateway.admission.policy.plugin import ValidatingAdmissionPolicy
 from gateway.auth.authorization import Authorizer
 from gateway.storage.cacher import Cacher
 from protokube.schema.registry import Registry
@@ -120,6 +121,9 @@ FACTORIES: dict[str, PluginFactory] = {
     "CertificateApproval": lambda context: certificates.CertificateApproval(context.authorizer),
     "CertificateSigning": lambda context: certificates.CertificateSigning(context.authorizer),
     "CertificateSubjectRestriction": lambda context: certificates.CertificateSubjectRestriction(),
+    "ValidatingAdmissionPolicy": lambda context: ValidatingAdmissionPolicy(
+        context.cachers, context.registry, context.authorizer
+    ),
 }
 
 

@@ -57,7 +57,8 @@ class Program:
 
 
 class LazyMap(celtypes.MapType):
-    """``variables``: each composition variable evaluated when first read, then kept."""
+    """``variables``: each composition variable evaluated when first read, then kept; ``compute``
+    returns its value or a ``celpy.CELEvalError``."""
 
     def __init__(self, compute: Callable[[str], Any], names: Iterable[str]) -> None:
         super().__init__()
@@ -69,10 +70,7 @@ class LazyMap(celtypes.MapType):
             if key not in self._names:
                 raise KeyError(key)
             dict.__setitem__(self, key, self._compute(str(key)))
-        value = dict.__getitem__(self, key)
-        if isinstance(value, Exception):
-            raise value
-        return value
+        return dict.__getitem__(self, key)  # an error is a value: CEL's || and && may absorb it
 
     def __contains__(self, key: object) -> bool:
         return key in self._names

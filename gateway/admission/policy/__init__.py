@@ -1,0 +1,8 @@
+"""ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1): policies of CEL validations
+bound to requests by bindings, evaluated in admission.
+
+- ``compiled``: policies and bindings as the plugin runs them, every expression compiled once;
+- ``matching``: matchConstraints / matchResources (rules, selectors, matchPolicy);
+- ``params``: the params objects a binding evaluates with;
+- ``plugin``: the admission plugin.
+"""

@@ -1,0 +1,64 @@
+"""The params a binding evaluates its policy with (upstream's generic.CollectParams): none asked
+(no paramKind) is one evaluation with ``params`` null; otherwise the object paramRef names, or
+every object its selector selects, read from the param kind's watch cache — in paramRef's
+namespace, else the request's for a namespaced kind. None found is no evaluation, or a
+configuration error with parameterNotFoundAction Deny."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gateway.admission import Attributes
+from gateway.admission.policy.compiled import Binding, Policy
+from gateway.storage.cacher import Cacher
+from protokube.schema.registry import GroupVersionKind, Registry, Resource
+
+
+class ConfigurationError(Exception):
+    """The binding cannot be evaluated (upstream: failed to configure binding: ...)."""
+
+
+def _param_resource(param_kind: tuple[str, str], registry: Registry) -> Resource | None:
+    api_version, kind = param_kind
+    group, _, version = api_version.rpartition("/")
+    return registry.resource_for_kind(GroupVersionKind(group, version, kind))
+
+
+def collect(
+    policy: Policy,
+    binding: Binding,
+    attributes: Attributes,
+    registry: Registry,
+    cachers: Mapping[tuple[str, str, str], Cacher],
+) -> list[dict[str, Any] | None]:
+    """The params objects (as JSON) to evaluate with; raises ConfigurationError."""
+    if policy.param_kind is None:
+        return [None]
+    api_version, kind = policy.param_kind
+    shown = f"&ParamKind{{APIVersion:{api_version},Kind:{kind},}}"
+    ref = binding.param_ref
+    if ref is None:
+        raise ConfigurationError(f"paramKind kind `{shown}` is specified but paramRef is not specified")
+    resource = _param_resource(policy.param_kind, registry)
+    cacher = cachers.get(resource.key) if resource is not None else None
+    if resource is None or cacher is None:
+        raise ConfigurationError(f"paramKind kind `{shown}` not known")
+    namespace = ""
+    if resource.namespaced:
+        namespace = ref.namespace or attributes.namespace
+        if not namespace:
+            raise ConfigurationError(
+                "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
+            )
+    cache = cacher.cache
+    if ref.name:
+        entry = cache.get(namespace, ref.name) if cache.ready.is_set() else None
+        found = [entry] if entry is not None else []
+    elif ref.selector is not None:
+        found = [e for e in cache.entries(namespace) if ref.selector.matches(e.labels)] if cache.ready.is_set() else []
+    else:
+        raise ConfigurationError("one of name or selector must be provided")
+    if not found and ref.deny_when_missing:
+        raise ConfigurationError("no params found for policy binding with `Deny` parameterNotFoundAction")
+    return [entry.view.codec.to_dict(entry.view.obj) for entry in found]
