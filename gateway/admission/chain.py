@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.admission import Admission, MutatingPlugin, Plugin, certificates
+from gateway.admission import Admission, MutatingPlugin, Plugin, certificates, podsecurity
 from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.admission.policy.plugin import ValidatingAdmissionPolicy
@@ -108,6 +108,7 @@ class PluginContext:
 
 NAMESPACES = ("", "v1", "namespaces")
 PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
+PODS = ("", "v1", "pods")
 
 PluginFactory = Callable[[PluginContext], object]
 
@@ -116,6 +117,9 @@ FACTORIES: dict[str, PluginFactory] = {
     "NamespaceAutoProvision": lambda context: NamespaceAutoProvision(context.cachers[NAMESPACES], context.stores),
     "NamespaceLifecycle": lambda context: NamespaceLifecycle(context.cachers[NAMESPACES]),
     "NamespaceExists": lambda context: NamespaceExists(context.cachers[NAMESPACES]),
+    "PodSecurity": lambda context: podsecurity.new(
+        context.configuration.get("PodSecurity"), context.cachers[NAMESPACES], context.cacher(PODS)
+    ),
     "Priority": lambda context: Priority(context.cacher(PRIORITY_CLASSES)),
     "DefaultTolerationSeconds": lambda context: DefaultTolerationSeconds(),
     "CertificateApproval": lambda context: certificates.CertificateApproval(context.authorizer),
@@ -125,6 +129,9 @@ FACTORIES: dict[str, PluginFactory] = {
         context.cachers, context.registry, context.authorizer
     ),
 }
+
+# Plugins' configurations are parsed when the flags are read: one that cannot be used stops the start.
+CONFIGURATION_PARSERS: dict[str, Callable[[Any], object]] = {"PodSecurity": podsecurity.configuration.parse}
 
 
 class AdmissionPluginError(ValueError):

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from gateway.admission.chain import AdmissionPluginError, enabled_plugins
+from gateway.admission.chain import CONFIGURATION_PARSERS, AdmissionPluginError, enabled_plugins
 
 CONFIGURATION_VERSIONS = ("apiserver.config.k8s.io/v1", "apiserver.k8s.io/v1alpha1")
 
@@ -90,6 +90,9 @@ def settings(args: argparse.Namespace) -> AdmissionSettings:
         plugins = enabled_plugins(args.enable_admission_plugins, args.disable_admission_plugins)
         path = args.admission_control_config_file
         configuration = load_configuration(path) if path is not None else {}
+        for name in plugins:
+            if name in CONFIGURATION_PARSERS:
+                CONFIGURATION_PARSERS[name](configuration.get(name))
     except (AdmissionPluginError, ValueError) as err:
         raise SystemExit(f"protokube: {err}") from None
     return AdmissionSettings(tuple(plugins), configuration)
