@@ -23,9 +23,9 @@ Bounded against hostile clients:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
+import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -54,6 +54,9 @@ HEADER_FIELD_OVERHEAD = 32  # RFC 9113 §6.5.2: a header list's size counts 32 o
 # a larger frame size as agreed only from the next read after the client's acknowledgement.)
 DECODED_HEADERS_FACTOR = 4
 HEADERS_TOO_LARGE = b"<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>"  # as Go's
+WRITE_NOW = 1 << 16  # response bytes given to h2 that are written at once rather than with the iteration's
+CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
+FORBIDDEN_IN_VALUES = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # control characters but HTAB (Go's httpguts)
 
 ASGIApp = Callable[..., Any]
 Message = dict[str, Any]
@@ -113,7 +116,7 @@ class _Stream:
         if kind == "http.response.start":
             if self.head is not None or self.headers_sent:
                 raise RuntimeError("the response has already started")
-            self.head = [(b":status", b"%d" % message["status"]), *message.get("headers", ())]
+            self.head = response_head(message["status"], message.get("headers", ()))
         elif kind == "http.response.body":
             if self.head is None and not self.headers_sent:
                 raise RuntimeError("http.response.body before http.response.start")
@@ -153,7 +156,13 @@ class Http2Protocol(asyncio.Protocol):
         self._context = context
         self._max_header_list_size = max_header_list_size
         self._idle_timeout = idle_timeout
-        self._h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
+        config = h2.config.H2Configuration(
+            client_side=False,
+            header_encoding=None,
+            validate_outbound_headers=False,  # response_head makes them valid, in one pass
+            normalize_outbound_headers=False,
+        )
+        self._h2 = h2.connection.H2Connection(config)
         self._h2.decoder.max_header_list_size = max_header_list_size * DECODED_HEADERS_FACTOR
         self._transport: asyncio.Transport | None = None
         self._streams: dict[int, _Stream] = {}  # open streams, by id
@@ -167,6 +176,9 @@ class Http2Protocol(asyncio.Protocol):
         self._closed = False
         self._idle_since = time.monotonic()
         self._idle_timer: asyncio.TimerHandle | None = None
+        self._unwritten = 0  # response bytes given to h2 since the last write
+        self._write_scheduled = False
+        self._write_context = contextvars.Context()  # writes run in no request's lane
 
     # -- the transport's callbacks
 
@@ -201,7 +213,7 @@ class Http2Protocol(asyncio.Protocol):
             self._close()
             return
         self._start_queued()
-        self._flush()
+        self._write()
 
     def eof_received(self) -> None:
         """The client will send nothing more: the transport closes (returning None says so)."""
@@ -212,6 +224,7 @@ class Http2Protocol(asyncio.Protocol):
             self._idle_timer.cancel()
         self._drop_streams()
         self._resume_senders()
+        self._wake_shutdown()
 
     def pause_writing(self) -> None:
         self._paused = True
@@ -231,7 +244,7 @@ class Http2Protocol(asyncio.Protocol):
             return
         if not self._going_away:
             self._going_away = True
-            self._flush()
+            self._write()
             goaway = GoAwayFrame(0, last_stream_id=self._h2.highest_inbound_stream_id, error_code=ErrorCodes.NO_ERROR)
             self._transport.write(goaway.serialize())  # h2's own GOAWAY would end every stream with it
         try:
@@ -408,21 +421,19 @@ class Http2Protocol(asyncio.Protocol):
         self._flush()
         if not self._busy():
             self._idle_since = time.monotonic()
-            if self._quiet is not None and not self._quiet.done():
-                self._quiet.set_result(None)
+            self._wake_shutdown()
 
     def _fail(self, stream: _Stream) -> None:
         """A 500 if the response has not started, else RST_STREAM INTERNAL_ERROR."""
         if self._closed:
             return
-        if not stream.headers_sent:
-            with contextlib.suppress(h2.exceptions.ProtocolError):  # the app's headers may be what failed
-                self._h2.send_headers(stream.id, [(b":status", b"500"), (b"content-length", b"0")], end_stream=True)
-                self._complete(stream)
-                return
-        self._h2.reset_stream(stream.id, ErrorCodes.INTERNAL_ERROR)
-        self._forget(stream)
-        self._flush()
+        if stream.headers_sent:
+            self._h2.reset_stream(stream.id, ErrorCodes.INTERNAL_ERROR)
+            self._forget(stream)
+            self._flush()
+        else:
+            self._h2.send_headers(stream.id, [(b":status", b"500"), (b"content-length", b"0")], end_stream=True)
+            self._complete(stream)
 
     def _busy(self) -> bool:
         return bool(self._tasks or self._queue)
@@ -443,6 +454,7 @@ class Http2Protocol(asyncio.Protocol):
                 continue
             last = size >= len(body)
             self._h2.send_data(stream.id, body if last else body[:size], end_stream=end and last)
+            self._unwritten += min(size, len(body))
             if last:
                 if end:
                     self._complete(stream)
@@ -498,9 +510,24 @@ class Http2Protocol(asyncio.Protocol):
             if not waiter.done():
                 waiter.set_result(None)
 
+    def _wake_shutdown(self) -> None:
+        if self._quiet is not None and not self._quiet.done():
+            self._quiet.set_result(None)
+
     # -- the connection
 
     def _flush(self) -> None:
+        """Write what h2 has to send with the loop's iteration (the responses completed in it go out
+        in one write), or at once past WRITE_NOW bytes (so that a full transport is noticed)."""
+        if self._unwritten >= WRITE_NOW:
+            self._write()
+        elif not self._write_scheduled:
+            self._write_scheduled = True
+            self.loop.call_soon(self._write, context=self._write_context)
+
+    def _write(self) -> None:
+        self._write_scheduled = False
+        self._unwritten = 0
         data = self._h2.data_to_send()
         if data and self._transport is not None and not self._transport.is_closing():
             self._transport.write(data)
@@ -522,14 +549,13 @@ class Http2Protocol(asyncio.Protocol):
         """Write what h2 has left (its GOAWAY) and close; every stream hears ``http.disconnect``."""
         if self._closed:
             return
-        self._flush()
+        self._write()
         self._closed = True
         if self._transport is not None:
             self._transport.close()
         self._drop_streams()
         self._resume_senders()
-        if self._quiet is not None and not self._quiet.done():
-            self._quiet.set_result(None)
+        self._wake_shutdown()
 
     def _drop_streams(self) -> None:
         streams = list(self._streams.values())
@@ -539,6 +565,18 @@ class Http2Protocol(asyncio.Protocol):
             stream.closed = True
             stream.body.clear()
             stream.wake()
+
+
+def response_head(status: int, headers: Any) -> list[tuple[bytes, bytes]]:
+    """:status and the app's headers as HTTP/2 carries them: names lowercased, connection-specific
+    fields dropped (RFC 9113 §8.2.2), and fields whose value has control characters dropped, as Go's
+    http2 server drops them."""
+    head = [(b":status", b"%d" % status)]
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered not in CONNECTION_SPECIFIC and not FORBIDDEN_IN_VALUES.search(value):
+            head.append((lowered, value))
+    return head
 
 
 _EVENTS: dict[type[h2.events.Event], Callable[[Http2Protocol, Any], None]] = {
