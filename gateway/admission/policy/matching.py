@@ -60,11 +60,6 @@ def _labels(obj: object) -> Mapping[str, str]:
     return obj.metadata.labels if obj is not None else {}  # type: ignore[attr-defined]
 
 
-def namespace_labels_needed(match: MatchResources, attributes: Attributes) -> bool:
-    """Whether the namespace selector has to look at a namespace's labels."""
-    return not match.namespace_selector.matches({}) or bool(match.namespace_selector.requirements)
-
-
 def matches(
     match: MatchResources, attributes: Attributes, registry: Registry, namespace_labels: Mapping[str, str] | None
 ) -> bool:

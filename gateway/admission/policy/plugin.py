@@ -21,7 +21,7 @@ from gateway.admission.policy import matching
 from gateway.admission.policy.compiled import Binding, Policy, PolicySet, compile_binding, compile_policy
 from gateway.admission.policy.params import ConfigurationError, collect
 from gateway.auth.authorization import Authorizer
-from gateway.cel import CELEvaluationError, LazyMap, Program
+from gateway.cel import CELEvaluationError, LazyMap, Program, to_cel
 from gateway.cel.admission import authorizer_value, request_map
 from gateway.objects.codecs import codec_for
 from gateway.objects.view import ObjectView
@@ -68,13 +68,14 @@ class _Request:
     def base(self) -> dict[str, Any]:
         if self._base is None:
             attributes, plugin = self.attributes, self.plugin
-            self._base = {
+            base = {
                 "object": plugin.as_dict(attributes, attributes.obj),
                 "oldObject": plugin.as_dict(attributes, attributes.old),
                 "request": request_map(attributes),
                 "namespaceObject": plugin.namespace_object(attributes),
-                "authorizer": authorizer_value(plugin.authorizer, attributes),
             }
+            self._base = {name: to_cel(value) for name, value in base.items()}  # once for every evaluation
+            self._base["authorizer"] = authorizer_value(plugin.authorizer, attributes)
         return self._base
 
 
@@ -211,7 +212,7 @@ def _compiled(policies: list[ObjectView], bindings: list[ObjectView]) -> PolicyS
 def _evaluate(policy: Policy, base: dict[str, Any], params: dict[str, Any] | None) -> list[Denial]:
     """One evaluation of the policy's conditions and validations with ``params``."""
     activation = dict(base)
-    activation["params"] = params
+    activation["params"] = to_cel(params)
     programs = dict(policy.variables)
 
     def variable(name: str) -> Any:

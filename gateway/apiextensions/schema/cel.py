@@ -17,6 +17,7 @@ import orjson
 from celpy import celtypes
 
 from gateway.apiextensions.schema.node import Node
+from gateway.cel.values import to_cel
 from gateway.errors import FieldError
 
 # Functions and macros cel-python provides (its standard environment and parser macros).
@@ -125,9 +126,9 @@ def _map_key(node: Node, item: Any) -> tuple[Any, ...]:
 
 
 def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> list[FieldError]:
-    activation = {"self": _to_cel(value)}
+    activation = {"self": to_cel(value)}
     if old is not None:
-        activation["oldSelf"] = _to_cel(old)
+        activation["oldSelf"] = to_cel(old)
     where = path + (rule.get("fieldPath") or "") if path or rule.get("fieldPath") else path
     where = where.lstrip(".")
     shown = node.type or "object"
@@ -148,23 +149,6 @@ def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> l
     if reason == "FieldValueDuplicate":
         return [FieldError("FieldValueDuplicate", where, message, shown, True)]
     return [FieldError.invalid(where, shown, message)]
-
-
-def _to_cel(value: Any) -> Any:
-    try:
-        return celpy.json_to_cel(value)
-    except (ValueError, OverflowError):  # an integer beyond int64: Go's decoder makes it a float64
-        return celpy.json_to_cel(_go_numbers(value))
-
-
-def _go_numbers(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _go_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_go_numbers(v) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
-        return float(value)
-    return value
 
 
 def _message(rule: dict[str, Any], activation: dict[str, Any]) -> str:
