@@ -6,6 +6,8 @@ semantics, 410 for what storage no longer holds and 504 for what it does not hol
 
 from __future__ import annotations
 
+import base64
+
 import grpc
 import httpx
 import pytest
@@ -318,3 +320,39 @@ def test_malformed_continue_token_is_400(client: httpx.Client, namespace: str, t
     response = client.get(f"/api/v1/namespaces/{namespace}/configmaps", params={"limit": "1", "continue": token})
     assert response.status_code == 400
     assert response.json()["message"].startswith("invalid continue token: continue key is not valid")
+
+
+def _token(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize(
+    ("token", "error"),
+    [
+        ("a", "illegal base64 data at input byte 0"),
+        ("abcd=", "illegal base64 data at input byte 4"),
+        ("abc", "invalid character 'i' looking for beginning of value"),
+        (_token(b'{"v":"meta.k8s.io/v1"'), "unexpected end of JSON input"),
+        (_token(b"[1]"), "json: cannot unmarshal array into Go value of type storage.continueToken"),
+        (
+            _token(b'{"v":"meta.k8s.io/v1","rv":"5","start":"x"}'),
+            "json: cannot unmarshal string into Go struct field continueToken.rv of type int64",
+        ),
+        (
+            _token(b'{"v":"meta.k8s.io/v1","rv":99999999999999999999999,"start":"x"}'),
+            "json: cannot unmarshal number 99999999999999999999999 into Go struct field continueToken.rv of type int64",
+        ),
+        (_token(b'{"v":"v9","rv":5,"start":"x"}'), "server does not recognize this encoded version v9"),
+        (
+            _token(b'{"v":"meta.k8s.io/v1","start":"x"}'),
+            "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        ),
+        (_token(b'{"v":"meta.k8s.io/v1","rv":5}'), "encoded start key empty (version meta.k8s.io/v1)"),
+        (_token(b'{"v":"meta.k8s.io/v1","rv":5,"start":"//x"}'), "//x"),
+    ],
+)
+def test_continue_token_errors_in_gos_words(client: httpx.Client, namespace: str, token: str, error: str) -> None:
+    """DecodeContinue's errors as encoding/base64 and encoding/json word them (they were Python's)."""
+    response = client.get(f"/api/v1/namespaces/{namespace}/configmaps", params={"limit": "1", "continue": token})
+    assert response.status_code == 400
+    assert response.json()["message"] == f"invalid continue token: continue key is not valid: {error}"
