@@ -134,6 +134,24 @@ def test_restricted_refuses_a_plain_pod_and_admits_a_compliant_one(client: httpx
     admitted = client.post(f"/api/v1/namespaces/{namespace}/pods", json=compliant_pod())
     assert admitted.status_code == 201, admitted.text
     assert warnings_of(admitted) == []
+    # an ephemeral container is a pod write too (kubectl debug); a status write is not looked at
+    debugger = client.patch(
+        f"/api/v1/namespaces/{namespace}/pods/ok/ephemeralcontainers",
+        json={"spec": {"ephemeralContainers": [{"name": "debugger", "image": "busybox"}]}},
+        headers={"Content-Type": "application/strategic-merge-patch+json"},
+    )
+    assert debugger.status_code == 403
+    assert debugger.json()["message"] == (
+        'pods "ok" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false '
+        '(container "debugger" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities '
+        '(container "debugger" must set securityContext.capabilities.drop=["ALL"])'
+    )
+    running = client.patch(
+        f"/api/v1/namespaces/{namespace}/pods/ok/status",
+        json={"status": {"phase": "Running"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert running.status_code == 200, running.text
 
 
 def test_baseline_refuses_privileged_and_host_network(client: httpx.Client, namespace: str) -> None:
