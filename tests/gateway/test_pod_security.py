@@ -4,16 +4,20 @@ warnings only, invalid labels are refused, exemptions come from the admission co
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
 from k8s.io.api.core.v1 import types_pb2 as core
 
+from gateway.admission.podsecurity import plugin
 from gateway.admission.podsecurity.checks import details, evaluate
+from gateway.admission.podsecurity.configuration import parse
 from gateway.admission.podsecurity.levels import LevelVersion, Version
 
 from .helpers import ROOT, GatewayProcess, Kubectl, deployment
@@ -117,6 +121,36 @@ def test_restricted_versions_and_windows_pods() -> None:
         'runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), '
         'runAsUser=0 (container "c" must not set runAsUser=0)'
     )
+
+
+class _Pods:
+    """A pods cache holding ``pods`` (what the namespace check lists)."""
+
+    def __init__(self, pods: list[core.Pod]) -> None:
+        self.pods = pods
+
+    async def list(self, flt: object, options: object) -> SimpleNamespace:
+        return SimpleNamespace(items=[SimpleNamespace(obj=p) for p in self.pods])
+
+
+def test_the_namespace_check_bounds_and_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plugin, "MAX_PODS_TO_CHECK", 150)
+    pods = []
+    for index in range(250):
+        found = core.Pod()
+        found.metadata.name = f"p{index:03}"
+        found.spec.containers.add(name="c")
+        if index % 2:  # the odd ones belong to one ReplicaSet: checked after every other pod
+            found.metadata.ownerReferences.add(uid="rs", controller=True)
+            found.spec.hostPID = True
+        pods.append(found)
+    checker = plugin.PodSecurity(parse(None), None, _Pods(pods))  # type: ignore[arg-type]
+    said = asyncio.run(checker._existing_pods("n", LevelVersion("baseline")))
+    assert said == [
+        "new PodSecurity enforce level only checked against the first 150 of 250 existing pods",
+        'existing pods in namespace "n" violate the new PodSecurity enforce level "baseline:latest"',
+        "p001 (and 24 other pods): host namespaces",
+    ]
 
 
 # ---- on the shared server ------------------------------------------------------------------------
