@@ -52,6 +52,7 @@ from gateway.controllers.informer import Informer
 from gateway.controllers.kubernetesservice import ensure_kubernetes_service
 from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
 from gateway.controllers.namespace import NamespaceController
+from gateway.controllers.resourcequota import ResourceQuotaController
 from gateway.controllers.tokens import TokensController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
@@ -228,6 +229,7 @@ class APIServer:
         self.namespace_controller = NamespaceController(namespaces, finalize, self.stores.values)
         self.garbage_collector = GarbageCollector(self.stores.values)
         controllers = [self.namespace_controller.run, self.garbage_collector.run]
+        controllers.append(ResourceQuotaController(lambda: self.stores).run)
         cluster_roles = self.stores.get((RBAC_GROUP, "v1", "clusterroles"))
         if cluster_roles is not None:
             controllers.append(ClusterRoleAggregation(cluster_roles).run)

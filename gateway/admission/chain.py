@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.admission import Admission, MutatingPlugin, Plugin, certificates, podsecurity
+from gateway.admission.limitranger import LimitRanger
 from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.admission.policy.plugin import ValidatingAdmissionPolicy
+from gateway.admission.resourcequota import ResourceQuota
 from gateway.auth.authorization import Authorizer
 from gateway.storage.cacher import Cacher
 from protokube.schema.registry import Registry
@@ -108,6 +110,8 @@ class PluginContext:
 
 NAMESPACES = ("", "v1", "namespaces")
 PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
+LIMIT_RANGES = ("", "v1", "limitranges")
+RESOURCE_QUOTAS = ("", "v1", "resourcequotas")
 PODS = ("", "v1", "pods")
 
 PluginFactory = Callable[[PluginContext], object]
@@ -117,6 +121,7 @@ FACTORIES: dict[str, PluginFactory] = {
     "NamespaceAutoProvision": lambda context: NamespaceAutoProvision(context.cachers[NAMESPACES], context.stores),
     "NamespaceLifecycle": lambda context: NamespaceLifecycle(context.cachers[NAMESPACES]),
     "NamespaceExists": lambda context: NamespaceExists(context.cachers[NAMESPACES]),
+    "LimitRanger": lambda context: LimitRanger(context.cachers[LIMIT_RANGES]),
     "PodSecurity": lambda context: podsecurity.new(
         context.configuration.get("PodSecurity"), context.cachers[NAMESPACES], context.cacher(PODS)
     ),
@@ -125,6 +130,7 @@ FACTORIES: dict[str, PluginFactory] = {
     "CertificateApproval": lambda context: certificates.CertificateApproval(context.authorizer),
     "CertificateSigning": lambda context: certificates.CertificateSigning(context.authorizer),
     "CertificateSubjectRestriction": lambda context: certificates.CertificateSubjectRestriction(),
+    "ResourceQuota": lambda context: ResourceQuota(context.cachers[RESOURCE_QUOTAS], context.stores),
     "ValidatingAdmissionPolicy": lambda context: ValidatingAdmissionPolicy(
         context.cachers, context.registry, context.authorizer
     ),
