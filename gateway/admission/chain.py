@@ -21,6 +21,8 @@ from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists,
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.admission.policy.plugin import ValidatingAdmissionPolicy
 from gateway.admission.resourcequota import ResourceQuota
+from gateway.admission.webhook.mutating import MutatingAdmissionWebhook
+from gateway.admission.webhook.validating import ValidatingAdmissionWebhook
 from gateway.auth.authorization import Authorizer
 from gateway.storage.cacher import Cacher
 from protokube.schema.registry import Registry
@@ -134,6 +136,8 @@ FACTORIES: dict[str, PluginFactory] = {
     "ValidatingAdmissionPolicy": lambda context: ValidatingAdmissionPolicy(
         context.cachers, context.registry, context.authorizer
     ),
+    "MutatingAdmissionWebhook": lambda context: MutatingAdmissionWebhook.of(context, mutating=True),
+    "ValidatingAdmissionWebhook": lambda context: ValidatingAdmissionWebhook.of(context, mutating=False),
 }
 
 # Plugins' configurations are parsed when the flags are read: one that cannot be used stops the start.

@@ -1,0 +1,188 @@
+"""The HTTPS call to a webhook (k8s.io/apiserver pkg/util/webhook's client manager, as
+kube-apiserver makes it with --enable-aggregator-routing=true):
+
+- clientConfig ``url``: posted to as written, with ``?timeout=<n>s`` as client-go adds it;
+- clientConfig ``service``: the Service resolved to one ready address of its EndpointSlices on the
+  service port's name; the TLS server name (and Host) is ``<name>.<namespace>.svc``;
+- ``caBundle`` verifies the server (none: the system's roots); the call ends at ``timeoutSeconds``.
+
+Failures raise ``CallFailed`` with client-go's wording (``Post "<url>": <reason>``), which the
+dispatchers turn into upstream's ``failed calling webhook`` errors. An answer is read up to
+``MAX_RESPONSE_BYTES`` (a protokube bound: upstream reads it whole).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import ssl
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+import orjson
+
+from gateway import errors
+from gateway.admission.webhook.configurations import ClientConfig, Service
+from gateway.params import ListOptions
+from gateway.selectors import NO_FIELDS, Filter, LabelSelector, Requirement
+from gateway.storage.cacher import Cacher
+
+SERVICES = ("", "v1", "services")
+ENDPOINT_SLICES = ("discovery.k8s.io", "v1", "endpointslices")
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+ROUTABLE_TYPES = ("", "ClusterIP", "NodePort", "LoadBalancer")
+
+
+class CallFailed(Exception):
+    """The webhook could not be called or its answer not read (upstream's ErrCallingWebhook
+    reason, e.g. ``failed to call webhook: Post "https://...": ...``)."""
+
+
+class _Unresolved(Exception):
+    """The Service has no address to call (the dialer's error in client-go)."""
+
+
+class Caller:
+    """Posts AdmissionReviews; ``cachers``: the server's watch caches (Services, EndpointSlices)."""
+
+    def __init__(self, cachers: Mapping[tuple[str, str, str], Cacher]) -> None:
+        self.cachers = cachers
+        self._clients: dict[bytes, httpx.AsyncClient] = {}
+
+    async def post(self, config: ClientConfig, timeout: float, body: bytes) -> bytes:
+        """The answer's body (2xx), or CallFailed."""
+        client = self._client(config.ca_bundle)
+        url = f"{_url(config)}?timeout={int(timeout)}s"
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        try:
+            async with asyncio.timeout(timeout):
+                if config.service is None:
+                    return await _read(client, url, url, body, headers, {})
+                host = _service_host(config.service)
+                target = url.replace(host, await self._resolve(config.service), 1)
+                extensions = {"sni_hostname": _server_name(config.service)}
+                return await _read(client, url, target, body, {**headers, "Host": host}, extensions)
+        except TimeoutError:
+            raise CallFailed(f'failed to call webhook: Post "{url}": context deadline exceeded') from None
+        except _Unresolved as err:
+            raise CallFailed(f'failed to call webhook: Post "{url}": {err}') from None
+
+    def _client(self, ca_bundle: bytes) -> httpx.AsyncClient:
+        client = self._clients.get(ca_bundle)
+        if client is None:
+            try:
+                verify = ssl.create_default_context(cadata=ca_bundle.decode("ascii")) if ca_bundle else True
+            except (ssl.SSLError, ValueError):
+                raise CallFailed(
+                    "could not get REST client: unable to load root certificates: unable to parse bytes as PEM block"
+                ) from None
+            client = self._clients[ca_bundle] = httpx.AsyncClient(verify=verify, timeout=None, trust_env=False)
+        return client
+
+    async def _resolve(self, service: Service) -> str:
+        """``host:port`` of a ready endpoint of the Service's port (upstream's ResolveEndpoint)."""
+        services = self.cachers.get(SERVICES)
+        view = None
+        if services is not None:
+            view = services.cached(service.namespace, service.name) or await services.get_latest(
+                service.namespace, service.name
+            )
+        if view is None:
+            raise _Unresolved(f'service "{service.name}" not found')
+        spec = view.obj.spec
+        if spec.type not in ROUTABLE_TYPES:
+            raise _Unresolved(f'unsupported service type "{spec.type}"')
+        port = next((p for p in spec.ports if p.port == service.port), None)
+        if port is None:
+            raise _Unresolved(f'no service port {service.port} found for service "{service.name}"')
+        addresses = await self._ready_addresses(service, port.name)
+        if not addresses:
+            raise _Unresolved(f'no endpoints available for service "{service.name}"')
+        return random.choice(addresses)
+
+    async def _ready_addresses(self, service: Service, port_name: str) -> list[str]:
+        slices = self.cachers.get(ENDPOINT_SLICES)
+        if slices is None:
+            return []
+        selector = LabelSelector((Requirement(SERVICE_NAME_LABEL, "=", (service.name,)),))
+        listed = await slices.list(Filter(service.namespace, selector, NO_FIELDS), ListOptions())
+        found = []
+        for item in listed.items:
+            endpoint_slice = item.obj
+            port = next((p.port for p in endpoint_slice.ports if p.name == port_name), None)
+            if port is None:
+                continue
+            for endpoint in endpoint_slice.endpoints:
+                conditions = endpoint.conditions
+                if conditions.HasField("ready") and not conditions.ready:
+                    continue
+                found += [_host_port(address, port) for address in endpoint.addresses]
+        return found
+
+
+async def _read(
+    client: httpx.AsyncClient, url: str, target: str, body: bytes, headers: dict[str, str], extensions: dict[str, Any]
+) -> bytes:
+    """POST ``body`` to ``target`` (``url`` as messages name it); the 2xx answer's body."""
+    chunks: list[bytes] = []
+    try:
+        async with client.stream("POST", target, content=body, headers=headers, extensions=extensions) as response:
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise CallFailed(f"failed to call webhook: the answer is larger than {MAX_RESPONSE_BYTES} bytes")
+                chunks.append(chunk)
+    except httpx.HTTPError as err:
+        raise CallFailed(f'failed to call webhook: Post "{url}": {_reason(err)}') from None
+    answer = b"".join(chunks)
+    if not 200 <= response.status_code < 300:
+        raise CallFailed(f"failed to call webhook: {_status_message(response.status_code, answer)}")
+    return answer
+
+
+def _status_message(code: int, body: bytes) -> str:
+    """What client-go makes of a non-2xx answer: the Status it carries, or a generic message."""
+    try:
+        status = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        status = None
+    if isinstance(status, dict) and status.get("kind") == "Status" and isinstance(status.get("message"), str):
+        return status["message"]
+    return errors.generic_server_response(code, body.decode("utf-8", "replace").strip()).status.message
+
+
+def _reason(err: httpx.HTTPError) -> str:
+    """A transport error as Go's net/http words it."""
+    cause: BaseException | None = err
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        if "mismatch" in str(cause.verify_message):
+            return f"tls: failed to verify certificate: x509: {cause.verify_message}"
+        return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+    if isinstance(cause, ConnectionRefusedError):
+        return f"dial tcp {err.request.url.host}:{err.request.url.port or 443}: connect: connection refused"
+    return str(cause or err) or type(err).__name__
+
+
+def _url(config: ClientConfig) -> str:
+    """The URL as client-go makes it: the configured one, or the Service's; "/" when no path."""
+    if config.service is None:
+        rest = config.url.partition("://")[2]
+        return config.url if "/" in rest else f"{config.url}/"
+    return f"https://{_service_host(config.service)}{config.service.path or '/'}"
+
+
+def _service_host(service: Service) -> str:
+    return f"{_server_name(service)}:{service.port}"
+
+
+def _server_name(service: Service) -> str:
+    return f"{service.name}.{service.namespace}.svc"
+
+
+def _host_port(address: str, port: int) -> str:
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"

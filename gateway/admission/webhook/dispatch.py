@@ -1,0 +1,54 @@
+"""What both webhook plugins share (upstream's generic.Webhook): the webhooks a request calls,
+in order, and the codecs of the versions they are called with."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from gateway.admission import Attributes
+from gateway.admission.webhook.client import Caller
+from gateway.admission.webhook.configurations import MUTATING, VALIDATING, Configurations, Webhook
+from gateway.admission.webhook.rules import Invocation, exempt
+from gateway.admission.webhook.selection import Selection
+from gateway.objects.codec import Codec
+from protokube.schema.registry import Resource
+
+if TYPE_CHECKING:
+    from gateway.admission.chain import PluginContext
+
+NAMESPACES = ("", "v1", "namespaces")
+D = TypeVar("D", bound="Dispatcher")
+
+
+class Dispatcher:
+    """``stores``: the server's stores by key (their codecs), read when a request comes."""
+
+    def __init__(
+        self, configurations: Configurations, selection: Selection, caller: Caller, stores: Mapping[Any, Any]
+    ) -> None:
+        self.configurations = configurations
+        self.selection = selection
+        self.caller = caller
+        self.stores = stores
+
+    async def invocations(self, attributes: Attributes) -> list[tuple[Webhook, Invocation]]:
+        """The webhooks the request calls, with how; none for admission's own configurations."""
+        if exempt(attributes):
+            return []
+        found = []
+        for hook in await self.configurations.webhooks():
+            invocation = await self.selection.invocation(hook, attributes)
+            if invocation is not None:
+                found.append((hook, invocation))
+        return found
+
+    def codec(self, resource: Resource) -> Codec:
+        return self.stores[resource.key].codec
+
+    @classmethod
+    def of(cls: type[D], context: PluginContext, mutating: bool) -> D:
+        """The plugin as the chain makes it, on the server's watch caches and stores."""
+        configurations = Configurations(context.cachers[MUTATING if mutating else VALIDATING], mutating)
+        selection = Selection(context.cachers[NAMESPACES], context.registry)
+        return cls(configurations, selection, Caller(context.cachers), context.stores)

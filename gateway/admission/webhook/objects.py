@@ -1,0 +1,38 @@
+"""The request's objects as a webhook sees them: JSON as the API serves it, in the version the
+webhook is called with (converted through the stored form when matchPolicy Equivalent chose
+another served version), and a changed object put back in place of the request's."""
+
+from __future__ import annotations
+
+import orjson
+
+from gateway.objects.codec import Codec, Obj
+from gateway.objects.unstructured import Unstructured
+
+
+def as_json(codec: Codec, obj: Obj | None) -> bytes | None:
+    """The object's JSON with kind and apiVersion (None: no object)."""
+    return None if obj is None else codec.json_object(codec.json_item(obj))
+
+
+def as_value(codec: Codec, obj: Obj) -> dict:
+    """The object's JSON as values (what a JSONPatch applies to)."""
+    return orjson.loads(as_json(codec, obj))  # type: ignore[arg-type]
+
+
+def convert(obj: Obj | None, source: Codec, target: Codec) -> Obj | None:
+    """``obj`` of ``source``'s version in ``target``'s (the same object when they are one)."""
+    if obj is None or source is target:
+        return obj
+    converted = target.decode(source.encode(obj))
+    converted.metadata.resourceVersion = obj.metadata.resourceVersion
+    return converted
+
+
+def replace(target: Obj, source: Obj) -> None:
+    """Make ``target`` (the request's object, which the store holds) what ``source`` is."""
+    if isinstance(target, Unstructured):
+        target.metadata.CopyFrom(source.metadata)
+        target.content = source.content
+    else:
+        target.CopyFrom(source)

@@ -1,0 +1,50 @@
+"""Whether a request calls a webhook (upstream's ShouldCallHook): its namespaceSelector (on the
+labels of the request's namespace; of the namespace itself when one is written), its
+objectSelector (on the new or the old object's labels), its rules, then its matchConditions."""
+
+from __future__ import annotations
+
+from gateway import errors
+from gateway.admission import CREATE, UPDATE, Attributes
+from gateway.admission.webhook.configurations import Webhook
+from gateway.admission.webhook.rules import NAMESPACES, Invocation, invocation
+from gateway.storage.cacher import Cacher
+from protokube.schema.registry import Registry
+
+
+class Selection:
+    """``namespaces``: the namespaces' watch cache (its labels for namespaceSelectors)."""
+
+    def __init__(self, namespaces: Cacher, registry: Registry) -> None:
+        self.namespaces = namespaces
+        self.registry = registry
+
+    async def invocation(self, hook: Webhook, attributes: Attributes) -> Invocation | None:
+        """How ``hook`` is called for the request, None when it is not."""
+        if not _object_matches(hook, attributes):
+            return None
+        found = invocation(hook.rules, hook.equivalent, attributes, self.registry)
+        if found is None or not await self._namespace_matches(hook, attributes):
+            return None
+        return found
+
+    async def _namespace_matches(self, hook: Webhook, attributes: Attributes) -> bool:
+        resource = attributes.resource
+        is_namespace = resource.key == NAMESPACES
+        if hook.namespace_selector.empty or (not attributes.namespace and not is_namespace):
+            return True  # cluster-scoped objects are never exempted
+        if is_namespace and not attributes.subresource and attributes.operation in (CREATE, UPDATE):
+            assert attributes.obj is not None
+            return hook.namespace_selector.matches(attributes.obj.metadata.labels)
+        name = attributes.name if is_namespace else attributes.namespace
+        view = self.namespaces.cached("", name) or await self.namespaces.get_latest("", name)
+        if view is None:
+            raise errors.not_found(self.namespaces.resource, name)
+        return hook.namespace_selector.matches(view.obj.metadata.labels)
+
+
+def _object_matches(hook: Webhook, attributes: Attributes) -> bool:
+    selector = hook.object_selector
+    if selector.empty:
+        return True
+    return any(obj is not None and selector.matches(obj.metadata.labels) for obj in (attributes.obj, attributes.old))

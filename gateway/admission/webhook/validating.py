@@ -1,0 +1,37 @@
+"""ValidatingAdmissionWebhook: every matching validating webhook is called at once, after the
+object is complete (its place in the validating phase); the first refusal, in the webhooks'
+order, is the answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from gateway.admission import Attributes
+from gateway.admission.webhook.call import call
+from gateway.admission.webhook.dispatch import Dispatcher
+from gateway.admission.webhook.objects import as_json, convert
+
+
+class ValidatingAdmissionWebhook(Dispatcher):
+    async def validate(self, attributes: Attributes) -> None:
+        invocations = await self.invocations(attributes)
+        if not invocations:
+            return
+        source = self.codec(attributes.resource)
+        objects = {}
+        for _, invocation in invocations:
+            if invocation.resource.key not in objects:
+                target = self.codec(invocation.resource)
+                objects[invocation.resource.key] = tuple(
+                    as_json(target, convert(obj, source, target)) for obj in (attributes.obj, attributes.old)
+                )
+        results = await asyncio.gather(
+            *(
+                call(self.caller, hook, invocation, attributes, objects[invocation.resource.key], mutating=False)
+                for hook, invocation in invocations
+            ),
+            return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
