@@ -148,6 +148,13 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="seconds between periodic watch bookmarks",
     )
     p.add_argument(
+        "--storage-initialization-timeout",
+        type=go_duration,
+        default=60.0,
+        metavar="DURATION",
+        help="how long to wait for the storage at start, trying again and logging why (1m, 30s)",
+    )
+    p.add_argument(
         "--request-timeout",
         type=go_duration,
         default=60.0,
@@ -406,7 +413,7 @@ async def run(args: argparse.Namespace) -> None:
     shared = args.gateways > 1 or args.gateway_index > 0  # one of several gateways on these addresses
     workers: list[subprocess.Popen[bytes]] = []
     try:
-        await backend.wait_ready(10)
+        await backend.wait_available(args.storage_initialization_timeout)
         tls, admin_config = transport(args)
         settings = Settings(
             watch_cache_window=args.watch_cache_window,
@@ -484,7 +491,8 @@ async def run(args: argparse.Namespace) -> None:
 
 def gateway_main(argv: list[str]) -> int:
     """`protokube gateway --storage HOST:PORT`: the HTTP gateway alone, against running storage."""
-    if not any(a == "--storage" or a.startswith("--storage=") for a in argv):
+    asks_help = any(a in ("-h", "--help") for a in argv)
+    if not asks_help and not any(a == "--storage" or a.startswith("--storage=") for a in argv):
         print("protokube gateway: --storage HOST:PORT is required (or use protokube serve)", file=sys.stderr)
         return 2
     return main(argv, prog="protokube gateway")

@@ -18,11 +18,33 @@ USAGE_ERROR = 2
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Defaults shown where they tell something: plain values (a list joined by commas), not None,
+    False, empty ones or objects, and not where the help already speaks of the default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        shown = _shown_default(action.default)
+        if shown is None or "default" in text.lower():
+            return text
+        return f"{text} (default: {shown})"
+
+
+def _shown_default(value: object) -> str | None:
+    if isinstance(value, bool) or value in (None, "", argparse.SUPPRESS):
+        return None
+    if isinstance(value, str | int | float | Path):
+        return str(value)
+    if isinstance(value, tuple | list) and value and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    return None
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (``protokube serve: --listen: ...``) and defaults in --help."""
 
     def __init__(self, prog: str, description: str) -> None:
-        super().__init__(prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        super().__init__(prog=prog, description=description, formatter_class=HelpFormatter)
 
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message} (see --help)", file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,19 @@ class ClientTLS:
         return grpc.ssl_channel_credentials(read(self.ca_file), read(self.key_file), read(self.cert_file))
 
 
+ATTEMPT_SECONDS = 5.0  # each try of wait_available
+
+
+class StorageUnavailable(RuntimeError):
+    """The storage did not answer within the time given to it."""
+
+
+def _why(err: BaseException, channel: grpc.aio.Channel) -> str:
+    if isinstance(err, grpc.aio.AioRpcError):
+        return f"{err.code().name}: {err.details()}"
+    return f"no connection, gRPC channel {channel.get_state().name}"
+
+
 class EtcdBackend:
     """A connection to an etcd-v3 API: one endpoint (``host:port``, ``unix://path``) or the members
     of a cluster (``h1:2379,h2:2379,h3:2379``, each tried in turn when the one in use fails); TLS
@@ -112,6 +126,23 @@ class EtcdBackend:
                 self.target,
                 ", ".join(versions),
             )
+
+    async def wait_available(self, timeout: float, attempt: float = ATTEMPT_SECONDS) -> None:
+        """``wait_ready``, tried again until ``timeout`` seconds have passed, with a log line for
+        every failed attempt naming the storage and why; then StorageUnavailable saying so."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                await self.wait_ready(max(0.1, min(attempt, left)))
+                return
+            except (TimeoutError, grpc.aio.AioRpcError) as err:
+                reason = _why(err, self.channel)
+                if time.monotonic() >= deadline:
+                    raise StorageUnavailable(
+                        f"storage {self.target} not reachable after {timeout:g} s ({reason})"
+                    ) from None
+                log.warning("storage %s not reachable yet (%s); trying again", self.target, reason)
 
     async def _member_versions(self) -> list[str]:
         if len(self.endpoints) == 1:

@@ -263,3 +263,50 @@ def test_several_gateway_processes_share_the_addresses(tmp_path: Path) -> None:
     while Path(f"/proc/{workers[0]}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(f"/proc/{workers[0]}").exists()
+
+
+def test_gateway_waits_for_storage_then_says_why(tmp_path: Path) -> None:
+    """A gateway whose storage does not answer tries again, logging why, for
+    --storage-initialization-timeout; then it stops naming the storage (it printed nothing)."""
+    nobody = free_port()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protokube",
+            "gateway",
+            "--storage",
+            f"127.0.0.1:{nobody}",
+            "--storage-initialization-timeout=6s",
+            "--data-dir",
+            str(tmp_path),
+            "--listen",
+            f"127.0.0.1:{free_port()}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert f"storage 127.0.0.1:{nobody} not reachable yet" in result.stderr
+    assert f"protokube gateway: storage 127.0.0.1:{nobody} not reachable after 6 s" in result.stderr
+
+
+def test_help_is_help() -> None:
+    """`protokube gateway --help` prints the help (not the --storage error); defaults are shown
+    only where they are plain values."""
+    for command in ("gateway", "serve"):
+        shown = subprocess.run(
+            [sys.executable, "-m", "protokube", command, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
+        assert shown.returncode == 0 and shown.stdout.startswith(f"usage: protokube {command}")
+        assert "--storage-initialization-timeout" in shown.stdout
+        for noise in (
+            "(default: None)",
+            "RuntimeConfig(",
+            "{'",
+            "(default: False)",
+            "(default: made in --data-dir) (default",
+        ):
+            assert noise not in " ".join(shown.stdout.split()), noise
