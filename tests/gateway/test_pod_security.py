@@ -318,6 +318,11 @@ def test_kubectl_run_shows_the_denial_and_the_warning(kubectl: Kubectl, client: 
         'privileged (container "web" must not set securityContext.privileged=true)'
     ) in warned.stderr
     assert "pod/web created" in warned.stdout
+    labelled = kubectl.run("label", "namespace", namespace, f"{LABEL}enforce=baseline", "--overwrite")
+    assert (
+        f'Warning: existing pods in namespace "{namespace}" violate the new PodSecurity enforce level '
+        '"baseline:latest"\nWarning: web: privileged\n'
+    ) in labelled.stderr
 
 
 # ---- configured: defaults and exemptions ---------------------------------------------------------

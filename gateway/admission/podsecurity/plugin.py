@@ -111,7 +111,7 @@ class PodSecurity:
             return
         namespace = attributes.obj
         assert namespace is not None
-        name = namespace.metadata.name
+        name = namespace.metadata.name  # whether it is exempt: by its name (upstream's request namespace on updates)
         policy, problems = self._policy(namespace.metadata.labels)
         if attributes.operation == CREATE:
             if problems:
