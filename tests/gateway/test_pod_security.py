@@ -16,7 +16,7 @@ import pytest
 from k8s.io.api.core.v1 import types_pb2 as core
 
 from gateway.admission.podsecurity import plugin
-from gateway.admission.podsecurity.checks import details, evaluate
+from gateway.admission.podsecurity.checks import CHECKS, details, evaluate
 from gateway.admission.podsecurity.configuration import parse
 from gateway.admission.podsecurity.levels import LevelVersion, Version
 
@@ -120,6 +120,90 @@ def test_restricted_versions_and_windows_pods() -> None:
         'restricted volume types (volumes "n", "i" use restricted volume types "nfs", "unknown"), '
         'runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), '
         'runAsUser=0 (container "c" must not set runAsUser=0)'
+    )
+
+
+def _detail(check_id: str, found: core.Pod, minor: int = 32) -> str:
+    """What one check says of ``found`` at v1.<minor>."""
+    [check] = [c for c in CHECKS if c.id == check_id]
+    run = check.at(minor)
+    assert run is not None
+    result = run(found.metadata, found.spec)
+    return f"{result.reason} ({result.detail})" if result is not None else ""
+
+
+def test_each_checks_words() -> None:
+    """As upstream's policy tests word them."""
+    found = core.Pod()
+    found.spec.securityContext.seLinuxOptions.type = "foo"
+    found.spec.securityContext.seLinuxOptions.user = "u"
+    found.spec.securityContext.seLinuxOptions.role = "r"
+    for name, kind in (("d", "container_t"), ("e", "bar"), ("f", "bar"), ("g", "container_engine_t")):
+        found.spec.containers.add(name=name).securityContext.seLinuxOptions.type = kind
+    assert _detail("seLinuxOptions", found, 31) == (
+        'seLinuxOptions (pod and containers "e", "f" set forbidden securityContext.seLinuxOptions: types "bar", '
+        '"foo"; user may not be set; role may not be set)'
+    )
+    assert 'containers "e", "f", "g"' in _detail("seLinuxOptions", found, 30)  # container_engine_t from v1.31
+
+    found = core.Pod()
+    for name, mount in (("a", None), ("b", "Default"), ("d", "Unmasked"), ("e", "other")):
+        container = found.spec.containers.add(name=name)
+        if mount:
+            container.securityContext.procMount = mount
+    assert _detail("procMount", found) == (
+        'procMount (containers "d", "e" must not set securityContext.procMount to "Unmasked", "other")'
+    )
+
+    found = core.Pod()
+    found.spec.securityContext.windowsOptions.hostProcess = True
+    for name, host in (("d", False), ("e", True), ("f", True)):
+        found.spec.containers.add(name=name).securityContext.windowsOptions.hostProcess = host
+    assert _detail("windowsHostProcess", found) == (
+        'hostProcess (pod and containers "e", "f" must not set securityContext.windowsOptions.hostProcess=true)'
+    )
+
+    found = core.Pod()
+    found.metadata.annotations["seccomp.security.alpha.kubernetes.io/pod"] = "unconfined"
+    found.metadata.annotations["container.seccomp.security.alpha.kubernetes.io/a"] = "unconfined"
+    found.metadata.annotations["container.seccomp.security.alpha.kubernetes.io/b"] = "unknown"
+    found.metadata.annotations["container.seccomp.security.alpha.kubernetes.io/c"] = "localhost/x"
+    for name in "abc":
+        found.spec.containers.add(name=name)
+    found.spec.securityContext.seccompProfile.type = "Unconfined"
+    assert _detail("seccompProfile_baseline", found, 18) == (
+        "seccompProfile (forbidden annotations container.seccomp.security.alpha.kubernetes.io/a="
+        '"unconfined", container.seccomp.security.alpha.kubernetes.io/b="unknown", '
+        'seccomp.security.alpha.kubernetes.io/pod="unconfined")'
+    )
+    assert _detail("seccompProfile_baseline", found, 19) == (
+        'seccompProfile (pod must not set securityContext.seccompProfile.type to "Unconfined")'
+    )
+
+    found = core.Pod()
+    for name, drop, add in (("a", [], ["FOO", "BAR"]), ("b", ["NET_RAW"], ["BAZ"]), ("c", ["ALL"], ["CHOWN"])):
+        capabilities = found.spec.containers.add(name=name).securityContext.capabilities
+        capabilities.drop.extend(drop)
+        capabilities.add.extend(add)
+    found.spec.containers.add(name="d").securityContext.capabilities.drop.append("ALL")
+    assert _detail("capabilities_restricted", found) == (
+        'unrestricted capabilities (containers "a", "b" must set securityContext.capabilities.drop=["ALL"]; '
+        'containers "a", "b", "c" must not include "BAR", "BAZ", "CHOWN", "FOO" in securityContext.capabilities.add)'
+    )
+
+    found = core.Pod()
+    found.spec.volumes.add(name="a").volumeSource.hostPath.path = "/a"
+    found.spec.volumes.add(name="b").volumeSource.hostPath.path = "/b"
+    found.spec.volumes.add(name="c").volumeSource.emptyDir.SetInParent()
+    assert _detail("hostPathVolumes", found) == 'hostPath volumes (volumes "a", "b")'
+
+    found = core.Pod()
+    found.spec.securityContext.appArmorProfile.type = "Unconfined"
+    found.spec.containers.add(name="a").securityContext.appArmorProfile.type = "Localhost"
+    found.spec.containers.add(name="b").securityContext.appArmorProfile.type = "Bogus"
+    assert _detail("appArmorProfile", found) == (
+        'forbidden AppArmor profiles (pod and container "b" must not set AppArmor profile type to "Bogus", '
+        '"Unconfined")'
     )
 
 
