@@ -164,7 +164,7 @@ class Http2Protocol(asyncio.Protocol):
         )
         self._h2 = h2.connection.H2Connection(config)
         self._h2.decoder.max_header_list_size = max_header_list_size * DECODED_HEADERS_FACTOR
-        self._transport: asyncio.Transport | None = None
+        self.transport: asyncio.Transport | None = None
         self._streams: dict[int, _Stream] = {}  # open streams, by id
         self._queue: deque[_Stream] = deque()  # requests waiting for a task slot
         self._tasks: set[asyncio.Task[None]] = set()
@@ -183,7 +183,7 @@ class Http2Protocol(asyncio.Protocol):
     # -- the transport's callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = cast(asyncio.Transport, transport)  # uvloop's are not asyncio.Transport subclasses
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's are not asyncio.Transport subclasses
         self._h2.initiate_connection()
         self._h2.update_settings(
             {
@@ -228,25 +228,25 @@ class Http2Protocol(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self._paused = True
-        if self._transport is not None:
-            self._transport.pause_reading()
+        if self.transport is not None:
+            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._paused = False
-        if self._transport is not None and not self._closed:
-            self._transport.resume_reading()
+        if self.transport is not None and not self._closed:
+            self.transport.resume_reading()
         self._resume_senders()
 
     async def shutdown(self) -> None:
         """GOAWAY (streams the client opens from now on are refused), wait for the streams in
         flight, then close. Cancelled (a deadline), it closes at once."""
-        if self._closed or self._transport is None:
+        if self._closed or self.transport is None:
             return
         if not self._going_away:
             self._going_away = True
             self._write()
             goaway = GoAwayFrame(0, last_stream_id=self._h2.highest_inbound_stream_id, error_code=ErrorCodes.NO_ERROR)
-            self._transport.write(goaway.serialize())  # h2's own GOAWAY would end every stream with it
+            self.transport.write(goaway.serialize())  # h2's own GOAWAY would end every stream with it
         try:
             while self._busy() and not self._closed:
                 self._quiet = self.loop.create_future()
@@ -529,8 +529,8 @@ class Http2Protocol(asyncio.Protocol):
         self._write_scheduled = False
         self._unwritten = 0
         data = self._h2.data_to_send()
-        if data and self._transport is not None and not self._transport.is_closing():
-            self._transport.write(data)
+        if data and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
 
     def _check_idle(self) -> None:
         idle = 0.0 if self._busy() else time.monotonic() - self._idle_since
@@ -551,8 +551,8 @@ class Http2Protocol(asyncio.Protocol):
             return
         self._write()
         self._closed = True
-        if self._transport is not None:
-            self._transport.close()
+        if self.transport is not None:
+            self.transport.close()
         self._drop_streams()
         self._resume_senders()
         self._wake_shutdown()

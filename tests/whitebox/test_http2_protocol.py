@@ -628,7 +628,7 @@ def test_a_ping_flood_from_a_client_that_does_not_read_stays_bounded() -> None:
             flooding = asyncio.create_task(client.writer.drain())
             await asyncio.sleep(1)
             assert not flooding.done()  # the server has stopped reading
-            transport = server.protocols[0]._transport
+            transport = server.protocols[0].transport
             assert transport is not None and transport.get_write_buffer_size() < 1 * MiB
             flooding.cancel()
             client.close()
