@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from .helpers import GatewayProcess, eventually
-from .webhookserver import WebhookServer
+from .webhookserver import WebhookServer, allow, slow
 
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
@@ -190,3 +190,156 @@ def test_a_jsonpatch_mutates_the_object(
     assert created.json()["data"] == {"a": "patched"}
     stored = api.get(f"/api/v1/namespaces/{ns}/configmaps/{created.json()['metadata']['name']}").json()
     assert stored["data"] == {"a": "patched"}
+
+
+def test_a_timeout_fails_the_request_or_is_ignored(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured
+) -> None:
+    hooks.handlers["/slow"] = slow(3)
+    configured.add(VALIDATING, webhook("slow.example.com", "/slow", hooks, timeoutSeconds=1))
+    failed = until_called(api, ns, hooks, "/slow")
+    assert failed.status_code == 500, failed.text
+    assert failed.json()["reason"] == "InternalError"
+    assert failed.json()["message"] == (
+        'Internal error occurred: failed calling webhook "slow.example.com": failed to call webhook: '
+        f'Post "{hooks.url("/slow")}?timeout=1s": context deadline exceeded'
+    )
+    assert hooks.queries["/slow"][-1] == "timeout=1s"
+    configured.remove_all()
+    hooks.handlers["/slow-ignored"] = slow(3)
+    configured.add(
+        VALIDATING, webhook("ignored.example.com", "/slow-ignored", hooks, timeoutSeconds=1, failurePolicy="Ignore")
+    )
+    allowed = until_called(api, ns, hooks, "/slow-ignored")
+    assert allowed.status_code == 201, allowed.text
+
+
+def test_an_unreachable_webhook(api: httpx.Client, ns: str, configured: Configured, hooks: WebhookServer) -> None:
+    hook = webhook("gone.example.com", "/", hooks)
+    hook["clientConfig"] = {"url": "https://127.0.0.1:1/check"}
+    configured.add(VALIDATING, hook)
+
+    def refused() -> httpx.Response | None:
+        answer = create_configmap(api, ns, f"probe-{next(_names)}")
+        return answer if answer.status_code == 500 else None
+
+    answer = eventually(refused)
+    assert answer is not None
+    assert answer.json()["message"] == (
+        'Internal error occurred: failed calling webhook "gone.example.com": failed to call webhook: '
+        'Post "https://127.0.0.1:1/check?timeout=10s": dial tcp 127.0.0.1:1: connect: connection refused'
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (b'{"hello": "world"}', "failed to call webhook: Object 'Kind' is missing in '{\"hello\": \"world\"}'"),
+        (
+            b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {"uid": "x"}}',
+            'received invalid webhook response: expected response.uid="{uid}", got "x"',
+        ),
+        (
+            b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}',
+            "received invalid webhook response: webhook response was absent",
+        ),
+    ],
+)
+def test_answers_that_are_not_reviews(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured, answer: bytes, message: str
+) -> None:
+    path = f"/bad-{next(_names)}"
+    hooks.handlers[path] = lambda request: answer
+    configured.add(VALIDATING, webhook("bad.example.com", path, hooks))
+    failed = until_called(api, ns, hooks, path)
+    assert failed.status_code == 500, failed.text
+    uid = hooks.reviews[path][-1]["request"]["uid"]
+    assert failed.json()["message"] == (
+        f'Internal error occurred: failed calling webhook "bad.example.com": {message.replace("{uid}", uid)}'
+    )
+
+
+def test_a_patch_that_does_not_apply(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
+    hooks.handlers["/bad-patch"] = lambda request: {
+        "allowed": True,
+        "patch": [{"op": "replace", "path": "/spec/missing/deeper", "value": 1}],
+    }
+    configured.add(MUTATING, webhook("badpatch.example.com", "/bad-patch", hooks, failurePolicy="Ignore"))
+    failed = until_called(api, ns, hooks, "/bad-patch")
+    # not a failed call: an internal error whatever the failure policy (as upstream)
+    assert failed.status_code == 500, failed.text
+    assert failed.json()["reason"] == "InternalError"
+    assert failed.json()["message"].startswith("Internal error occurred: ")
+
+
+def test_reinvocation(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
+    """The first webhook (IfNeeded) is called again after the second changed the object."""
+
+    def first(request: dict[str, Any]) -> dict[str, Any]:
+        labels = request["object"]["metadata"].get("labels") or {}
+        return {
+            "allowed": True,
+            "patch": [{"op": "add", "path": "/metadata/annotations", "value": {"seen": ",".join(sorted(labels))}}],
+        }
+
+    hooks.handlers["/first"] = first
+    hooks.handlers["/second"] = lambda request: {
+        "allowed": True,
+        "patch": [{"op": "add", "path": "/metadata/labels", "value": {"second": "yes"}}],
+    }
+    configured.add(
+        MUTATING,
+        webhook("a-first.example.com", "/first", hooks, reinvocationPolicy="IfNeeded"),
+        webhook("b-second.example.com", "/second", hooks),
+    )
+    created = until_called(api, ns, hooks, "/second")
+    assert created.status_code == 201, created.text
+    assert created.json()["metadata"]["annotations"] == {"seen": "second"}
+    assert created.json()["metadata"]["labels"] == {"second": "yes"}
+    assert len(hooks.reviews["/first"]) == 2 * len(hooks.reviews["/second"])
+
+
+def test_namespace_and_object_selectors(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured
+) -> None:
+    hooks.handlers["/selected"] = lambda request: {"allowed": False, "status": {"message": "selected"}}
+    other = f"wh-other-{next(_names)}"
+    assert api.post("/api/v1/namespaces", json={"metadata": {"name": other}}).status_code == 201
+    try:
+        configured.add(
+            VALIDATING,
+            webhook(
+                "selected.example.com",
+                "/selected",
+                hooks,
+                namespaceSelector={"matchLabels": {"team": ns}},
+                objectSelector={"matchExpressions": [{"key": "checked", "operator": "Exists"}]},
+            ),
+        )
+
+        def labelled(namespace: str, labels: dict[str, str]) -> httpx.Response:
+            body = {"metadata": {"name": f"cm-{next(_names)}", "labels": labels}}
+            return api.post(f"/api/v1/namespaces/{namespace}/configmaps", json=body)
+
+        assert eventually(lambda: labelled(ns, {"checked": "1"}).status_code == 400)
+        assert labelled(ns, {"other": "1"}).status_code == 201  # objectSelector does not match
+        assert labelled(other, {"checked": "1"}).status_code == 201  # namespaceSelector does not match
+    finally:
+        api.delete(f"/api/v1/namespaces/{other}")
+
+
+def test_dry_run_and_side_effects(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
+    hooks.handlers["/none"] = allow
+    hooks.handlers["/unknown"] = allow
+    configured.add(VALIDATING, webhook("none.example.com", "/none", hooks))
+    until_called(api, ns, hooks, "/none")
+    dry = create_configmap(api, ns, "dry", dryRun="All")
+    assert dry.status_code == 201, dry.text
+    assert hooks.reviews["/none"][-1]["request"]["dryRun"] is True
+    assert hooks.reviews["/none"][-1]["request"]["options"]["dryRun"] == ["All"]
+    # v1 allows no other sideEffects (Some and Unknown, refused on dry runs, are v1beta1's)
+    configured.add(VALIDATING, webhook("unknown.example.com", "/unknown", hooks, sideEffects="NoneOnDryRun"))
+    until_called(api, ns, hooks, "/unknown")
+    assert create_configmap(api, ns, "dry2", dryRun="All").status_code == 201
+    assert hooks.reviews["/unknown"][-1]["request"]["dryRun"] is True
+    assert api.get(f"/api/v1/namespaces/{ns}/configmaps/dry2").status_code == 404

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import random
 import ssl
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httpx
@@ -156,16 +156,29 @@ def _status_message(code: int, body: bytes) -> str:
 
 def _reason(err: httpx.HTTPError) -> str:
     """A transport error as Go's net/http words it."""
-    cause: BaseException | None = err
-    while cause is not None and not isinstance(cause, OSError):
-        cause = cause.__cause__ or cause.__context__
-    if isinstance(cause, ssl.SSLCertVerificationError):
-        if "mismatch" in str(cause.verify_message):
-            return f"tls: failed to verify certificate: x509: {cause.verify_message}"
+    causes = list(_causes(err))
+    verify = next((c for c in causes if isinstance(c, ssl.SSLCertVerificationError)), None)
+    if verify is not None:
+        if "mismatch" in str(verify.verify_message):
+            return f"tls: failed to verify certificate: x509: {verify.verify_message}"
         return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-    if isinstance(cause, ConnectionRefusedError):
+    if any(isinstance(c, ConnectionRefusedError) for c in causes):
         return f"dial tcp {err.request.url.host}:{err.request.url.port or 443}: connect: connection refused"
-    return str(cause or err) or type(err).__name__
+    return str(err) or type(err).__name__
+
+
+def _causes(err: BaseException) -> Iterator[BaseException]:
+    """``err`` and what led to it (causes, contexts, the members of exception groups)."""
+    seen: set[int] = set()
+    pending = [err]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        pending += [c for c in (current.__cause__, current.__context__) if c is not None]
+        pending += getattr(current, "exceptions", ())
 
 
 def _url(config: ClientConfig) -> str:
