@@ -20,7 +20,7 @@ from gateway.admission.limitranger import LimitRanger
 from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.admission.policy.plugin import ValidatingAdmissionPolicy
-from gateway.admission.resourcequota import ResourceQuota
+from gateway.admission.resourcequota import ResourceQuota, parse_configuration
 from gateway.admission.webhook.mutating import MutatingAdmissionWebhook
 from gateway.admission.webhook.validating import ValidatingAdmissionWebhook
 from gateway.auth.authorization import Authorizer
@@ -132,7 +132,11 @@ FACTORIES: dict[str, PluginFactory] = {
     "CertificateApproval": lambda context: certificates.CertificateApproval(context.authorizer),
     "CertificateSigning": lambda context: certificates.CertificateSigning(context.authorizer),
     "CertificateSubjectRestriction": lambda context: certificates.CertificateSubjectRestriction(),
-    "ResourceQuota": lambda context: ResourceQuota(context.cachers[RESOURCE_QUOTAS], context.stores),
+    "ResourceQuota": lambda context: ResourceQuota(
+        context.cachers[RESOURCE_QUOTAS],
+        context.stores,
+        parse_configuration(context.configuration.get("ResourceQuota")),
+    ),
     "ValidatingAdmissionPolicy": lambda context: ValidatingAdmissionPolicy(
         context.cachers, context.registry, context.authorizer
     ),
@@ -141,7 +145,10 @@ FACTORIES: dict[str, PluginFactory] = {
 }
 
 # Plugins' configurations are parsed when the flags are read: one that cannot be used stops the start.
-CONFIGURATION_PARSERS: dict[str, Callable[[Any], object]] = {"PodSecurity": podsecurity.configuration.parse}
+CONFIGURATION_PARSERS: dict[str, Callable[[Any], object]] = {
+    "PodSecurity": podsecurity.configuration.parse,
+    "ResourceQuota": parse_configuration,
+}
 
 
 class AdmissionPluginError(ValueError):

@@ -6,6 +6,8 @@ also when a burst of creates comes through two gateways sharing one storage."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .helpers import GatewayProcess, Kubectl, eventually
+from .helpers import ROOT, GatewayProcess, Kubectl, eventually
 
 
 def quota(client: httpx.Client, namespace: str, hard: dict[str, str], **spec: Any) -> dict[str, Any]:
@@ -227,3 +229,89 @@ def test_a_burst_through_two_gateways_never_overshoots(
     assert used(client, namespace) == {"configmaps": str(base + codes.count(201))}
     if codes.count(201) < 5:  # what the race left is still there to take
         assert configmap(client, namespace, "after-burst").status_code == 201
+
+
+LIMITED = """
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ResourceQuota
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: ResourceQuotaConfiguration
+    limitedResources:
+    - resource: pods
+      matchScopes:
+      - scopeName: PriorityClass
+        operator: In
+        values: ["cluster-services"]
+    - resource: persistentvolumeclaims
+      matchContains: ["storage"]
+"""
+
+
+@pytest.fixture(scope="module")
+def limiting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """A server whose ResourceQuota configuration limits consumption by default."""
+    directory = Path(tmp_path_factory.mktemp("limited-resources"))
+    (directory / "admission.yaml").write_text(LIMITED)
+    process = GatewayProcess(
+        directory / "data", "--admission-control-config-file", str(directory / "admission.yaml")
+    ).start()
+    yield process
+    process.kill()
+
+
+def test_limited_resources_need_a_covering_quota(limiting: GatewayProcess) -> None:
+    with limiting.client() as client:
+        assert client.post("/api/v1/namespaces", json={"metadata": {"name": "limited"}}).status_code == 201
+        critical = {"metadata": {"name": "cluster-services"}, "value": 1000}
+        assert client.post("/apis/scheduling.k8s.io/v1/priorityclasses", json=critical).status_code == 201
+        refused = create_pod(client, "limited", pod("p", priorityClassName="cluster-services"))
+        assert refused.status_code == 500  # upstream's plain error, not a Forbidden
+        assert refused.json()["message"] == (
+            "insufficient quota to match these scopes: [{PriorityClass In [cluster-services]}]"
+        )
+        assert create_pod(client, "limited", pod("ordinary")).status_code == 201
+        claim = {
+            "metadata": {"name": "c"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        }
+        refused = client.post("/api/v1/namespaces/limited/persistentvolumeclaims", json=claim)
+        assert refused.status_code == 403
+        assert refused.json()["message"] == (
+            'persistentvolumeclaims "c" is forbidden: insufficient quota to consume: requests.storage'
+        )
+
+        selector = {
+            "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": ["cluster-services"]}]
+        }
+        quota(client, "limited", {"pods": "10"}, scopeSelector=selector)
+        assert create_pod(client, "limited", pod("p", priorityClassName="cluster-services")).status_code == 201
+        body = {"metadata": {"name": "storage"}, "spec": {"hard": {"requests.storage": "10Gi"}}}
+        assert client.post("/api/v1/namespaces/limited/resourcequotas", json=body).status_code == 201
+        eventually(lambda: "used" in client.get("/api/v1/namespaces/limited/resourcequotas/storage").json()["status"])
+        assert client.post("/api/v1/namespaces/limited/persistentvolumeclaims", json=claim).status_code == 201
+
+
+def test_a_configuration_without_a_resource_stops_the_start(tmp_path: Path) -> None:
+    config = tmp_path / "admission.yaml"
+    config.write_text(LIMITED.replace("- resource: persistentvolumeclaims", '- apiGroup: ""'))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protokube",
+            "serve",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--admission-control-config-file",
+            str(config),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "limitedResources[1].resource: Required value" in result.stderr

@@ -1,6 +1,8 @@
 """ResourceQuota: what objects cost (``evaluators``), the admission plugin that charges them
-(``admission``) and the usage the resourcequota controller recounts (``usage``)."""
+(``admission``) with its configuration (``configuration``) and the usage the resourcequota
+controller recounts (``usage``)."""
 
 from gateway.admission.resourcequota.admission import ResourceQuota
+from gateway.admission.resourcequota.configuration import parse as parse_configuration
 
-__all__ = ["ResourceQuota"]
+__all__ = ["ResourceQuota", "parse_configuration"]

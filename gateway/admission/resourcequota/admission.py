@@ -34,7 +34,8 @@ from gateway.admission.resourcelist import (
     remove_zeros,
     subtract_nonnegative,
 )
-from gateway.admission.resourcequota.evaluators import IGNORED, Evaluator, evaluator_for
+from gateway.admission.resourcequota.configuration import LimitedResource
+from gateway.admission.resourcequota.evaluators import IGNORED, Evaluator, Scope, evaluator_for, scopes_of
 from gateway.objects.codec import Obj
 from gateway.objects.view import ObjectView
 from gateway.params import WriteOptions
@@ -45,13 +46,27 @@ NAMESPACE = "k8s.io.api.core.v1.Namespace"
 RETRIES = 3  # rechecks after a conflicting status write (upstream's checkQuotas)
 
 
-def check_request(quotas: list[Message], attributes: Attributes, evaluator: Evaluator) -> dict[str, ResourceList]:
+def _go_scopes(scopes: list[Scope]) -> str:
+    """Scope requirements as Go's %v prints a slice of them."""
+    return "[" + " ".join(f"{{{s.name} {s.operator} [{' '.join(s.values)}]}}" for s in scopes) + "]"
+
+
+def check_request(
+    quotas: list[Message], attributes: Attributes, evaluator: Evaluator, limited: tuple[LimitedResource, ...] = ()
+) -> dict[str, ResourceList]:
     """The new status.used of each quota the request is charged to (CheckRequest); a 403 when
-    it does not fit, when a quota's usage is not known yet, or when the object lacks what a
-    quota requires of it."""
+    it does not fit, when a quota's usage is not known yet, when the object lacks what a quota
+    requires of it, or when it consumes what the configuration limits and no quota covers."""
     obj = attributes.obj
-    interesting = []
+    limited_scopes = [scope for item in limited for scope in item.match_scopes if evaluator.matches_scope(scope, obj)]
+    limited_names: set[str] = set()
+    own = [item for item in limited if (item.group, item.resource) == evaluator.group_resource]
+    if own:
+        consumed = [name for name, value in evaluator.usage(obj).items() if value.value > 0]
+        limited_names = {name for item in own for name in consumed if any(part in name for part in item.match_contains)}
+    interesting, covered, quota_scopes = [], set(), []
     for quota in quotas:
+        quota_scopes += [scope for scope in scopes_of(quota) if evaluator.matches_scope(scope, obj)]
         if not evaluator.matches(quota, obj):
             continue
         name = quota.metadata.name
@@ -62,29 +77,38 @@ def check_request(quotas: list[Message], attributes: Attributes, evaluator: Eval
         if any(resource not in quota.status.used for resource in restricted):
             raise forbidden(attributes, f"status unknown for quota: {name}, resources: {','.join(sorted(restricted))}")
         interesting.append(quota)
-    if not interesting:
-        return {}
+        covered.update(restricted)
     usage = evaluator.usage(obj)
     if below_zero := negative(usage):
         raise forbidden(attributes, f"quota usage is negative for resource(s): {','.join(sorted(below_zero))}")
     deltas = {quota.metadata.name: usage for quota in interesting}
+    unquoted = usage if attributes.operation == CREATE else {}  # the change when no quota counts it
     if attributes.operation == UPDATE:
         old = attributes.old
         if old is None:
             raise forbidden(attributes, "unable to get previous usage since prior version of object was not found")
+        unquoted = usage
         if old.metadata.resourceVersion:  # an update, not a create-on-update: only the difference
-            difference = subtract_nonnegative(usage, evaluator.usage(old))
+            unquoted = difference = subtract_nonnegative(usage, evaluator.usage(old))
             for quota in interesting:
                 if evaluator.matches(quota, old):
                     deltas[quota.metadata.name] = difference
+    deltas = {name: remove_zeros(delta) for name, delta in deltas.items()}
+    deltas = {name: delta for name, delta in deltas.items() if delta}
+    if not (deltas if interesting else remove_zeros(unquoted)):
+        return {}
+    if uncovered := limited_names - covered:
+        raise forbidden(attributes, f"insufficient quota to consume: {','.join(sorted(uncovered))}")
+    uncovered_scopes = [s for s in limited_scopes if not any(m.name == s.name for m in quota_scopes)]
+    if uncovered_scopes:  # upstream returns a plain error here: a 500 without a reason
+        raise errors.new(500, "", f"insufficient quota to match these scopes: {_go_scopes(uncovered_scopes)}")
     charged = {}
     for quota in interesting:
         name = quota.metadata.name
-        delta = remove_zeros(deltas[name])
-        if not delta:
+        if name not in deltas:
             continue
         hard, used = from_message(quota.status.hard), from_message(quota.status.used)
-        requested = mask(delta, hard)
+        requested = mask(deltas[name], hard)
         new_used = add(used, requested)
         over = exceeded(mask(new_used, requested), hard)
         if over:
@@ -99,10 +123,13 @@ def check_request(quotas: list[Message], attributes: Attributes, evaluator: Eval
 
 class ResourceQuota:
     """``quotas``: the ResourceQuotas' watch cache; ``stores``: the server's stores (the quotas'
-    one writes their status)."""
+    one writes their status); ``limited``: the configuration's limited resources."""
 
-    def __init__(self, quotas: Cacher, stores: Mapping[tuple[str, str, str], Any]) -> None:
+    def __init__(
+        self, quotas: Cacher, stores: Mapping[tuple[str, str, str], Any], limited: tuple[LimitedResource, ...] = ()
+    ) -> None:
         self.quotas = quotas
+        self.limited = limited
         self.lookup = NamespaceLookup(quotas)
         self.stores = stores
         self._written: dict[tuple[str, str], ObjectView] = {}  # this gateway's latest status writes
@@ -118,7 +145,7 @@ class ResourceQuota:
         if not evaluator.handles(attributes):
             return
         namespace = attributes.namespace
-        if not await self._current(namespace):
+        if not self.limited and not await self._current(namespace):
             return
         async with self._serialized(namespace):
             await self._charge(attributes, evaluator, await self._current(namespace))
@@ -128,7 +155,7 @@ class ResourceQuota:
         quotas whose write conflicted."""
         namespace = attributes.namespace
         for attempt in range(RETRIES + 1):
-            charged = check_request(quotas, attributes, evaluator)
+            charged = check_request(quotas, attributes, evaluator, self.limited)
             if attributes.dry_run or not charged:
                 return
             failed: list[str] = []
