@@ -4,14 +4,21 @@ argument (the receiver of a method), falling back on cel-python's own function o
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
+import celpy.evaluation
+from celpy.celtypes import BoolType
 from celpy.evaluation import CELEvalError, base_functions
 
 Function = Callable[..., Any]
 
 _OVERLOADS: dict[str, list[tuple[type | tuple[type, ...], Function]]] = {}
+# cel-python's transpiler writes a call as ``<module>.<qualname>`` of the function and runs the code
+# in its evaluation module's globals: the dispatchers live there, under ``k8s``.
+_NAMESPACE = types.SimpleNamespace()
+celpy.evaluation.k8s = _NAMESPACE  # type: ignore[attr-defined]
 # Names callable as methods (``x.f()``) and as global functions (``f(x)``), for the compile check.
 METHODS: set[str] = set()
 GLOBALS: set[str] = set()
@@ -25,21 +32,47 @@ def fail(message: str) -> CELEvalError:
 def method(name: str, receiver: type | tuple[type, ...]) -> Callable[[Function], Function]:
     """Register ``receiver.name(...)``."""
     METHODS.add(name)
-    return _register(name, receiver)
+    return register(name, receiver)
 
 
 def function(name: str, first: type | tuple[type, ...] = object) -> Callable[[Function], Function]:
     """Register the global function ``name(first, ...)``."""
     GLOBALS.add(name)
-    return _register(name, first)
+    return register(name, first)
 
 
-def _register(name: str, first: type | tuple[type, ...]) -> Callable[[Function], Function]:
-    def register(func: Function) -> Function:
+def register(name: str, first: type | tuple[type, ...]) -> Callable[[Function], Function]:
+    """Register an overload of ``name`` (neither a method nor a global function for the checker)."""
+
+    def add(func: Function) -> Function:
         _OVERLOADS.setdefault(name, []).append((first, func))
         return func
 
-    return register
+    return add
+
+
+# cel-python's transpiler writes has() as a Python bool, which its logical operators refuse: they
+# get it as CEL's bool.
+BOOLEAN_OPERATORS = ("!_", "_&&_", "_||_", "_?_:_", "_==_", "_!=_")
+
+
+def _exposed(name: str, func: Function) -> Function:
+    """``func`` where the transpiler's code finds it: ``celpy.evaluation.k8s.<attribute>``."""
+    attribute = "f_" + "".join(c if c.isalnum() else f"_{ord(c)}_" for c in name)  # one per name
+    func.__name__ = attribute
+    func.__module__ = "celpy.evaluation"
+    func.__qualname__ = f"k8s.{attribute}"
+    setattr(_NAMESPACE, attribute, func)
+    return func
+
+
+def _boolean_operator(name: str) -> Function:
+    operator = base_functions[name]
+
+    def coerced(*args: Any) -> Any:
+        return operator(*(BoolType(arg) if type(arg) is bool else arg for arg in args))
+
+    return _exposed(name, coerced)
 
 
 def _dispatcher(name: str) -> Function:
@@ -58,13 +91,14 @@ def _dispatcher(name: str) -> Function:
             return fallback(*args)
         raise TypeError(f"no such overload: {name}")
 
-    dispatch.__name__ = name
-    return dispatch
+    return _exposed(name, dispatch)
 
 
 def functions() -> dict[str, Function]:
     """Every registered function, for ``Environment.program`` (once the library modules are imported)."""
-    return {name: _dispatcher(name) for name in _OVERLOADS}
+    found = {name: _dispatcher(name) for name in _OVERLOADS}
+    found.update((name, _boolean_operator(name)) for name in BOOLEAN_OPERATORS)
+    return found
 
 
 def standard_names() -> frozenset[str]:

@@ -1,4 +1,4 @@
-"""Kubernetes' CEL list library: isSorted, sum, max (min is cel-python's), indexOf, lastIndexOf."""
+"""Kubernetes' CEL list library: isSorted, sum, min, max, indexOf, lastIndexOf."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ from typing import Any
 
 from celpy import celtypes
 
-from gateway.cel.library import fail, method
+from gateway.cel.library import fail, method, register
+
+# cel-python's transpiler takes ``.min(...)`` for its own macro (min with a variable): the program
+# renames a call without arguments to this name, which no expression can write.
+LIST_MIN = "list.min"
 
 
 @method("isSorted", celtypes.ListType)
@@ -25,6 +29,16 @@ def total(items: celtypes.ListType) -> Any:
     for item in items[1:]:
         result = result + item
     return result
+
+
+@register(LIST_MIN, celtypes.ListType)
+def minimum(items: celtypes.ListType) -> Any:
+    if not items:
+        return fail("min called on empty list")
+    try:
+        return min(items)
+    except TypeError:
+        return fail("no such overload")
 
 
 @method("max", celtypes.ListType)

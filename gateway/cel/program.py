@@ -11,20 +11,58 @@ line with a caret), prefixed with ``compilation failed: `` as upstream reports t
 from __future__ import annotations
 
 import functools
+import logging
+import re
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import celpy
 import lark
 from celpy import celtypes
-from celpy.evaluation import CELEvalError
+from celpy.celparser import CELParser
+from celpy.evaluation import CELEvalError, TranspilerTree
 
 from gateway.cel import admission, lists, net, quantity, strings, urls  # noqa: F401  (they register their functions)
 from gateway.cel.library import GLOBALS, METHODS, functions, standard_names
+from gateway.cel.lists import LIST_MIN
 from gateway.cel.values import to_cel
 
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
-_ENV = celpy.Environment()
+# Programs are transpiled to Python by cel-python (several times faster than its interpreter); it
+# logs every evaluation error at ERROR level, which are answers here, not faults.
+_ENV = celpy.Environment(runner_class=celpy.CompiledRunner)
+logging.getLogger("celpy.Transpiler").setLevel(logging.CRITICAL)
+
+
+class _Parser:
+    """cel-python's grammar with a Lark parser of our own making the transpiler's tree nodes
+    (cel-python keeps one parser per process, made with whichever tree class asked first)."""
+
+    def __init__(self) -> None:
+        grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
+        self.lark = lark.Lark(
+            grammar,
+            parser="lalr",
+            start="expr",
+            g_regex_flags=re.M,
+            lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
+            propagate_positions=True,
+            maybe_placeholders=False,
+            priority="invert",
+            tree_class=TranspilerTree,
+        )
+
+    def parse(self, text: str) -> TranspilerTree:
+        try:
+            return self.lark.parse(text)
+        except (lark.exceptions.UnexpectedToken, lark.exceptions.UnexpectedCharacters) as err:
+            raise celpy.CELParseError(err.get_context(text), *err.args, line=err.line, column=err.column) from err
+        except lark.exceptions.LarkError as err:
+            raise celpy.CELParseError(str(err).splitlines()[0]) from err
+
+
+_PARSER = _Parser()
 
 
 class CELCompileError(ValueError):
@@ -38,8 +76,9 @@ class CELEvaluationError(RuntimeError):
 class Program:
     """A compiled expression, evaluated with an activation of the declared variables."""
 
-    def __init__(self, expression: str, runner: celpy.Runner) -> None:
+    def __init__(self, expression: str, runner: celpy.Runner, names: frozenset[str] = frozenset()) -> None:
         self.expression = expression
+        self.names = names  # the declared variables it reads
         self._runner = runner
 
     def evaluate(self, activation: dict[str, Any]) -> Any:
@@ -72,12 +111,20 @@ class LazyMap(celtypes.MapType):
             dict.__setitem__(self, key, self._compute(str(key)))
         return dict.__getitem__(self, key)  # an error is a value: CEL's || and && may absorb it
 
+    def get(self, key: Any, default: Any = None) -> Any:  # the transpiler's field selection
+        return self[key] if key in self._names else default
+
     def __contains__(self, key: object) -> bool:
         return key in self._names
 
 
 def error_text(err: CELEvalError) -> str:
     """cel-go's wording of cel-python's evaluation errors."""
+    while err.args and err.args[0] == "evaluation error" and len(err.args) > 2:  # the transpiler's wrapping
+        cause, args = err.args[1], err.args[2]
+        if cause is not CELEvalError:
+            return str(args[0]) if args else str(cause)
+        err = CELEvalError(*args)
     message = str(err.args[0]) if err.args else str(err)
     if message.startswith("no such member in mapping"):
         return "no such key: " + message.rpartition(": ")[2].strip("'")
@@ -85,6 +132,8 @@ def error_text(err: CELEvalError) -> str:
         return f"no such key: {err.args[2][0]}"
     if message.startswith(("found no matching overload", "no such overload")):
         return "no such overload"
+    if message == "divide by zero":
+        return "division by zero"
     if message.startswith("modulus or divide by zero"):
         return "division by zero" if "division" in str(err.args[2:]) else "modulus by zero"
     if message.startswith("undeclared reference"):
@@ -101,16 +150,30 @@ def compile(expression: str, variables: Iterable[str], composition: Iterable[str
 @functools.lru_cache(maxsize=4096)
 def _compile(expression: str, variables: frozenset[str], composition: frozenset[str]) -> Program:
     try:
-        ast = _ENV.compile(expression)
+        ast = _PARSER.parse(expression)
     except celpy.CELParseError as err:
         line, column = err.line or 1, err.column or 1
         raise CELCompileError(
             "compilation failed: " + _issue(expression, line, column, "Syntax error: " + _syntax(err))
         ) from None
-    issues = _Checker(expression, variables, composition).check(ast)
+    checker = _Checker(expression, variables, composition)
+    issues = checker.check(ast)
     if issues:
         raise CELCompileError("compilation failed: " + "\n".join(issues))
-    return Program(expression, _ENV.program(ast, functions=_functions()))
+    _rename_list_min(ast)
+    try:
+        runner = _ENV.program(ast, functions=_functions())
+    except (celpy.CELSyntaxError, SyntaxError, AttributeError) as err:  # what the transpiler cannot write
+        raise CELCompileError(f"compilation failed: {err}") from None
+    return Program(expression, runner, frozenset(checker.used))
+
+
+def _rename_list_min(ast: lark.Tree) -> None:
+    """``list.min()``: the transpiler would take it for its min macro (see lists.LIST_MIN)."""
+    for node in ast.iter_subtrees():
+        if node.data == "member_dot_arg" and len(node.children) == 2 and node.children[1] == "min":
+            token = node.children[1]
+            node.children[1] = token.update(value=LIST_MIN)
 
 
 @functools.cache
@@ -149,6 +212,7 @@ class _Checker:
         self.globals = standard_names() | GLOBALS
         self.methods = standard_names() | METHODS
         self.issues: list[str] = []
+        self.used: set[str] = set()
 
     def check(self, ast: lark.Tree) -> list[str]:
         stack: list[tuple[Any, frozenset[str]]] = [(ast, frozenset())]
@@ -168,7 +232,11 @@ class _Checker:
         kind, children = node.data, node.children
         if kind in ("ident", "dot_ident"):
             token = children[0]
-            if token.value not in self.variables and token.value not in scope:
+            if token.value in scope:
+                return []
+            if token.value in self.variables:
+                self.used.add(str(token.value))
+            else:
                 self._undeclared(token)
             return []
         if kind in ("ident_arg", "dot_ident_arg"):

@@ -191,6 +191,14 @@ def test_json_values_keep_go_numbers() -> None:
     assert run("has(o.a) && !has(o.b)", o={"a": None}) is True
 
 
+def test_logic_absorbs_errors_and_takes_has_as_a_bool() -> None:
+    assert run("o.x.y || true", o={}) is True
+    assert run("o.x.y && false", o={}) is False
+    assert run("has(o.a) == true ? 1 : 2", o={"a": 1}) == 1
+    with pytest.raises(CELEvaluationError, match="no such key: x"):
+        compile("o.x.y || false", ["o"]).evaluate({"o": {}})
+
+
 def test_lazy_variables_are_computed_once_when_read() -> None:
     calls: list[str] = []
 

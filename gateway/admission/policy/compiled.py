@@ -90,6 +90,7 @@ class Policy:
     validations: tuple[Validation, ...] = ()
     audit_annotations: tuple[Program, ...] = ()
     error: str = ""  # a configuration error: what does not compile
+    uses: frozenset[str] = frozenset()  # the variables its expressions read
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,14 @@ def compile_policy(value: Value) -> Policy:
         )
     except CELCompileError as err:
         policy.error = str(err)
+    programs = [
+        *(p for _, p in policy.variables),
+        *(p for _, p in policy.conditions),
+        *(v.program for v in policy.validations),
+        *(v.message_program for v in policy.validations if v.message_program is not None),
+        *policy.audit_annotations,
+    ]
+    policy.uses = frozenset().union(*(p.names for p in programs))
     return policy
 
 

@@ -8,7 +8,7 @@ Fail and are ignored under Ignore."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,25 +58,44 @@ Denied = tuple[Policy, Binding, Denial]
 
 
 class _Request:
-    """What one request's evaluations share: its values as CEL sees them, made when first needed."""
+    """What one request's evaluations share: its values as CEL sees them, each made when a policy
+    first reads it."""
 
     def __init__(self, plugin: ValidatingAdmissionPolicy, attributes: Attributes) -> None:
         self.plugin = plugin
         self.attributes = attributes
-        self._base: dict[str, Any] | None = None
+        self._values: dict[str, Any] = {}
 
-    def base(self) -> dict[str, Any]:
-        if self._base is None:
-            attributes, plugin = self.attributes, self.plugin
-            base = {
-                "object": plugin.as_dict(attributes, attributes.obj),
-                "oldObject": plugin.as_dict(attributes, attributes.old),
-                "request": request_map(attributes),
-                "namespaceObject": plugin.namespace_object(attributes),
-            }
-            self._base = {name: to_cel(value) for name, value in base.items()}  # once for every evaluation
-            self._base["authorizer"] = authorizer_value(plugin.authorizer, attributes)
-        return self._base
+    def values(self, names: frozenset[str]) -> dict[str, Any]:
+        """The request's variables among ``names`` (params and variables are the evaluation's)."""
+        for name in names - self._values.keys():
+            if name in VALUES:
+                self._values[name] = VALUES[name](self)
+        return {name: value for name, value in self._values.items() if name in names}
+
+    def _object(self) -> Any:
+        return to_cel(self.plugin.as_dict(self.attributes, self.attributes.obj))
+
+    def _old_object(self) -> Any:
+        return to_cel(self.plugin.as_dict(self.attributes, self.attributes.old))
+
+    def _request(self) -> Any:
+        return to_cel(request_map(self.attributes))
+
+    def _namespace_object(self) -> Any:
+        return to_cel(self.plugin.namespace_object(self.attributes))
+
+    def _authorizer(self) -> Any:
+        return authorizer_value(self.plugin.authorizer, self.attributes)
+
+
+VALUES: dict[str, Callable[[_Request], Any]] = {
+    "object": _Request._object,
+    "oldObject": _Request._old_object,
+    "request": _Request._request,
+    "namespaceObject": _Request._namespace_object,
+    "authorizer": _Request._authorizer,
+}
 
 
 class ValidatingAdmissionPolicy:
@@ -189,7 +208,7 @@ class ValidatingAdmissionPolicy:
             return (error if policy.fail else ""), []
         failures: list[Denial] = []
         for param in params:
-            failures += _evaluate(policy, request.base(), param)
+            failures += _evaluate(policy, request.values(policy.uses), param)
         return "", failures
 
 
