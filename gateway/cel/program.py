@@ -21,7 +21,7 @@ import celpy
 import lark
 from celpy import celtypes
 from celpy.celparser import CELParser
-from celpy.evaluation import CELEvalError, TranspilerTree
+from celpy.evaluation import CELEvalError, CELSyntaxError, TranspilerTree
 
 from gateway.cel import admission, lists, net, quantity, strings, urls  # noqa: F401  (they register their functions)
 from gateway.cel.library import GLOBALS, METHODS, functions, standard_names
@@ -29,6 +29,7 @@ from gateway.cel.lists import LIST_MIN
 from gateway.cel.values import to_cel
 
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
+MAX_DEPTH = 250  # cel-go's parser's recursion limit
 # Programs are transpiled to Python by cel-python (several times faster than its interpreter); it
 # logs every evaluation error at ERROR level, which are answers here, not faults.
 _ENV = celpy.Environment(runner_class=celpy.CompiledRunner)
@@ -163,7 +164,11 @@ def _compile(expression: str, variables: frozenset[str], composition: frozenset[
     _rename_list_min(ast)
     try:
         runner = _ENV.program(ast, functions=_functions())
-    except (celpy.CELSyntaxError, SyntaxError, AttributeError) as err:  # what the transpiler cannot write
+    except (RecursionError, MemoryError, SyntaxError):  # nested beyond the transpiler's or Python's limits
+        raise CELCompileError(
+            "compilation failed: " + _issue(expression, 1, 1, f"expression recursion limit exceeded: {MAX_DEPTH}")
+        ) from None
+    except (CELSyntaxError, AttributeError) as err:  # what the transpiler cannot write
         raise CELCompileError(f"compilation failed: {err}") from None
     return Program(expression, runner, frozenset(checker.used))
 

@@ -177,6 +177,12 @@ def test_compile_errors_name_what_is_missing_as_upstream_words_them() -> None:
         compile("variables.b", ["variables"], composition=["a"])
 
 
+def test_expressions_nested_too_deeply_are_refused_at_compilation() -> None:
+    for expression in ("(" * 1000 + "1" + ")" * 1000, " + ".join(["1"] * 3000)):
+        with pytest.raises(CELCompileError, match="expression recursion limit exceeded"):
+            compile(expression, [])
+
+
 def test_macro_variables_are_bound_in_their_predicate_only() -> None:
     assert run("xs.all(x, x > 0) && xs.exists(y, y == 2)", xs=[1, 2]) is True
     assert run("xs.map(x, x * 2)", xs=[1, 2]) == [2, 4]
