@@ -8,14 +8,16 @@ The module runs its own server: its configurations take whole resources for a wh
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from .helpers import GatewayProcess, eventually
-from .webhookserver import WebhookServer, allow, slow
+from .helpers import GatewayProcess, Kubectl, eventually
+from .webhookserver import WebhookServer, allow, host_address, slow
 
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
@@ -31,7 +33,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess
 
 @pytest.fixture(scope="module")
 def hooks() -> Iterator[WebhookServer]:
-    server = WebhookServer(dns_names=("hooks.webhooks.svc",)).start()
+    server = WebhookServer(dns_names=("hooks.webhooks.svc",), also_on=host_address()).start()
     yield server
     server.stop()
 
@@ -343,3 +345,198 @@ def test_dry_run_and_side_effects(api: httpx.Client, ns: str, hooks: WebhookServ
     assert create_configmap(api, ns, "dry2", dryRun="All").status_code == 201
     assert hooks.reviews["/unknown"][-1]["request"]["dryRun"] is True
     assert api.get(f"/api/v1/namespaces/{ns}/configmaps/dry2").status_code == 404
+
+
+def test_match_conditions(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
+    hooks.handlers["/conditions"] = lambda request: {"allowed": False, "status": {"message": "checked"}}
+    conditions = [
+        {"name": "checked-names", "expression": "object.metadata.name.startsWith('check-')"},
+        {"name": "not-by-nobody", "expression": "request.userInfo.username != 'nobody'"},
+    ]
+    configured.add(VALIDATING, webhook("conditions.example.com", "/conditions", hooks, matchConditions=conditions))
+    assert eventually(lambda: create_configmap(api, ns, f"check-{next(_names)}").status_code == 400)
+    assert create_configmap(api, ns, f"other-{next(_names)}").status_code == 201
+
+
+def test_a_match_condition_that_errs(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
+    hooks.handlers["/erring"] = allow
+    conditions = [{"name": "data", "expression": "object.data.missing == 'x'"}]
+    configured.add(VALIDATING, webhook("erring.example.com", "/erring", hooks, matchConditions=conditions))
+    refused = eventually(lambda: (r := create_configmap(api, ns, "erring")).status_code == 403 and r)
+    assert refused.json()["message"] == (
+        "configmaps \"erring\" is forbidden: expression 'object.data.missing == 'x'' resulted in error: "
+        "no such key: missing"
+    )
+    assert not hooks.reviews.get("/erring")
+    configured.remove_all()
+    configured.add(
+        VALIDATING,
+        webhook("erring.example.com", "/erring", hooks, matchConditions=conditions, failurePolicy="Ignore"),
+    )
+    assert eventually(lambda: create_configmap(api, ns, f"erring-{next(_names)}").status_code == 201)
+    assert not hooks.reviews.get("/erring")  # skipped, not called
+
+
+def test_a_match_condition_that_does_not_compile_is_refused(
+    api: httpx.Client, hooks: WebhookServer, configured: Configured
+) -> None:
+    conditions = [{"name": "bad", "expression": "object.metadata.name.frobnicate()"}]
+    hook = webhook("bad-condition.example.com", "/x", hooks, matchConditions=conditions)
+    refused = api.post(VALIDATING, json={"metadata": {"name": "bad-condition"}, "webhooks": [hook]})
+    assert refused.status_code == 422, refused.text
+    cause = refused.json()["details"]["causes"][0]
+    assert cause["field"] == "webhooks[0].matchConditions[0].expression"
+    assert "compilation failed" in cause["message"] and "frobnicate" in cause["message"]
+
+
+WIDGETS_CRD = {
+    "metadata": {"name": "widgets.hooks.example.com"},
+    "spec": {
+        "group": "hooks.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                "subresources": {"status": {}},
+            }
+        ],
+    },
+}
+
+
+def test_webhooks_on_a_custom_resource(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured
+) -> None:
+    created = api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=WIDGETS_CRD)
+    assert created.status_code == 201, created.text
+    try:
+
+        def size_limit(request: dict[str, Any]) -> dict[str, Any]:
+            if request["object"]["spec"].get("size", 0) > 100:
+                return {"allowed": False, "status": {"code": 422, "message": "size must be at most 100"}}
+            return {"allowed": True}
+
+        hooks.handlers["/widgets-validate"] = size_limit
+        hooks.handlers["/widgets-mutate"] = lambda request: {
+            "allowed": True,
+            "patch": [{"op": "add", "path": "/spec/color", "value": "blue"}],
+        }
+        rule = {
+            "operations": ["CREATE"],
+            "apiGroups": ["hooks.example.com"],
+            "apiVersions": ["*"],
+            "resources": ["widgets"],
+        }
+        configured.add(VALIDATING, webhook("size-limit.hooks.example.com", "/widgets-validate", hooks, rules=[rule]))
+        configured.add(MUTATING, webhook("color.hooks.example.com", "/widgets-mutate", hooks, rules=[rule]))
+        widgets = f"/apis/hooks.example.com/v1/namespaces/{ns}/widgets"
+
+        def widget(size: int) -> httpx.Response:
+            body = {"apiVersion": "hooks.example.com/v1", "kind": "Widget", "metadata": {"name": f"w-{next(_names)}"}}
+            return api.post(widgets, json={**body, "spec": {"size": size}})
+
+        refused = eventually(lambda: (r := widget(1000)).status_code == 422 and r)
+        assert refused.json()["message"] == (
+            'admission webhook "size-limit.hooks.example.com" denied the request: size must be at most 100'
+        )
+        made = eventually(lambda: (r := widget(5)).status_code == 201 and r.json()["spec"].get("color") and r)
+        assert made.json()["spec"] == {"size": 5, "color": "blue"}
+        review = hooks.reviews["/widgets-validate"][-1]["request"]
+        assert review["kind"] == {"group": "hooks.example.com", "version": "v1", "kind": "Widget"}
+        assert review["object"]["spec"] == {"size": 5, "color": "blue"}  # the validating webhook sees the mutation
+    finally:
+        api.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.hooks.example.com")
+
+
+def test_a_webhook_on_pods_status(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    made = eventually(lambda: (r := api.post(f"/api/v1/namespaces/{ns}/pods", json=pod)).status_code == 201 and r)
+    assert made, "the pod was not created"
+    hooks.handlers["/status"] = lambda request: {"allowed": False, "status": {"message": "status is read-only"}}
+    rule = {"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/status"]}
+    configured.add(VALIDATING, webhook("status.example.com", "/status", hooks, rules=[rule]))
+    status = f"/api/v1/namespaces/{ns}/pods/p/status"
+    patch = {"status": {"message": "hello"}}
+    merge = {"Content-Type": "application/merge-patch+json"}
+    refused = eventually(lambda: (r := api.patch(status, json=patch, headers=merge)).status_code == 400 and r)
+    assert refused.json()["message"] == 'admission webhook "status.example.com" denied the request: status is read-only'
+    request = hooks.reviews["/status"][-1]["request"]
+    assert request["subResource"] == "status" and request["requestSubResource"] == "status"
+    assert request["kind"]["kind"] == "Pod" and request["operation"] == "UPDATE"
+    assert request["oldObject"]["metadata"]["name"] == "p" and request["object"]["status"]["message"] == "hello"
+    assert request["options"]["kind"] == "UpdateOptions"
+    # the pod itself is not taken by pods/status
+    labelled = api.patch(f"/api/v1/namespaces/{ns}/pods/p", json={"metadata": {"labels": {"a": "b"}}}, headers=merge)
+    assert labelled.status_code == 200, labelled.text
+
+
+def test_a_service_client_config_through_endpoint_slices(
+    api: httpx.Client, hooks: WebhookServer, configured: Configured, ns: str
+) -> None:
+    """The Service hooks.webhooks (port 443) has one EndpointSlice: this host's address (loopback
+    ones are refused in slices) on the server's port; the server's certificate names hooks.webhooks.svc."""
+    if not hooks.also_on:
+        pytest.skip("this host has no address but loopback")
+    hooks.handlers["/svc"] = lambda request: {"allowed": False, "status": {"message": "through the service"}}
+    api.post("/api/v1/namespaces", json={"metadata": {"name": "webhooks"}})
+    try:
+        service = {"metadata": {"name": "hooks"}, "spec": {"ports": [{"name": "https", "port": 443}]}}
+        assert api.post("/api/v1/namespaces/webhooks/services", json=service).status_code == 201
+        hook = webhook("svc.example.com", "/", hooks)
+        hook["clientConfig"] = {
+            "service": {"namespace": "webhooks", "name": "hooks", "path": "/svc"},
+            "caBundle": hooks.ca_bundle,
+        }
+        configured.add(VALIDATING, hook)
+        unresolved = eventually(lambda: (r := create_configmap(api, ns, "svc-0")).status_code == 500 and r)
+        assert unresolved.json()["message"] == (
+            'Internal error occurred: failed calling webhook "svc.example.com": failed to call webhook: '
+            'Post "https://hooks.webhooks.svc:443/svc?timeout=10s": no endpoints available for service "hooks"'
+        )
+        endpoint_slice = {
+            "metadata": {"name": "hooks-1", "labels": {"kubernetes.io/service-name": "hooks"}},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": [hooks.also_on], "conditions": {"ready": True}}],
+            "ports": [{"name": "https", "port": hooks.port, "protocol": "TCP"}],
+        }
+        made = api.post("/apis/discovery.k8s.io/v1/namespaces/webhooks/endpointslices", json=endpoint_slice)
+        assert made.status_code == 201, made.text
+        refused = eventually(lambda: (r := create_configmap(api, ns, "svc-1")).status_code == 400 and r)
+        assert (
+            refused.json()["message"] == 'admission webhook "svc.example.com" denied the request: through the service'
+        )
+    finally:
+        api.delete("/api/v1/namespaces/webhooks")
+
+
+def test_kubectl_create_of_a_configuration_then_a_denial(
+    gateway: GatewayProcess, api: httpx.Client, ns: str, hooks: WebhookServer, tmp_path: Path
+) -> None:
+    kubectl = Kubectl(gateway.url, tmp_path / "home")
+    hooks.handlers["/kubectl"] = lambda request: {"allowed": False, "status": {"message": "no configmaps here"}}
+    configuration = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "kubectl-deny"},
+        "webhooks": [webhook("deny.kubectl.example.com", "/kubectl", hooks)],
+    }
+    manifest = tmp_path / "webhook.yaml"
+    manifest.write_text(json.dumps(configuration))
+    try:
+        made = kubectl.run("create", "-f", str(manifest))
+        assert made.stdout.strip() == "validatingwebhookconfiguration.admissionregistration.k8s.io/kubectl-deny created"
+        denied = eventually(
+            lambda: (
+                (r := kubectl.run("create", "configmap", f"c{next(_names)}", "-n", ns, check=False)).returncode and r
+            )
+        )
+        assert denied.stderr.strip() == (
+            'error: failed to create configmap: admission webhook "deny.kubectl.example.com" denied the request: '
+            "no configmaps here"
+        )
+    finally:
+        api.delete(f"{VALIDATING}/kubectl-deny")

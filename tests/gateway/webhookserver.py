@@ -11,6 +11,7 @@ import base64
 import datetime
 import ipaddress
 import json
+import socket
 import ssl
 import tempfile
 import threading
@@ -64,7 +65,8 @@ def _pem(cert: x509.Certificate) -> bytes:
 class WebhookServer:
     """``handlers``: path → handler; ``reviews``: path → the requests received there."""
 
-    def __init__(self, dns_names: tuple[str, ...] = ()) -> None:
+    def __init__(self, dns_names: tuple[str, ...] = (), also_on: str = "") -> None:
+        """``also_on``: another address to listen on (with the same port), e.g. the host's own."""
         ca_key = ec.generate_private_key(ec.SECP256R1())
         ca = _certificate("webhook-test-ca", ca_key, None)
         key = ec.generate_private_key(ec.SECP256R1())
@@ -82,6 +84,7 @@ class WebhookServer:
         self.reviews: dict[str, list[dict[str, Any]]] = {}
         self.queries: dict[str, list[str]] = {}
         self.port = 0
+        self.also_on = also_on
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -102,6 +105,8 @@ class WebhookServer:
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        if self.also_on:
+            await web.TCPSite(self._runner, self.also_on, self.port, ssl_context=self._ssl).start()
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         path = request.path
@@ -124,6 +129,17 @@ class WebhookServer:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._dir.cleanup()
+
+
+def host_address() -> str:
+    """This host's address on its default route ("" when it has none but loopback)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("198.51.100.1", 9))  # no packet is sent: a UDP connect only picks the route
+        except OSError:
+            return ""
+        address = probe.getsockname()[0]
+    return "" if address.startswith("127.") else address
 
 
 def allow(_: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
+from gateway.admission.webhook.conditions import Condition, compiled
 from gateway.admission.webhook.rules import Rule
 from gateway.selectors import LabelSelector, Requirement
 from gateway.storage.cacher import Cacher
@@ -34,12 +35,6 @@ class ClientConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class MatchCondition:
-    name: str
-    expression: str
-
-
-@dataclass(frozen=True, slots=True)
 class Webhook:
     uid: str  # unique among the server's webhooks: configuration and position
     name: str
@@ -48,7 +43,7 @@ class Webhook:
     equivalent: bool  # matchPolicy Equivalent (the default) rather than Exact
     namespace_selector: LabelSelector
     object_selector: LabelSelector
-    match_conditions: tuple[MatchCondition, ...]
+    match_conditions: tuple[Condition, ...]
     client: ClientConfig
     ignore_failures: bool  # failurePolicy Ignore (Fail is the default)
     side_effects: str
@@ -88,7 +83,7 @@ def compile_webhook(configuration: str, index: int, hook: Message, mutating: boo
         equivalent=(hook.matchPolicy or "Equivalent") == "Equivalent",
         namespace_selector=label_selector(hook.namespaceSelector),
         object_selector=label_selector(hook.objectSelector),
-        match_conditions=tuple(MatchCondition(c.name, c.expression) for c in hook.matchConditions),
+        match_conditions=compiled(hook.matchConditions),
         client=_client(hook.clientConfig),
         ignore_failures=hook.failurePolicy == "Ignore",
         side_effects=hook.sideEffects,

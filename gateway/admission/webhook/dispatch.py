@@ -3,8 +3,7 @@ in order, and the codecs of the versions they are called with."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from gateway.admission import Attributes
 from gateway.admission.webhook.client import Caller
@@ -22,15 +21,12 @@ D = TypeVar("D", bound="Dispatcher")
 
 
 class Dispatcher:
-    """``stores``: the server's stores by key (their codecs), read when a request comes."""
+    """The configurations, which of their webhooks a request calls, and the caller."""
 
-    def __init__(
-        self, configurations: Configurations, selection: Selection, caller: Caller, stores: Mapping[Any, Any]
-    ) -> None:
+    def __init__(self, configurations: Configurations, selection: Selection, caller: Caller) -> None:
         self.configurations = configurations
         self.selection = selection
         self.caller = caller
-        self.stores = stores
 
     async def invocations(self, attributes: Attributes) -> list[tuple[Webhook, Invocation]]:
         """The webhooks the request calls, with how; none for admission's own configurations."""
@@ -44,11 +40,11 @@ class Dispatcher:
         return found
 
     def codec(self, resource: Resource) -> Codec:
-        return self.stores[resource.key].codec
+        return self.selection.codec(resource)
 
     @classmethod
     def of(cls: type[D], context: PluginContext, mutating: bool) -> D:
         """The plugin as the chain makes it, on the server's watch caches and stores."""
         configurations = Configurations(context.cachers[MUTATING if mutating else VALIDATING], mutating)
-        selection = Selection(context.cachers[NAMESPACES], context.registry)
-        return cls(configurations, selection, Caller(context.cachers), context.stores)
+        selection = Selection(context.cachers[NAMESPACES], context.registry, context.stores, context.authorizer)
+        return cls(configurations, selection, Caller(context.cachers))

@@ -4,20 +4,32 @@ objectSelector (on the new or the old object's labels), its rules, then its matc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from gateway import errors
 from gateway.admission import CREATE, UPDATE, Attributes
+from gateway.admission.webhook import conditions
 from gateway.admission.webhook.configurations import Webhook
+from gateway.admission.webhook.objects import as_value, convert
 from gateway.admission.webhook.rules import NAMESPACES, Invocation, invocation
+from gateway.auth.authorization import Authorizer
+from gateway.objects.codec import Codec
 from gateway.storage.cacher import Cacher
-from protokube.schema.registry import Registry
+from protokube.schema.registry import Registry, Resource
 
 
 class Selection:
-    """``namespaces``: the namespaces' watch cache (its labels for namespaceSelectors)."""
+    """``namespaces``: the namespaces' watch cache (its labels for namespaceSelectors); ``stores``:
+    the server's stores by key (their codecs, for the objects matchConditions see)."""
 
-    def __init__(self, namespaces: Cacher, registry: Registry) -> None:
+    def __init__(
+        self, namespaces: Cacher, registry: Registry, stores: Mapping[Any, Any], authorizer: Authorizer
+    ) -> None:
         self.namespaces = namespaces
         self.registry = registry
+        self.stores = stores
+        self.authorizer = authorizer
 
     async def invocation(self, hook: Webhook, attributes: Attributes) -> Invocation | None:
         """How ``hook`` is called for the request, None when it is not."""
@@ -26,7 +38,18 @@ class Selection:
         found = invocation(hook.rules, hook.equivalent, attributes, self.registry)
         if found is None or not await self._namespace_matches(hook, attributes):
             return None
+        if hook.match_conditions and not self._conditions_match(hook, found, attributes):
+            return None
         return found
+
+    def _conditions_match(self, hook: Webhook, invocation: Invocation, attributes: Attributes) -> bool:
+        source, target = self.codec(attributes.resource), self.codec(invocation.resource)
+        obj, old = (convert(o, source, target) for o in (attributes.obj, attributes.old))
+        values = [None if o is None else as_value(target, o) for o in (obj, old)]
+        return conditions.matches(hook.match_conditions, not hook.ignore_failures, attributes, *values, self.authorizer)
+
+    def codec(self, resource: Resource) -> Codec:
+        return self.stores[resource.key].codec
 
     async def _namespace_matches(self, hook: Webhook, attributes: Attributes) -> bool:
         resource = attributes.resource

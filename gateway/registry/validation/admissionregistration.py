@@ -1,6 +1,7 @@
 """admissionregistration.k8s.io/v1 webhook configurations (k8s.io/kubernetes pkg/apis/
 admissionregistration/validation): unique, fully qualified webhook names; rules; policies; side
-effects; timeouts; admission review versions; a client config with exactly one of url or service."""
+effects; timeouts; matchConditions (CEL: gateway/admission/webhook/conditions.py); admission review
+versions; a client config with exactly one of url or service."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from urllib.parse import urlsplit
 
 from google.protobuf.message import Message
 
+from gateway.admission.webhook import conditions
 from gateway.errors import FieldError, GoText
 from gateway.registry.validation.base import validator
 from gateway.registry.validation.common import (
@@ -178,6 +180,7 @@ def _webhook(hook: Message, field: str, mutating: bool) -> list[FieldError]:
     for name in ("namespaceSelector", "objectSelector"):
         if hook.HasField(name):
             found += label_selector_errors(getattr(hook, name), f"{field}.{name}")
+    found += conditions.validation_errors(hook.matchConditions, f"{field}.matchConditions")
     if mutating and hook.HasField("reinvocationPolicy") and hook.reinvocationPolicy not in ("IfNeeded", "Never"):
         found.append(
             FieldError.not_supported(f"{field}.reinvocationPolicy", hook.reinvocationPolicy, ("IfNeeded", "Never"))
