@@ -540,3 +540,93 @@ def test_kubectl_create_of_a_configuration_then_a_denial(
         )
     finally:
         api.delete(f"{VALIDATING}/kubectl-deny")
+
+
+def test_admission_configurations_are_never_sent_to_webhooks(
+    api: httpx.Client, hooks: WebhookServer, configured: Configured
+) -> None:
+    """A webhook that refuses everything cannot lock its own configuration in (upstream's
+    IsExemptAdmissionConfigurationResource)."""
+    hooks.handlers["/everything"] = lambda request: {"allowed": False}
+    rule = {"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"]}
+    name = configured.add(VALIDATING, webhook("everything.example.com", "/everything", hooks, rules=[rule]))
+    assert eventually(lambda: api.post("/api/v1/namespaces", json={"metadata": {"name": "never"}}).status_code == 400)
+    other = api.post(MUTATING, json={"metadata": {"name": "still-allowed"}, "webhooks": []})
+    assert other.status_code == 201, other.text
+    assert api.delete(f"{MUTATING}/still-allowed").status_code == 200
+    assert api.delete(f"{VALIDATING}/{name}").status_code == 200
+    kinds = {review["request"]["kind"]["kind"] for review in hooks.reviews["/everything"]}
+    assert "Namespace" in kinds and not kinds & {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
+
+
+def test_a_deletion(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
+    hooks.handlers["/delete"] = lambda request: {"allowed": False, "status": {"message": "keep it"}}
+    assert create_configmap(api, ns, "kept").status_code == 201
+    rule = {"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}
+    configured.add(VALIDATING, webhook("delete.example.com", "/delete", hooks, rules=[rule]))
+    path = f"/api/v1/namespaces/{ns}/configmaps/kept"
+    refused = eventually(lambda: (r := api.delete(path, params={"gracePeriodSeconds": "0"})).status_code == 400 and r)
+    assert refused.json()["message"] == 'admission webhook "delete.example.com" denied the request: keep it'
+    request = hooks.reviews["/delete"][-1]["request"]
+    assert request["operation"] == "DELETE" and request["name"] == "kept"
+    assert request["object"] is None and request["oldObject"]["data"] == {"a": "b"}
+    assert request["options"] == {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0}
+    assert api.get(path).status_code == 200
+
+
+GADGETS_CRD = {
+    "metadata": {"name": "gadgets.hooks.example.com"},
+    "spec": {
+        "group": "hooks.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+        "versions": [
+            {
+                "name": version,
+                "served": True,
+                "storage": version == "v1",
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+            }
+            for version in ("v1", "v2")
+        ],
+    },
+}
+
+
+def test_match_policy_equivalent_calls_with_the_webhooks_version(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured
+) -> None:
+    """A webhook on gadgets v1 takes a write at v2 (matchPolicy Equivalent, the default): it sees
+    the object at v1, and the request's own kind and resource as requestKind/requestResource; with
+    Exact it is not called."""
+    created = api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=GADGETS_CRD)
+    assert created.status_code == 201, created.text
+    try:
+        hooks.handlers["/gadgets"] = lambda request: {
+            "allowed": True,
+            "patch": [{"op": "add", "path": "/spec/seen", "value": request["kind"]["version"]}],
+        }
+        hooks.handlers["/gadgets-exact"] = lambda request: {"allowed": False}
+        rule = {"operations": ["CREATE"], "apiGroups": ["hooks.example.com"], "apiVersions": ["v1"]}
+        rule["resources"] = ["gadgets"]
+        configured.add(MUTATING, webhook("equivalent.example.com", "/gadgets", hooks, rules=[rule]))
+        exact = webhook("exact.example.com", "/gadgets-exact", hooks, rules=[rule], matchPolicy="Exact")
+        configured.add(VALIDATING, exact)
+        gadgets = f"/apis/hooks.example.com/v2/namespaces/{ns}/gadgets"
+
+        def gadget() -> httpx.Response:
+            body = {"apiVersion": "hooks.example.com/v2", "kind": "Gadget", "metadata": {"name": f"g-{next(_names)}"}}
+            return api.post(gadgets, json={**body, "spec": {}})
+
+        made = eventually(lambda: (r := gadget()).status_code == 201 and r.json()["spec"].get("seen") and r)
+        assert made, "the mutating webhook was not called"
+        assert made.json()["apiVersion"] == "hooks.example.com/v2" and made.json()["spec"] == {"seen": "v1"}
+        request = hooks.reviews["/gadgets"][-1]["request"]
+        assert request["kind"] == {"group": "hooks.example.com", "version": "v1", "kind": "Gadget"}
+        assert request["resource"] == {"group": "hooks.example.com", "version": "v1", "resource": "gadgets"}
+        assert request["requestKind"] == {"group": "hooks.example.com", "version": "v2", "kind": "Gadget"}
+        assert request["requestResource"] == {"group": "hooks.example.com", "version": "v2", "resource": "gadgets"}
+        assert request["object"]["apiVersion"] == "hooks.example.com/v1"
+        assert not hooks.reviews.get("/gadgets-exact")
+    finally:
+        api.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.hooks.example.com")

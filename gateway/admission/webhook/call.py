@@ -1,6 +1,6 @@
 """One webhook's call, from the request's attributes to its answer (upstream's callHook and
-callAttrMutatingHook): the dry-run check, the AdmissionReview, the HTTPS call, warnings and audit
-annotations, and the errors upstream makes of a denial or a failure."""
+callAttrMutatingHook): the dry-run check, the AdmissionReview, the HTTPS call, warnings, and the
+errors upstream makes of a denial or a failure."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """AdmissionReview (admission.k8s.io/v1, or v1beta1 for webhooks that speak only it): the
 request sent to a webhook and the answer read back, verified as upstream's
-VerifyAdmissionResponse does."""
+VerifyAdmissionResponse does. An answer's auditAnnotations are not kept: protokube has no audit log."""
 
 from __future__ import annotations
 
@@ -30,7 +30,6 @@ class Answer:
     patch: bytes = b""
     patch_type: str | None = None  # None: not given
     warnings: list[str] = field(default_factory=list)
-    audit_annotations: dict[str, str] = field(default_factory=dict)
 
 
 def _gvk(group: str, version: str, kind: str) -> dict[str, str]:
@@ -171,14 +170,12 @@ def _answer(response: dict[str, Any]) -> Answer:
     warnings = response.get("warnings") or []
     if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
         raise TypeError("json: cannot unmarshal into Go struct field AdmissionResponse.warnings of type string")
-    annotations = response.get("auditAnnotations") or {}
     return Answer(
         allowed=response.get("allowed") is True,
         status=status,
         patch=base64.b64decode(patch, validate=True) if patch else b"",
         patch_type=response.get("patchType"),
         warnings=warnings,
-        audit_annotations=annotations if isinstance(annotations, dict) else {},
     )
 
 
