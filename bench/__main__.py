@@ -22,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 from bench import (
+    admission,
     apf,
     customresources,
     encodings,
@@ -55,6 +56,7 @@ SECTIONS: dict[str, ModuleType] = {
     "apf": apf,
     "robustness": robustness,
     "customresources": customresources,
+    "admission": admission,
     "floor": floor,
 }
 SIZES = {

@@ -1,0 +1,91 @@
+"""Admission's cost on writes (issue 32): ConfigMap creates/s through the gateway with no admission
+policy, and with one ValidatingAdmissionPolicy whose binding takes every create (two CEL
+validations on the object), measured in alternating rounds of the same run, each keeping its best.
+The goal: a create with one policy costs at most 1.3x one without (time per create at 8 clients).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tempfile
+from pathlib import Path
+
+from bench.common import Gateway, Row, at_most, best_rounds, fmt_rate, gateway, loadgen, ratio_row, request, wait_for
+
+CLIENTS = 8
+GOAL = 1.3
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+POLICY = "bench.admission.example.com"
+BINDING = "bench-admission-binding"
+PROBE = "bench-probe-denied"  # the one name the policy refuses: how the bench sees it enforced
+POLICY_BODY = {
+    "metadata": {"name": POLICY},
+    "spec": {
+        "matchConstraints": {
+            "resourceRules": [
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
+            ]
+        },
+        "validations": [
+            {"expression": "!has(object.data) || size(object.data) <= 16", "message": "at most 16 keys"},
+            {"expression": f"object.metadata.name != '{PROBE}'", "message": "the probe's name"},
+        ],
+    },
+}
+BINDING_BODY = {"metadata": {"name": BINDING}, "spec": {"policyName": POLICY, "validationActions": ["Deny"]}}
+
+
+def _post(gw: Gateway, path: str, body: dict) -> int:
+    return request(gw, "POST", path, json.dumps(body).encode())[0]
+
+
+def _enforced(gw: Gateway) -> bool:
+    body = {"metadata": {"name": PROBE}}
+    return _post(gw, "/api/v1/namespaces/default/configmaps?dryRun=All", body) == 422
+
+
+def _bind(gw: Gateway, bound: bool) -> None:
+    """Create or delete the binding, and wait until admission acts on it."""
+    if bound:
+        assert _post(gw, f"{ADMISSION}/validatingadmissionpolicybindings", BINDING_BODY) == 201
+    else:
+        request(gw, "DELETE", f"{ADMISSION}/validatingadmissionpolicybindings/{BINDING}")
+    wait_for(lambda: _enforced(gw) == bound, 30, f"the policy to be {'enforced' if bound else 'lifted'}")
+
+
+def run(quick: bool) -> dict:
+    seconds = 1.5 if quick else 5.0
+    rounds = 2 if quick else 3
+    loads = itertools.count()
+    with tempfile.TemporaryDirectory(prefix="bench-admission-") as tmp, gateway(Path(tmp) / "data") as gw:
+        assert _post(gw, f"{ADMISSION}/validatingadmissionpolicies", POLICY_BODY) == 201
+        base = {"host": gw.host, "port": gw.port, "clients": CLIENTS, "creates_only": True}
+        loadgen("writes", {**base, "seconds": 0.5, "tag": "warm"}, 60)
+
+        def measure(target: str) -> dict:
+            _bind(gw, target == "policy")
+            config = {**base, "seconds": seconds, "tag": f"{target}{next(loads)}"}
+            return loadgen("writes", config, seconds * 4 + 60)["create"]
+
+        best = best_rounds(rounds, ["none", "policy"], measure)
+    return {"clients": CLIENTS, "seconds_per_load": seconds, "rounds": rounds, **best}
+
+
+def rows(results: dict) -> list[Row]:
+    none, policy = results["none"]["per_s"], results["policy"]["per_s"]
+    errors = results["none"]["errors"] + results["policy"]["errors"]
+    suffix = f", {errors} errors" if errors else ""
+    return [
+        Row("admission", f"creates/s, no policy, {CLIENTS} clients{suffix}", fmt_rate(none)),
+        Row("admission", f"creates/s, one ValidatingAdmissionPolicy, {CLIENTS} clients", fmt_rate(policy)),
+        ratio_row(
+            "admission",
+            "a create's cost with one ValidatingAdmissionPolicy",
+            f"{none / policy:.2f}x",
+            "a create without",
+            none / policy,
+            at_most,
+            GOAL,
+        ),
+    ]
