@@ -447,3 +447,35 @@ def test_status_observes_each_generation(client: httpx.Client, namespace: str, m
     current["spec"]["validations"].append({"expression": "object.metadata.name != ''"})
     assert client.put(f"{POLICIES}/{policy}", json=current).status_code == 200
     assert (eventually(observed) or {}).get("observedGeneration") == 2
+
+
+def test_request_old_object_and_authorizer(client: httpx.Client, namespace: str, make_policy: Make) -> None:
+    """An update may not change data.owner unless the user may delete pods in the namespace (the
+    test acts as system:masters, so it may); the message names the operation and the user."""
+    assert _create(client, namespace, "r1", data={"owner": "a"}).status_code == 201
+    make_policy(
+        [
+            {
+                "expression": "request.operation != 'UPDATE' || object.data.owner == oldObject.data.owner",
+                "messageExpression": "request.operation + ' by ' + request.userInfo.username + ' changes the owner'",
+            },
+            {
+                "expression": "authorizer.group('').resource('pods').namespace(request.namespace).check('delete')"
+                ".allowed() && authorizer.requestResource.check('create').allowed()",
+                "message": "not allowed",
+            },
+        ],
+        wait=lambda: (
+            client.put(
+                f"{_configmaps(namespace)}/r1",
+                json={"metadata": {"name": "r1"}, "data": {"owner": "b"}},
+                params={"dryRun": "All"},
+            ).status_code
+            == 422
+        ),
+    )
+    response = client.put(f"{_configmaps(namespace)}/r1", json={"metadata": {"name": "r1"}, "data": {"owner": "b"}})
+    assert response.status_code == 422
+    assert response.json()["message"].endswith("denied request: UPDATE by system:unsecured changes the owner")
+    unchanged = {"metadata": {"name": "r1"}, "data": {"owner": "a", "more": "x"}}
+    assert client.put(f"{_configmaps(namespace)}/r1", json=unchanged).status_code == 200
