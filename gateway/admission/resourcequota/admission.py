@@ -8,7 +8,9 @@ storage and the request checked once more (three more times at most, then upstre
 gateways sharing storage never admit beyond a quota together. In one gateway a namespace's
 requests are checked one at a time. Quotas are read from the watch cache, or this gateway's own
 newer write of them. A quota counts only once the resourcequota controller gave it a status;
-dry runs are checked and not charged; deletions are given back by the controller's recount.
+dry runs are checked and not charged; deletions are given back by the controller's recount. A
+request whose check and charge take more than 10 seconds gets upstream's 500 (resource quota
+evaluation timed out).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from gateway.storage.cacher import Cacher
 QUOTAS = ("", "v1", "resourcequotas")
 NAMESPACE = "k8s.io.api.core.v1.Namespace"
 RETRIES = 3  # rechecks after a conflicting status write (upstream's checkQuotas)
+EVALUATION_TIMEOUT = 10.0  # seconds a request waits for its quota check and charge (upstream's)
 
 
 def _go_scopes(scopes: list[Scope]) -> str:
@@ -147,8 +150,11 @@ class ResourceQuota:
         namespace = attributes.namespace
         if not self.limited and not await self._current(namespace):
             return
-        async with self._serialized(namespace):
-            await self._charge(attributes, evaluator, await self._current(namespace))
+        try:
+            async with asyncio.timeout(EVALUATION_TIMEOUT), self._serialized(namespace):
+                await self._charge(attributes, evaluator, await self._current(namespace))
+        except TimeoutError:
+            raise errors.internal("resource quota evaluation timed out") from None
 
     async def _charge(self, attributes: Attributes, evaluator: Evaluator, quotas: list[Message]) -> None:
         """Check the request against ``quotas`` and write their new usage; again with the fresh
