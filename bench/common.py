@@ -200,7 +200,7 @@ def gateway(data_dir: Path, *args: str, timeout: float = 120.0) -> Iterator[Gate
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("gateway did not start:\n" + "".join(log))
         gw = Gateway(f"http://127.0.0.1:{port}", "127.0.0.1", port, found["storage"], proc.pid, started, secure_port)
-        # The line comes just before hypercorn binds: wait until it answers.
+        # The line comes just before the HTTP server serves: wait until it answers.
         wait_for(lambda: _healthy(gw), max(deadline - time.monotonic(), 5), "the gateway to answer")
         yield gw
     finally:

@@ -51,9 +51,11 @@ class Connection(asyncio.Protocol):
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
         self.inner: Any = None
+        self.transport: asyncio.BaseTransport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         listener = self.listener
+        self.transport = transport
         context = contextvars.copy_context()
         context.run(lanes.open_connection)
         ssl_object = transport.get_extra_info("ssl_object")
@@ -97,9 +99,8 @@ class Connection(asyncio.Protocol):
         await self.inner.shutdown()
 
     def abort(self) -> None:
-        transport = getattr(self.inner, "transport", None)
-        if transport is not None:
-            transport.abort()
+        if self.transport is not None:
+            self.transport.abort()  # type: ignore[attr-defined]
 
 
 def address(name: Any) -> tuple[str, int] | None:
