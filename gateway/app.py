@@ -235,7 +235,7 @@ class APIServer:
             controllers.append(ClusterRoleAggregation(cluster_roles).run)
         policies = self.stores.get(VALIDATING_ADMISSION_POLICIES)
         if policies is not None:
-            controllers.append(AdmissionPolicyStatus(policies).run)
+            controllers.append(AdmissionPolicyStatus(policies, registry).run)
         if crds is not None:
             controllers.append(CustomResourceDefinitionController(crds, registry, lambda: self.stores).run)
         if settings.service_account_tokens is not None:

@@ -155,7 +155,7 @@ def _compile(expression: str, variables: frozenset[str], composition: frozenset[
     except celpy.CELParseError as err:
         line, column = err.line or 1, err.column or 1
         raise CELCompileError(
-            "compilation failed: " + _issue(expression, line, column, "Syntax error: " + _syntax(err))
+            "compilation failed: " + issue(expression, line, column, "Syntax error: " + _syntax(err))
         ) from None
     checker = _Checker(expression, variables, composition)
     issues = checker.check(ast)
@@ -166,7 +166,7 @@ def _compile(expression: str, variables: frozenset[str], composition: frozenset[
         runner = _ENV.program(ast, functions=_functions())
     except (RecursionError, MemoryError, SyntaxError):  # nested beyond the transpiler's or Python's limits
         raise CELCompileError(
-            "compilation failed: " + _issue(expression, 1, 1, f"expression recursion limit exceeded: {MAX_DEPTH}")
+            "compilation failed: " + issue(expression, 1, 1, f"expression recursion limit exceeded: {MAX_DEPTH}")
         ) from None
     except (CELSyntaxError, AttributeError) as err:  # what the transpiler cannot write
         raise CELCompileError(f"compilation failed: {err}") from None
@@ -186,6 +186,14 @@ def _functions() -> dict[str, Any]:
     return functions()
 
 
+def parse(expression: str) -> lark.Tree:
+    """The expression's parse tree (CELCompileError when it does not parse)."""
+    try:
+        return _PARSER.parse(expression)
+    except celpy.CELParseError as err:
+        raise CELCompileError(f"compilation failed: {err}") from None
+
+
 def _syntax(err: celpy.CELParseError) -> str:
     cause = err.__cause__ or err.__context__
     if isinstance(cause, lark.exceptions.UnexpectedInput):
@@ -200,7 +208,7 @@ def _syntax(err: celpy.CELParseError) -> str:
     return "invalid expression"
 
 
-def _issue(expression: str, line: int, column: int, message: str) -> str:
+def issue(expression: str, line: int, column: int, message: str) -> str:
     """One cel-go issue: location, message, the source line and a caret under the column."""
     lines = expression.splitlines() or [""]
     source = lines[min(line, len(lines)) - 1]
@@ -228,7 +236,7 @@ class _Checker:
         return self.issues
 
     def _report(self, token: lark.Token, message: str) -> None:
-        self.issues.append(_issue(self.expression, token.line or 1, token.column or 1, message))
+        self.issues.append(issue(self.expression, token.line or 1, token.column or 1, message))
 
     def _undeclared(self, token: lark.Token) -> None:
         self._report(token, f"undeclared reference to '{token.value}' (in container '')")

@@ -1,8 +1,8 @@
 """The ValidatingAdmissionPolicy status controller (upstream's validatingadmissionpolicystatus,
 run by kube-apiserver): for every generation of a policy, status.observedGeneration and
-status.typeChecking — whose expressionWarnings are the expressions that do not compile (this
-server has no type checker against the matched kinds' schemas, so it warns of nothing more; write
-validation refuses such expressions, only a policy stored before could carry one)."""
+status.typeChecking — whose expressionWarnings are the expressions that do not compile (write
+validation refuses them: only a policy stored before could carry one) and the fields validations
+select that the matched kinds do not have (gateway/admission/policy/typechecking.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from gateway.admission.policy.typechecking import expression_warnings
 from gateway.controllers.informer import Informer
 from gateway.errors import StatusError
 from gateway.objects.codec import Obj
@@ -20,6 +21,7 @@ from gateway.registry.store import Store
 from gateway.registry.subresources import StatusStore
 from gateway.registry.validation.admissionpolicy import validate_policy
 from gateway.storage.backend import StorageError
+from protokube.schema.registry import Registry
 
 log = logging.getLogger("protokube.admissionpolicystatus")
 RETRY_DELAY = 1.0
@@ -28,8 +30,9 @@ API_VERSION = "admissionregistration.k8s.io/v1"
 
 
 class AdmissionPolicyStatus:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, registry: Registry) -> None:
         self.store = store
+        self.registry = registry
         self.status = StatusStore(store)
         self.pending: dict[str, Obj] = {}  # the policies whose status is behind, as last seen
         self.dirty = asyncio.Event()
@@ -65,7 +68,7 @@ class AdmissionPolicyStatus:
     async def _sync(self, name: str, policy: Obj) -> None:
         options = WriteOptions(field_manager=MANAGER, force=True)
         try:
-            await self.status.apply("", name, _status(policy), options)
+            await self.status.apply("", name, self._status(policy), options)
         except StatusError as err:
             if err.code != 404:
                 log.warning("validatingadmissionpolicy %s status: %s", name, err.status.message)
@@ -74,25 +77,29 @@ class AdmissionPolicyStatus:
             log.warning("validatingadmissionpolicy %s status: %s", name, err)
             self._retry(name, policy)
 
+    def _status(self, policy: Obj) -> dict[str, Any]:
+        """The status applied for ``policy``'s generation."""
+        warnings = [
+            {"fieldRef": problem.field, "warning": problem.detail}
+            for problem in validate_policy(policy, None)
+            if problem.detail.startswith("compilation failed")
+        ]
+        refs = {warning["fieldRef"] for warning in warnings}
+        typed = expression_warnings(self.store.codec.to_dict(policy), self.registry)
+        warnings += [warning for warning in typed if warning["fieldRef"] not in refs]
+        return {
+            "apiVersion": API_VERSION,
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": policy.metadata.name},
+            "status": {
+                "observedGeneration": policy.metadata.generation,
+                "typeChecking": {"expressionWarnings": warnings} if warnings else {},
+            },
+        }
+
     def _retry(self, name: str, policy: Obj) -> None:
         self.pending.setdefault(name, policy)
         asyncio.get_running_loop().call_later(RETRY_DELAY, self.dirty.set)
-
-
-def _status(policy: Obj) -> dict[str, Any]:
-    """The status applied for ``policy``'s generation."""
-    warnings = [
-        {"fieldRef": problem.field, "warning": problem.detail}
-        for problem in validate_policy(policy, None)
-        if problem.detail.startswith("compilation failed")
-    ]
-    type_checking = {"expressionWarnings": warnings} if warnings else {}
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": policy.metadata.name},
-        "status": {"observedGeneration": policy.metadata.generation, "typeChecking": type_checking},
-    }
 
 
 def _stale(policy: Obj) -> bool:

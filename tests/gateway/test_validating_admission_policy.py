@@ -433,7 +433,12 @@ def test_bindings_are_validated(client: httpx.Client) -> None:
 
 
 def test_status_observes_each_generation(client: httpx.Client, namespace: str, make_policy: Make) -> None:
-    policy, _ = make_policy([{"expression": "true"}])
+    """observedGeneration, and typeChecking's warnings for the kinds the rules name without wildcards."""
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}]
+    selector = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+    policy, _ = make_policy(
+        [{"expression": "true"}], spec={"matchConstraints": {"resourceRules": rules, "namespaceSelector": selector}}
+    )
 
     def observed() -> dict[str, Any] | None:
         current = client.get(f"{POLICIES}/{policy}").json()
@@ -444,9 +449,20 @@ def test_status_observes_each_generation(client: httpx.Client, namespace: str, m
 
     assert eventually(observed) == {"observedGeneration": 1, "typeChecking": {}}
     current = client.get(f"{POLICIES}/{policy}").json()
-    current["spec"]["validations"].append({"expression": "object.metadata.name != ''"})
+    current["spec"]["validations"].append({"expression": "object.dataa.x == 'y'"})
     assert client.put(f"{POLICIES}/{policy}", json=current).status_code == 200
-    assert (eventually(observed) or {}).get("observedGeneration") == 2
+    status = eventually(observed) or {}
+    assert status.get("observedGeneration") == 2
+    assert status["typeChecking"] == {
+        "expressionWarnings": [
+            {
+                "fieldRef": "spec.validations[1].expression",
+                "warning": "/v1, Kind=ConfigMap: ERROR: <input>:1:7: undefined field 'dataa'\n"
+                " | object.dataa.x == 'y'\n"
+                " | ......^\n",
+            }
+        ]
+    }
 
 
 def test_request_old_object_and_authorizer(client: httpx.Client, namespace: str, make_policy: Make) -> None:
