@@ -143,6 +143,55 @@ def test_compute_quota(client: httpx.Client, namespace: str) -> None:
     assert used(client, namespace) == {"pods": "1", "requests.cpu": "500m", "requests.memory": "768Mi"}
 
 
+def test_services_and_claims(client: httpx.Client, namespace: str) -> None:
+    quota(
+        client,
+        namespace,
+        {
+            "services.nodeports": "2",
+            "requests.storage": "3Gi",
+            "gold.storageclass.storage.k8s.io/requests.storage": "1Gi",
+        },
+    )
+    services = f"/api/v1/namespaces/{namespace}/services"
+    ports = [{"name": "a", "port": 80}, {"name": "b", "port": 81}, {"name": "c", "port": 82}]
+    wide = {"metadata": {"name": "wide"}, "spec": {"type": "NodePort", "ports": ports}}
+    refused = client.post(services, json=wide)
+    assert refused.json()["message"] == (
+        'services "wide" is forbidden: exceeded quota: q, requested: services.nodeports=3, '
+        "used: services.nodeports=0, limited: services.nodeports=2"
+    )
+    internal = {"metadata": {"name": "svc"}, "spec": {"ports": ports}}
+    assert client.post(services, json=internal).status_code == 201
+    turned = client.patch(
+        f"{services}/svc",
+        json={"spec": {"type": "NodePort"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert turned.status_code == 403  # an update that costs more is charged the difference
+    assert "requested: services.nodeports=3, used: services.nodeports=0" in turned.json()["message"]
+
+    def claim(name: str, size: str, klass: str) -> httpx.Response:
+        spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
+        body = {"metadata": {"name": name}, "spec": {**spec, "storageClassName": klass}}
+        return client.post(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", json=body)
+
+    assert claim("silver", "2Gi", "silver").status_code == 201
+    refused = claim("gold", "2Gi", "gold")
+    assert refused.json()["message"] == (
+        'persistentvolumeclaims "gold" is forbidden: exceeded quota: q, '
+        "requested: gold.storageclass.storage.k8s.io/requests.storage=2Gi,requests.storage=2Gi, "
+        "used: gold.storageclass.storage.k8s.io/requests.storage=0,requests.storage=2Gi, "
+        "limited: gold.storageclass.storage.k8s.io/requests.storage=1Gi,requests.storage=3Gi"
+    )
+    assert claim("gold", "512Mi", "gold").status_code == 201
+    assert used(client, namespace) == {
+        "services.nodeports": "0",
+        "requests.storage": "2560Mi",
+        "gold.storageclass.storage.k8s.io/requests.storage": "512Mi",
+    }
+
+
 def test_scopes(client: httpx.Client, namespace: str) -> None:
     quota(client, namespace, {"pods": "1"}, scopes=["Terminating"])
     assert create_pod(client, namespace, pod("long")).status_code == 201  # not terminating: not counted
