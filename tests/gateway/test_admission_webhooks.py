@@ -630,3 +630,30 @@ def test_match_policy_equivalent_calls_with_the_webhooks_version(
         assert not hooks.reviews.get("/gadgets-exact")
     finally:
         api.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.hooks.example.com")
+
+
+def test_a_huge_answer_and_an_unknown_certificate(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured
+) -> None:
+    """An answer past 16 MiB is not read whole (a protokube bound); without a caBundle the server's
+    certificate is checked against the system's roots, which do not know the test CA."""
+    huge = b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "pad": "' + b"x" * (17 << 20) + b'"}'
+    hooks.handlers["/huge"] = lambda request: huge
+    configured.add(VALIDATING, webhook("huge.example.com", "/huge", hooks))
+    failed = until_called(api, ns, hooks, "/huge")
+    assert failed.status_code == 500, failed.text
+    assert failed.json()["message"] == (
+        'Internal error occurred: failed calling webhook "huge.example.com": failed to call webhook: '
+        "the answer is larger than 16777216 bytes"
+    )
+    configured.remove_all()
+    hook = webhook("untrusted.example.com", "/untrusted", hooks)
+    del hook["clientConfig"]["caBundle"]
+    hooks.handlers["/untrusted"] = allow
+    configured.add(VALIDATING, hook)
+    untrusted = eventually(lambda: (r := create_configmap(api, ns, "untrusted")).status_code == 500 and r)
+    assert untrusted.json()["message"] == (
+        'Internal error occurred: failed calling webhook "untrusted.example.com": failed to call webhook: '
+        f'Post "{hooks.url("/untrusted")}?timeout=10s": tls: failed to verify certificate: x509: '
+        "certificate signed by unknown authority"
+    )

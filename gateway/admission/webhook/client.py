@@ -16,14 +16,15 @@ from __future__ import annotations
 import asyncio
 import random
 import ssl
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Mapping
+from urllib.parse import urlsplit
 
-import httpx
+import h11
 import orjson
 
 from gateway import errors
 from gateway.admission.webhook.configurations import ClientConfig, Service
+from gateway.admission.webhook.transport import Destination, TooLarge, Transport
 from gateway.params import ListOptions
 from gateway.selectors import NO_FIELDS, Filter, LabelSelector, Requirement
 from gateway.storage.cacher import Cacher
@@ -31,7 +32,7 @@ from gateway.storage.cacher import Cacher
 SERVICES = ("", "v1", "services")
 ENDPOINT_SLICES = ("discovery.k8s.io", "v1", "endpointslices")
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 ROUTABLE_TYPES = ("", "ClusterIP", "NodePort", "LoadBalancer")
 
 
@@ -49,40 +50,52 @@ class Caller:
 
     def __init__(self, cachers: Mapping[tuple[str, str, str], Cacher]) -> None:
         self.cachers = cachers
-        self._clients: dict[bytes, httpx.AsyncClient] = {}
+        self.transport = Transport()
+        self._contexts: dict[bytes, ssl.SSLContext] = {}
 
     async def post(self, config: ClientConfig, timeout: float, body: bytes) -> bytes:
         """The answer's body (2xx), or CallFailed."""
-        client = self._client(config.ca_bundle)
+        context = self._context(config.ca_bundle)
         url = f"{_url(config)}?timeout={int(timeout)}s"
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        parts = urlsplit(url)
+        headers = [("Host", parts.netloc), ("Content-Type", "application/json"), ("Accept", "application/json")]
+        target = f"{parts.path}?{parts.query}"
+        host, port = parts.hostname or "", parts.port or 443
         try:
             async with asyncio.timeout(timeout):
-                if config.service is None:
-                    return await _read(client, url, url, body, headers, {})
-                host = _service_host(config.service)
-                target = url.replace(host, await self._resolve(config.service), 1)
-                extensions = {"sni_hostname": _server_name(config.service)}
-                return await _read(client, url, target, body, {**headers, "Host": host}, extensions)
+                server_name = host
+                if config.service is not None:
+                    server_name = _server_name(config.service)
+                    host, port = await self._resolve(config.service)
+                destination = Destination(host, port, server_name, context)
+                status, answer = await self.transport.post(destination, target, headers, body, MAX_RESPONSE_BYTES)
         except TimeoutError:
             raise CallFailed(f'failed to call webhook: Post "{url}": context deadline exceeded') from None
         except _Unresolved as err:
             raise CallFailed(f'failed to call webhook: Post "{url}": {err}') from None
+        except TooLarge:
+            raise CallFailed(f"failed to call webhook: the answer is larger than {MAX_RESPONSE_BYTES} bytes") from None
+        except (OSError, h11.ProtocolError) as err:
+            raise CallFailed(f'failed to call webhook: Post "{url}": {_reason(err, host, port)}') from None
+        if not 200 <= status < 300:
+            raise CallFailed(f"failed to call webhook: {_status_message(status, answer)}")
+        return answer
 
-    def _client(self, ca_bundle: bytes) -> httpx.AsyncClient:
-        client = self._clients.get(ca_bundle)
-        if client is None:
+    def _context(self, ca_bundle: bytes) -> ssl.SSLContext:
+        """The TLS context verifying servers with ``ca_bundle`` (PEM; none: the system's roots)."""
+        context = self._contexts.get(ca_bundle)
+        if context is None:
             try:
-                verify = ssl.create_default_context(cadata=ca_bundle.decode("ascii")) if ca_bundle else True
+                context = ssl.create_default_context(cadata=ca_bundle.decode("ascii") if ca_bundle else None)
             except (ssl.SSLError, ValueError):
                 raise CallFailed(
                     "could not get REST client: unable to load root certificates: unable to parse bytes as PEM block"
                 ) from None
-            client = self._clients[ca_bundle] = httpx.AsyncClient(verify=verify, timeout=None, trust_env=False)
-        return client
+            self._contexts[ca_bundle] = context
+        return context
 
-    async def _resolve(self, service: Service) -> str:
-        """``host:port`` of a ready endpoint of the Service's port (upstream's ResolveEndpoint)."""
+    async def _resolve(self, service: Service) -> tuple[str, int]:
+        """A ready endpoint of the Service's port (upstream's ResolveEndpoint)."""
         services = self.cachers.get(SERVICES)
         view = None
         if services is not None:
@@ -102,7 +115,7 @@ class Caller:
             raise _Unresolved(f'no endpoints available for service "{service.name}"')
         return random.choice(addresses)
 
-    async def _ready_addresses(self, service: Service, port_name: str) -> list[str]:
+    async def _ready_addresses(self, service: Service, port_name: str) -> list[tuple[str, int]]:
         slices = self.cachers.get(ENDPOINT_SLICES)
         if slices is None:
             return []
@@ -118,29 +131,8 @@ class Caller:
                 conditions = endpoint.conditions
                 if conditions.HasField("ready") and not conditions.ready:
                     continue
-                found += [_host_port(address, port) for address in endpoint.addresses]
+                found += [(address, port) for address in endpoint.addresses]
         return found
-
-
-async def _read(
-    client: httpx.AsyncClient, url: str, target: str, body: bytes, headers: dict[str, str], extensions: dict[str, Any]
-) -> bytes:
-    """POST ``body`` to ``target`` (``url`` as messages name it); the 2xx answer's body."""
-    chunks: list[bytes] = []
-    try:
-        async with client.stream("POST", target, content=body, headers=headers, extensions=extensions) as response:
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    raise CallFailed(f"failed to call webhook: the answer is larger than {MAX_RESPONSE_BYTES} bytes")
-                chunks.append(chunk)
-    except httpx.HTTPError as err:
-        raise CallFailed(f'failed to call webhook: Post "{url}": {_reason(err)}') from None
-    answer = b"".join(chunks)
-    if not 200 <= response.status_code < 300:
-        raise CallFailed(f"failed to call webhook: {_status_message(response.status_code, answer)}")
-    return answer
 
 
 def _status_message(code: int, body: bytes) -> str:
@@ -154,31 +146,17 @@ def _status_message(code: int, body: bytes) -> str:
     return errors.generic_server_response(code, body.decode("utf-8", "replace").strip()).status.message
 
 
-def _reason(err: httpx.HTTPError) -> str:
+def _reason(err: BaseException, host: str, port: int) -> str:
     """A transport error as Go's net/http words it."""
-    causes = list(_causes(err))
-    verify = next((c for c in causes if isinstance(c, ssl.SSLCertVerificationError)), None)
-    if verify is not None:
-        if "mismatch" in str(verify.verify_message):
-            return f"tls: failed to verify certificate: x509: {verify.verify_message}"
+    if isinstance(err, ssl.SSLCertVerificationError):
+        if "mismatch" in str(err.verify_message):
+            return f"tls: failed to verify certificate: x509: {err.verify_message}"
         return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-    if any(isinstance(c, ConnectionRefusedError) for c in causes):
-        return f"dial tcp {err.request.url.host}:{err.request.url.port or 443}: connect: connection refused"
+    if isinstance(err, ConnectionRefusedError):
+        return f"dial tcp {_host_port(host, port)}: connect: connection refused"
+    if isinstance(err, ConnectionResetError):
+        return "EOF"
     return str(err) or type(err).__name__
-
-
-def _causes(err: BaseException) -> Iterator[BaseException]:
-    """``err`` and what led to it (causes, contexts, the members of exception groups)."""
-    seen: set[int] = set()
-    pending = [err]
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        pending += [c for c in (current.__cause__, current.__context__) if c is not None]
-        pending += getattr(current, "exceptions", ())
 
 
 def _url(config: ClientConfig) -> str:
