@@ -252,7 +252,9 @@ def test_kubectl_describe_quota(client: httpx.Client, namespace: str, kubectl: K
 @pytest.fixture(scope="module")
 def second_gateway(server: GatewayProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     """Another gateway on the shared server's storage (it does not lead: no controllers run there)."""
-    process = GatewayProcess(Path(tmp_path_factory.mktemp("second-gateway")), "--storage", server.storage).start()
+    directory = Path(tmp_path_factory.mktemp("second-gateway"))
+    # no compaction of the shared storage from here: its own server keeps its history
+    process = GatewayProcess(directory, "--storage", server.storage, "--etcd-compaction-interval", "0").start()
     yield process
     process.kill()
 
