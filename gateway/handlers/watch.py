@@ -1,6 +1,6 @@
 """GET ?watch=true: a stream of watch events from the watch cache, until the timeout or the client leaves.
 
-Seed: "Efficient detection of changes", "Watch bookmarks", "Streaming lists".
+The API concepts' "Efficient detection of changes", "Watch bookmarks", "Streaming lists".
 - resourceVersion unset / "0": the state as synthetic ADDED events (consistent / any), then changes;
   with allowWatchBookmarks, a BOOKMARK annotated k8s.io/initial-events-end marks where the state ends.
 - resourceVersion N: changes after N only; N older than the cache's window: an ERROR event with a
@@ -29,6 +29,7 @@ from gateway.scope import RequestScope
 from gateway.storage.cacher import WatchStream
 
 T = TypeVar("T")
+MAX_WRITE_BYTES = 1 << 20  # the initial events' frames per write: a slow reader holds about one write
 
 
 async def watch(request: ApiRequest, scope: RequestScope) -> Response:
@@ -64,11 +65,19 @@ class WatchEvents:
             if stream.error is not None:
                 yield write([frames.error(stream.error)])
                 return
-            initial = [frames.object("ADDED", view) for view in stream.initial]
+            pending: list[bytes] = []
+            size = 0
+            for view in stream.initial:  # written a MAX_WRITE_BYTES at a time, each once the last is taken
+                frame = frames.object("ADDED", view)
+                pending.append(frame)
+                size += len(frame)
+                if size >= MAX_WRITE_BYTES:
+                    yield self._sent(pending, write)
+                    pending, size = [], 0
             if stream.initial_end is not None:
-                initial.append(frames.initial_events_end(stream.initial_end))
-            if initial:
-                yield self._sent(initial, write)
+                pending.append(frames.initial_events_end(stream.initial_end))
+            if pending:
+                yield self._sent(pending, write)
             self.request.watch_initialized()
             async for batch in stream.batches():
                 yield self._sent(frames.items(batch), write)

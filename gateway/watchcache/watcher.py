@@ -27,8 +27,10 @@ from gateway.watchcache.entries import CacheEvent, Entry, entry_fields
 BOOKMARK_INTERVAL = 60.0
 FINAL_BOOKMARK_LEAD = 2.0
 MAX_QUEUED = 10_000
-# Events per batch, so per frame: a client that reads slowly holds at most one frame's bytes here.
+# Events per batch, so per write: a client that reads slowly holds at most one write's bytes here
+# (bounded in events, and in the objects' bytes, which the encoded frames follow).
 MAX_BATCH = 500
+MAX_BATCH_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +127,15 @@ class CacheWatcher:
             waiting.set_result(None)
 
     def _take(self) -> list[Item]:
-        """Everything queued, the backlog first, up to MAX_BATCH changes."""
+        """What is queued, the backlog first, up to MAX_BATCH changes or MAX_BATCH_BYTES of objects
+        (at least one change)."""
         batch: list[Item] = []
+        size = 0
         for queue in (self.backlog, self.queue):
-            while queue and len(batch) < MAX_BATCH:
-                batch.append(queue.popleft())
+            while queue and len(batch) < MAX_BATCH and size < MAX_BATCH_BYTES:
+                change = queue.popleft()
+                batch.append(change)
+                size += len(change[0].entry.view.raw)
         return batch
 
     def _wake_at(self, when: float, now: float) -> None:

@@ -5,6 +5,7 @@ batch; a watcher whose selection a change does not concern is not woken."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from gateway.watchcache.entries import CacheEvent, Entry
@@ -18,7 +19,8 @@ PACE = 0.002
 
 
 def _event(revision: int, namespace: str = "ns") -> CacheEvent:
-    entry = Entry(f"{namespace}/o{revision}", namespace, {}, (), (), None)  # type: ignore[arg-type]
+    view = SimpleNamespace(raw=b"x")  # what a watcher reads of a cached object: its bytes
+    entry = Entry(f"{namespace}/o{revision}", namespace, {}, (), (), view)  # type: ignore[arg-type]
     return CacheEvent("ADDED", revision, entry, None)
 
 

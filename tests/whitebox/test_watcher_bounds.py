@@ -1,23 +1,26 @@
 """A watcher's memory is bounded: a client that stops reading is dropped with its queue once it is
-MAX_QUEUED events behind, and a slow one gets frames of at most MAX_BATCH events (found by the soak:
-slow readers held every event they had not read, in one ever larger frame)."""
+MAX_QUEUED events behind, and a slow one gets frames of at most MAX_BATCH events and about
+MAX_BATCH_BYTES (found by the soak: slow readers held every event they had not read, in one ever
+larger frame)."""
 
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from gateway.watchcache.entries import CacheEvent, Entry
-from gateway.watchcache.watcher import MAX_BATCH, MAX_QUEUED, CacheWatcher, Change
+from gateway.watchcache.watcher import MAX_BATCH, MAX_BATCH_BYTES, MAX_QUEUED, CacheWatcher, Change
 
 
-def _event(revision: int) -> CacheEvent:
-    entry = Entry(f"ns/o{revision}", "ns", {}, (), (), None)  # type: ignore[arg-type]
+def _event(revision: int, size: int = 100) -> CacheEvent:
+    view = SimpleNamespace(raw=b"x" * size)  # what a watcher reads of a cached object: its bytes
+    entry = Entry(f"ns/o{revision}", "ns", {}, (), (), view)  # type: ignore[arg-type]
     return CacheEvent("ADDED", revision, entry, None)
 
 
-def _change(revision: int) -> Change:
-    return _event(revision), "ADDED"
+def _change(revision: int, size: int = 100) -> Change:
+    return _event(revision, size), "ADDED"
 
 
 def _watcher() -> CacheWatcher:
@@ -37,6 +40,17 @@ def test_batches_are_bounded() -> None:
     for revision in range(1, 2 * MAX_BATCH + 11):
         assert watcher.offer(_change(revision))
     assert asyncio.run(_batches(watcher, 3)) == [MAX_BATCH, MAX_BATCH, 10]
+
+
+def test_batches_of_large_objects_are_bounded_in_bytes() -> None:
+    """A write holds about MAX_BATCH_BYTES of objects (at least one, however large)."""
+    watcher = _watcher()
+    third = MAX_BATCH_BYTES // 3 + 1
+    for revision in range(1, 8):
+        assert watcher.offer(_change(revision, third))
+    assert watcher.offer(_change(8, 3 * MAX_BATCH_BYTES))
+    assert watcher.offer(_change(9))
+    assert asyncio.run(_batches(watcher, 4)) == [3, 3, 2, 1]
 
 
 def test_an_unresponsive_watcher_is_dropped_with_its_queue() -> None:
