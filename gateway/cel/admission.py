@@ -19,6 +19,7 @@ from gateway.cel.library import method
 if TYPE_CHECKING:
     from gateway.admission import Attributes
     from gateway.auth.authorization import Authorizer
+    from protokube.schema.registry import GroupVersionKind, Resource
 
 String = celtypes.StringType
 
@@ -173,17 +174,26 @@ def _options(attributes: Attributes) -> dict[str, Any]:
     return options
 
 
-def request_map(attributes: Attributes, uid: str = "") -> dict[str, Any]:
-    """The AdmissionRequest of ``attributes`` as JSON values (CEL's ``request``)."""
+def request_map(
+    attributes: Attributes, uid: str = "", matched: tuple[Resource, GroupVersionKind] | None = None
+) -> dict[str, Any]:
+    """The AdmissionRequest of ``attributes`` as JSON values (CEL's ``request``); ``matched``: the
+    resource and kind a policy or webhook took the request as (matchPolicy Equivalent), which
+    ``resource`` and ``kind`` name — ``requestResource`` and ``requestKind`` are the request's."""
     resource = attributes.resource
-    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
-    gvr = {"group": resource.group, "version": resource.version, "resource": resource.plural}
+    request_kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    request_resource = {"group": resource.group, "version": resource.version, "resource": resource.plural}
+    kind, gvr = request_kind, request_resource
+    if matched is not None and matched[0] is not resource:
+        other, gvk = matched
+        kind = {"group": gvk.group, "version": gvk.version, "kind": gvk.kind}
+        gvr = {"group": other.group, "version": other.version, "resource": other.plural}
     request: dict[str, Any] = {
         "uid": uid or str(uuid.uuid4()),
         "kind": kind,
         "resource": gvr,
-        "requestKind": kind,
-        "requestResource": gvr,
+        "requestKind": request_kind,
+        "requestResource": request_resource,
         "name": attributes.name,
         "namespace": attributes.namespace,
         "operation": attributes.operation,

@@ -495,3 +495,55 @@ def test_request_old_object_and_authorizer(client: httpx.Client, namespace: str,
     assert response.json()["message"].endswith("denied request: UPDATE by system:unsecured changes the owner")
     unchanged = {"metadata": {"name": "r1"}, "data": {"owner": "a", "more": "x"}}
     assert client.put(f"{_configmaps(namespace)}/r1", json=unchanged).status_code == 200
+
+
+def test_match_policy_equivalent_sees_the_matched_version(
+    client: httpx.Client, namespace: str, make_policy: Make
+) -> None:
+    """A policy on a CRD's v1 takes a write at v2 (matchPolicy Equivalent, the default) and sees
+    the object at v1, request.kind v1 and request.requestKind v2; with Exact it does not take it."""
+    group = f"vapeq{namespace}.example.com"
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    crd = {
+        "metadata": {"name": f"gadgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": schema},
+                {"name": "v2", "served": True, "storage": False, "schema": schema},
+            ],
+        },
+    }
+    assert client.post(CRDS, json=crd).status_code == 201
+    try:
+
+        def gadget(name: str, version: str = "v2") -> httpx.Response:
+            body = {"apiVersion": f"{group}/{version}", "kind": "Gadget", "metadata": {"name": name}}
+            return client.post(f"/apis/{group}/{version}/namespaces/{namespace}/gadgets", json=body)
+
+        assert eventually(lambda: gadget("first").status_code == 201, timeout=30)
+        rules = [{"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["gadgets"]}]
+        selector = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+        policy, _ = make_policy(
+            [
+                {
+                    "expression": "false",
+                    "messageExpression": "object.apiVersion + ' ' + request.kind.version + ' '"
+                    " + request.requestKind.version + ' ' + request.resource.version",
+                }
+            ],
+            spec={"matchConstraints": {"resourceRules": rules, "namespaceSelector": selector}},
+            wait=lambda: gadget("probe").status_code == 422,
+        )
+        response = gadget("second")
+        assert response.status_code == 422
+        assert response.json()["message"].endswith(f"denied request: {group}/v1 v1 v2 v1")
+        exact = client.get(f"{POLICIES}/{policy}").json()
+        exact["spec"]["matchConstraints"]["matchPolicy"] = "Exact"
+        assert client.put(f"{POLICIES}/{policy}", json=exact).status_code == 200
+        assert eventually(lambda: gadget("third").status_code == 201)
+        assert gadget("fourth", "v1").status_code == 422
+    finally:
+        client.delete(f"{CRDS}/gadgets.{group}")

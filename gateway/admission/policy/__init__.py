@@ -2,7 +2,8 @@
 bound to requests by bindings, evaluated in admission.
 
 - ``compiled``: policies and bindings as the plugin runs them, every expression compiled once;
-- ``matching``: matchConstraints / matchResources (rules, selectors, matchPolicy);
+- ``matching``: matchConstraints / matchResources (selectors, the webhooks' rules, matchPolicy);
 - ``params``: the params objects a binding evaluates with;
-- ``plugin``: the admission plugin.
+- ``plugin``: the admission plugin;
+- ``typechecking``: status.typeChecking's warnings (the status controller's).
 """

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.admission.webhook.rules import Rule
 from gateway.cel import CELCompileError, Program, compile
 from gateway.selectors import EVERYTHING, LabelSelector, SelectorError, label_selector_text, parse_labels
 
@@ -29,23 +30,22 @@ def selector(value: Value | None) -> LabelSelector:
 
 @dataclass(frozen=True)
 class ResourceRule:
-    operations: tuple[str, ...]
-    groups: tuple[str, ...]
-    versions: tuple[str, ...]
-    resources: tuple[str, ...]
-    scope: str
+    """A NamedRuleWithOperations: a webhook's rule, and the names it is limited to (none: all)."""
+
+    rule: Rule
     names: tuple[str, ...]
 
     @classmethod
-    def of(cls, rule: Value) -> ResourceRule:
-        return cls(
-            tuple(rule.get("operations") or ()),
-            tuple(rule.get("apiGroups") or ()),
-            tuple(rule.get("apiVersions") or ()),
-            tuple(rule.get("resources") or ()),
-            rule.get("scope") or "*",
-            tuple(rule.get("resourceNames") or ()),
+    def of(cls, value: Value) -> ResourceRule:
+        resources = tuple((r.partition("/")[0], r.partition("/")[2]) for r in value.get("resources") or ())
+        rule = Rule(
+            tuple(value.get("operations") or ()),
+            tuple(value.get("apiGroups") or ()),
+            tuple(value.get("apiVersions") or ()),
+            resources,
+            value.get("scope") or "*",
         )
+        return cls(rule, tuple(value.get("resourceNames") or ()))
 
 
 @dataclass(frozen=True)

@@ -20,30 +20,20 @@ from gateway.admission import Attributes, forbidden, warnings
 from gateway.admission.policy import matching
 from gateway.admission.policy.compiled import Binding, Policy, PolicySet, compile_binding, compile_policy
 from gateway.admission.policy.params import ConfigurationError, collect
+from gateway.admission.webhook.objects import convert
+from gateway.admission.webhook.rules import Invocation, exempt
 from gateway.auth.authorization import Authorizer
 from gateway.cel import CELEvaluationError, LazyMap, Program, to_cel
 from gateway.cel.admission import authorizer_value, request_map
+from gateway.objects.codec import Codec
 from gateway.objects.codecs import codec_for
 from gateway.objects.view import ObjectView
 from gateway.storage.cacher import Cacher
-from protokube.schema.registry import Registry
+from protokube.schema.registry import Registry, Resource
 
 POLICIES = ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")
 BINDINGS = ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings")
 NAMESPACES = ("", "v1", "namespaces")
-ADMISSION_GROUP = "admissionregistration.k8s.io"
-# upstream's IsExemptAdmissionConfigurationResource: policies never apply to admission's own
-# configurations, so that a broken policy cannot lock the cluster out of fixing it.
-EXEMPT_KINDS = frozenset(
-    {
-        "ValidatingWebhookConfiguration",
-        "MutatingWebhookConfiguration",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "MutatingAdmissionPolicy",
-        "MutatingAdmissionPolicyBinding",
-    }
-)
 CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
 MAX_MESSAGE_BYTES = 5 * 1024  # upstream's MaxEvaluatedMessageExpressionSizeBytes
 
@@ -59,37 +49,40 @@ Denied = tuple[Policy, Binding, Denial]
 
 class _Request:
     """What one request's evaluations share: its values as CEL sees them, each made when a policy
-    first reads it."""
+    first reads it, in the version the policy took the request as."""
 
     def __init__(self, plugin: ValidatingAdmissionPolicy, attributes: Attributes) -> None:
         self.plugin = plugin
         self.attributes = attributes
-        self._values: dict[str, Any] = {}
+        self._values: dict[tuple[str, tuple[str, str, str]], Any] = {}
 
-    def values(self, names: frozenset[str]) -> dict[str, Any]:
+    def values(self, names: frozenset[str], matched: Invocation) -> dict[str, Any]:
         """The request's variables among ``names`` (params and variables are the evaluation's)."""
-        for name in names - self._values.keys():
-            if name in VALUES:
-                self._values[name] = VALUES[name](self)
-        return {name: value for name, value in self._values.items() if name in names}
+        found: dict[str, Any] = {}
+        for name in names & VALUES.keys():
+            key = (name, matched.resource.key)
+            if key not in self._values:
+                self._values[key] = VALUES[name](self, matched)
+            found[name] = self._values[key]
+        return found
 
-    def _object(self) -> Any:
-        return to_cel(self.plugin.as_dict(self.attributes, self.attributes.obj))
+    def _object(self, matched: Invocation) -> Any:
+        return to_cel(self.plugin.as_dict(self.attributes, self.attributes.obj, matched))
 
-    def _old_object(self) -> Any:
-        return to_cel(self.plugin.as_dict(self.attributes, self.attributes.old))
+    def _old_object(self, matched: Invocation) -> Any:
+        return to_cel(self.plugin.as_dict(self.attributes, self.attributes.old, matched))
 
-    def _request(self) -> Any:
-        return to_cel(request_map(self.attributes))
+    def _request(self, matched: Invocation) -> Any:
+        return to_cel(request_map(self.attributes, matched=(matched.resource, matched.kind)))
 
-    def _namespace_object(self) -> Any:
+    def _namespace_object(self, matched: Invocation) -> Any:
         return to_cel(self.plugin.namespace_object(self.attributes))
 
-    def _authorizer(self) -> Any:
+    def _authorizer(self, matched: Invocation) -> Any:
         return authorizer_value(self.plugin.authorizer, self.attributes)
 
 
-VALUES: dict[str, Callable[[_Request], Any]] = {
+VALUES: dict[str, Callable[[_Request, Invocation], Any]] = {
     "object": _Request._object,
     "oldObject": _Request._old_object,
     "request": _Request._request,
@@ -122,11 +115,17 @@ class ValidatingAdmissionPolicy:
         return self._set
 
     # ---- the request's values ----------------------------------------------------------------------
-    def as_dict(self, attributes: Attributes, obj: Any) -> dict[str, Any] | None:
+    def _codec(self, resource: Resource) -> Codec:
+        cacher = self.cachers.get(resource.key)
+        return cacher.codec if cacher is not None else codec_for(resource)
+
+    def as_dict(self, attributes: Attributes, obj: Any, matched: Invocation) -> dict[str, Any] | None:
+        """``obj`` as JSON values, in the matched version (converted when that is another)."""
         if obj is None:
             return None
-        cacher = self.cachers.get(attributes.resource.key)
-        codec = cacher.codec if cacher is not None else codec_for(attributes.resource)
+        codec = self._codec(matched.resource)
+        if matched.resource is not attributes.resource:
+            obj = convert(obj, self._codec(attributes.resource), codec)
         return codec.to_dict(obj)
 
     def _namespace_view(self, attributes: Attributes) -> Any:
@@ -152,8 +151,7 @@ class ValidatingAdmissionPolicy:
 
     # ---- admission -----------------------------------------------------------------------------
     async def validate(self, attributes: Attributes) -> None:
-        resource = attributes.resource
-        if resource.group == ADMISSION_GROUP and resource.kind in EXEMPT_KINDS:
+        if exempt(attributes):
             return
         policies = await self.policy_set()
         if not policies.bindings:
@@ -162,12 +160,13 @@ class ValidatingAdmissionPolicy:
         denials: list[Denied] = []
         for policy_name in sorted(policies.bindings):
             policy = policies.policies.get(policy_name)
-            if policy is None or not self._matches(policy.match, attributes):
+            matched = self._matches(policy.match, attributes) if policy is not None else None
+            if policy is None or matched is None:
                 continue
             for binding in policies.bindings[policy_name]:
-                if binding.match is not None and not self._matches(binding.match, attributes):
+                if binding.match is not None and self._matches(binding.match, attributes) is None:
                     continue
-                error, failures = self._evaluate_binding(policy, binding, request)
+                error, failures = self._evaluate_binding(policy, binding, request, matched)
                 if error:
                     denials.append((policy, binding, Denial(error)))
                 for failure in failures:
@@ -175,9 +174,10 @@ class ValidatingAdmissionPolicy:
         if denials:
             raise _refusal(attributes, *denials[0])
 
-    def _matches(self, match: matching.MatchResources | None, attributes: Attributes) -> bool:
+    def _matches(self, match: matching.MatchResources | None, attributes: Attributes) -> Invocation | None:
+        """The resource ``match`` takes the request as (None: it does not take it)."""
         if match is None:
-            return False
+            return None
         labels = self._namespace_labels(attributes) if match.namespace_selector.requirements else None
         return matching.matches(match, attributes, self.registry, labels)
 
@@ -192,7 +192,9 @@ class ValidatingAdmissionPolicy:
                     f"'{binding.name}': {denial.message}"
                 )
 
-    def _evaluate_binding(self, policy: Policy, binding: Binding, request: _Request) -> tuple[str, list[Denial]]:
+    def _evaluate_binding(
+        self, policy: Policy, binding: Binding, request: _Request, matched: Invocation
+    ) -> tuple[str, list[Denial]]:
         """A configuration error (it denies whatever the binding's actions; "" under Ignore) and
         the failed validations of one binding."""
         if policy.error:  # as upstream, an expression that does not compile fails each evaluation
@@ -208,7 +210,7 @@ class ValidatingAdmissionPolicy:
             return (error if policy.fail else ""), []
         failures: list[Denial] = []
         for param in params:
-            failures += _evaluate(policy, request.values(policy.uses), param)
+            failures += _evaluate(policy, request.values(policy.uses, matched), param)
         return "", failures
 
 
