@@ -53,11 +53,14 @@ class Replenishment:
 
     def replace(self, views: Iterable[ObjectView]) -> None:
         self.costs = {}
-        for view in views:
-            self._remember(view.obj)
+        if self.evaluator.updates_matter:
+            for view in views:
+                self._remember(view.obj)
         self.controller.replenish(self.evaluator, None)  # deletions missed meanwhile
 
     def changed(self, event_type: str, view: ObjectView) -> None:
+        if event_type != "DELETED" and not self.evaluator.updates_matter:
+            return  # an object that is only counted costs the same until it goes (not even decoded)
         meta = view.obj.metadata
         key = (meta.namespace, meta.name)
         if event_type == "DELETED":

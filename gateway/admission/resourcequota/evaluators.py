@@ -78,6 +78,8 @@ class Evaluator:
     """An object counter (generic.NewObjectCountEvaluator): creates cost one of the resource's
     count names; no scope matches."""
 
+    updates_matter = False  # whether an update can change what an object costs (replenish_key)
+
     def __init__(self, group: str, plural: str, alias: str = "") -> None:
         self.group_resource = (group, plural)
         self.names = (count_name(group, plural), *((alias,) if alias else ()))
@@ -176,6 +178,8 @@ def compute_usage(requests: ResourceList, limits: ResourceList) -> ResourceList:
 
 
 class PodEvaluator(Evaluator):
+    updates_matter = True
+
     def __init__(self) -> None:
         super().__init__("", "pods")
 
@@ -232,6 +236,8 @@ class PodEvaluator(Evaluator):
 
 # ---- services ----------------------------------------------------------------------------------
 class ServiceEvaluator(Evaluator):
+    updates_matter = True
+
     def __init__(self) -> None:
         super().__init__("", "services")
         self.names = ("count/services", "services", "services.nodeports", "services.loadbalancers")
@@ -287,6 +293,8 @@ def storage_request(claim: Message) -> Quantity | None:
 
 
 class ClaimEvaluator(Evaluator):
+    updates_matter = True
+
     def __init__(self) -> None:
         super().__init__("", "persistentvolumeclaims")
 
