@@ -138,6 +138,24 @@ def test_messages_as_upstream_words_them() -> None:
     assert errors_of({"spec": {"name": "toolong"}}) == ["spec.name: Too long: may not be more than 5 bytes"]
 
 
+def test_rules_use_the_kubernetes_cel_libraries() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"url": {"type": "string"}, "memory": {"type": "string"}},
+        "x-kubernetes-validations": [
+            {"rule": "!has(self.url) || isURL(self.url)", "message": "not a URL"},
+            {"rule": "!has(self.memory) || quantity(self.memory).isLessThan(quantity('1Gi'))"},
+        ],
+    }
+    structural = Structural.from_props(schema)
+    assert structural.validate({"url": "https://example.com", "memory": "512Mi"}) == []
+    assert [str(e) for e in structural.validate({"url": "example.com", "memory": "2Gi"})] == [
+        ': Invalid value: "object": not a URL',
+        ': Invalid value: "object": failed rule: '
+        "!has(self.memory) || quantity(self.memory).isLessThan(quantity('1Gi'))",
+    ]
+
+
 def test_transition_rules_see_the_old_value() -> None:
     schema = {
         "type": "object",

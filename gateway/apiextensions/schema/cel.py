@@ -1,51 +1,33 @@
 """x-kubernetes-validations: CEL rules of a CRD's schema, compiled when the CRD is written and
-evaluated on every write of a custom object (upstream's pkg/apiserver/schema/cel), with cel-python.
-
-cel-python implements CEL's standard definitions; Kubernetes' extension libraries (isURL, quantity,
-the lists/strings/regex/ip/cidr extensions, ...) are not there. A rule calling a function that is
-not available is refused when the CRD is written, naming the function — never accepted and ignored.
+evaluated on every write of a custom object (upstream's pkg/apiserver/schema/cel), on gateway/cel:
+cel-python with the Kubernetes CEL libraries written there (lists, strings, regex, url, quantity,
+ip/cidr). A rule calling a function that is not available is refused when the CRD is written,
+naming the function — never accepted and ignored.
 """
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import Any
 
-import celpy
 import orjson
 from celpy import celtypes
 
 from gateway.apiextensions.schema.node import Node
+from gateway.cel import CELCompileError, CELEvaluationError, Program, compile
 from gateway.cel.values import to_cel
 from gateway.errors import FieldError
 
-# Functions and macros cel-python provides (its standard environment and parser macros).
-AVAILABLE = frozenset(
-    {
-        *celpy.evaluation.base_functions,
-        *("has", "all", "exists", "exists_one", "map", "filter", "dyn"),
-    }
-)
-_CALL = re.compile(r"(?<![\w.'\"])\.?([A-Za-z_]\w*)\s*\(")
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+VARIABLES = ("self", "oldSelf")
 REASONS = {
     "FieldValueInvalid": "FieldValueInvalid",
     "FieldValueForbidden": "FieldValueForbidden",
     "FieldValueRequired": "FieldValueRequired",
     "FieldValueDuplicate": "FieldValueDuplicate",
 }
-_ENV = celpy.Environment()
 
 
-@functools.lru_cache(maxsize=4096)
-def _program(expression: str) -> celpy.Runner:
-    return _ENV.program(_ENV.compile(expression))
-
-
-def _unavailable(expression: str) -> list[str]:
-    calls = _CALL.findall(_STRING.sub("''", expression))
-    return sorted({name for name in calls if name not in AVAILABLE})
+def _program(expression: str) -> Program:
+    return compile(expression, VARIABLES)
 
 
 def compile_errors(props: dict[str, Any], path: str) -> list[FieldError]:
@@ -61,22 +43,10 @@ def compile_errors(props: dict[str, Any], path: str) -> list[FieldError]:
             expression = rule.get(key)
             if not expression:
                 continue
-            missing = _unavailable(expression)
-            if missing:
-                found.append(
-                    FieldError.invalid(
-                        f"{where}.{key}",
-                        expression,
-                        f"compilation failed: undeclared reference to '{missing[0]}' (this server evaluates CEL with "
-                        "cel-python, which has CEL's standard functions but not Kubernetes' extension libraries)",
-                    )
-                )
-                continue
             try:
                 _program(expression)
-            except celpy.CELParseError as err:
-                detail = str(err).splitlines()[0]
-                found.append(FieldError.invalid(f"{where}.{key}", expression, f"compilation failed: {detail}"))
+            except CELCompileError as err:
+                found.append(FieldError.invalid(f"{where}.{key}", expression, str(err)))
         reason = rule.get("reason")
         if reason and reason not in REASONS:
             found.append(FieldError.not_supported(f"{where}.reason", reason, list(REASONS)))
@@ -134,11 +104,9 @@ def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> l
     shown = node.type or "object"
     try:
         result = _program(rule["rule"]).evaluate(activation)
-    except celpy.CELEvalError as err:
-        return [FieldError.invalid(where, shown, f"{rule['rule']}: {err.args[0] if err.args else err}")]
-    if isinstance(result, celpy.CELEvalError):
-        return [FieldError.invalid(where, shown, f"{rule['rule']}: {result.args[0] if result.args else result}")]
-    if result == celtypes.BoolType(True):
+    except (CELEvaluationError, CELCompileError) as err:  # CELCompileError: a CRD stored before its check
+        return [FieldError.invalid(where, shown, f"{rule['rule']}: {err}")]
+    if isinstance(result, bool | celtypes.BoolType) and result:
         return []
     message = _message(rule, activation)
     reason = rule.get("reason") or "FieldValueInvalid"
@@ -157,8 +125,8 @@ def _message(rule: dict[str, Any], activation: dict[str, Any]) -> str:
     if expression:
         try:
             text = _program(expression).evaluate(activation)
-            if isinstance(text, str) and text.strip():
-                return str(text)
-        except celpy.CELEvalError:
-            pass
+        except (CELEvaluationError, CELCompileError):
+            text = None
+        if isinstance(text, str) and text.strip():
+            return str(text)
     return rule.get("message") or f"failed rule: {rule['rule']}"
