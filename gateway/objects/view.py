@@ -74,6 +74,13 @@ class ObjectView:
             self._value = None
         return obj
 
+    @property
+    def size(self) -> int:
+        """About the object's size in bytes: its protobuf bytes, else its stored bytes (0 for one
+        known only decoded)."""
+        data = self._raw if self._raw is not None else self._value
+        return len(data) if data is not None else 0
+
     def copy(self) -> Obj:
         return self.codec.copy(self.obj)
 

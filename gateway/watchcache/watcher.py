@@ -135,7 +135,7 @@ class CacheWatcher:
             while queue and len(batch) < MAX_BATCH and size < MAX_BATCH_BYTES:
                 change = queue.popleft()
                 batch.append(change)
-                size += len(change[0].entry.view.raw)
+                size += change[0].entry.view.size
         return batch
 
     def _wake_at(self, when: float, now: float) -> None:

@@ -19,7 +19,7 @@ PACE = 0.002
 
 
 def _event(revision: int, namespace: str = "ns") -> CacheEvent:
-    view = SimpleNamespace(raw=b"x")  # what a watcher reads of a cached object: its bytes
+    view = SimpleNamespace(size=1)  # what a watcher reads of a cached object: its size
     entry = Entry(f"{namespace}/o{revision}", namespace, {}, (), (), view)  # type: ignore[arg-type]
     return CacheEvent("ADDED", revision, entry, None)
 

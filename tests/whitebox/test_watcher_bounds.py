@@ -14,7 +14,7 @@ from gateway.watchcache.watcher import MAX_BATCH, MAX_BATCH_BYTES, MAX_QUEUED, C
 
 
 def _event(revision: int, size: int = 100) -> CacheEvent:
-    view = SimpleNamespace(raw=b"x" * size)  # what a watcher reads of a cached object: its bytes
+    view = SimpleNamespace(size=size)  # what a watcher reads of a cached object: its size
     entry = Entry(f"ns/o{revision}", "ns", {}, (), (), view)  # type: ignore[arg-type]
     return CacheEvent("ADDED", revision, entry, None)
 
