@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .helpers import GatewayProcess, Kubectl, eventually
+from .helpers import GatewayProcess, Kubectl, eventually, until_cached
 from .webhookserver import WebhookServer, allow, host_address, slow
 
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
@@ -72,7 +72,8 @@ def webhook(
 
 
 class Configured:
-    """Configurations made by a test, deleted when it ends; ``ready`` waits until they take effect."""
+    """Configurations made by a test, deleted when it ends; both take effect before they return
+    (the webhooks act once the server's watch cache has the change)."""
 
     def __init__(self, api: httpx.Client) -> None:
         self.api = api
@@ -83,11 +84,15 @@ class Configured:
         made = self.api.post(collection, json={"metadata": {"name": name}, "webhooks": list(webhooks)})
         assert made.status_code == 201, made.text
         self.made.append(f"{collection}/{name}")
+        until_cached(self.api, collection, made.json()["metadata"]["resourceVersion"])
         return name
 
     def remove_all(self) -> None:
         for path in self.made:
             self.api.delete(path)
+        for collection in {path.rpartition("/")[0] for path in self.made}:
+            until_cached(self.api, collection, self.api.get(collection).json()["metadata"]["resourceVersion"])
+        self.made.clear()
 
 
 @pytest.fixture
@@ -514,7 +519,7 @@ def test_a_service_client_config_through_endpoint_slices(
 
 
 def test_kubectl_create_of_a_configuration_then_a_denial(
-    gateway: GatewayProcess, api: httpx.Client, ns: str, hooks: WebhookServer, tmp_path: Path
+    gateway: GatewayProcess, api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured, tmp_path: Path
 ) -> None:
     kubectl = Kubectl(gateway.url, tmp_path / "home")
     hooks.handlers["/kubectl"] = lambda request: {"allowed": False, "status": {"message": "no configmaps here"}}
@@ -526,20 +531,16 @@ def test_kubectl_create_of_a_configuration_then_a_denial(
     }
     manifest = tmp_path / "webhook.yaml"
     manifest.write_text(json.dumps(configuration))
-    try:
-        made = kubectl.run("create", "-f", str(manifest))
-        assert made.stdout.strip() == "validatingwebhookconfiguration.admissionregistration.k8s.io/kubectl-deny created"
-        denied = eventually(
-            lambda: (
-                (r := kubectl.run("create", "configmap", f"c{next(_names)}", "-n", ns, check=False)).returncode and r
-            )
-        )
-        assert denied.stderr.strip() == (
-            'error: failed to create configmap: admission webhook "deny.kubectl.example.com" denied the request: '
-            "no configmaps here"
-        )
-    finally:
-        api.delete(f"{VALIDATING}/kubectl-deny")
+    made = kubectl.run("create", "-f", str(manifest))
+    configured.made.append(f"{VALIDATING}/kubectl-deny")  # deleted with the test's others
+    assert made.stdout.strip() == "validatingwebhookconfiguration.admissionregistration.k8s.io/kubectl-deny created"
+    denied = eventually(
+        lambda: (r := kubectl.run("create", "configmap", f"c{next(_names)}", "-n", ns, check=False)).returncode and r
+    )
+    assert denied.stderr.strip() == (
+        'error: failed to create configmap: admission webhook "deny.kubectl.example.com" denied the request: '
+        "no configmaps here"
+    )
 
 
 def test_admission_configurations_are_never_sent_to_webhooks(
@@ -549,12 +550,12 @@ def test_admission_configurations_are_never_sent_to_webhooks(
     IsExemptAdmissionConfigurationResource)."""
     hooks.handlers["/everything"] = lambda request: {"allowed": False}
     rule = {"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"]}
-    name = configured.add(VALIDATING, webhook("everything.example.com", "/everything", hooks, rules=[rule]))
+    configured.add(VALIDATING, webhook("everything.example.com", "/everything", hooks, rules=[rule]))
     assert eventually(lambda: api.post("/api/v1/namespaces", json={"metadata": {"name": "never"}}).status_code == 400)
     other = api.post(MUTATING, json={"metadata": {"name": "still-allowed"}, "webhooks": []})
     assert other.status_code == 201, other.text
     assert api.delete(f"{MUTATING}/still-allowed").status_code == 200
-    assert api.delete(f"{VALIDATING}/{name}").status_code == 200
+    configured.remove_all()
     kinds = {review["request"]["kind"]["kind"] for review in hooks.reviews["/everything"]}
     assert "Namespace" in kinds and not kinds & {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
 
