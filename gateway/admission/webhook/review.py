@@ -16,7 +16,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway.admission import CREATE, Attributes
 from gateway.admission.webhook.client import CallFailed
-from gateway.admission.webhook.rules import Invocation, kind_of
+from gateway.admission.webhook.rules import Invocation
 from gateway.params import DeleteOptions
 
 GROUP = "admission.k8s.io"
@@ -88,7 +88,7 @@ def request(
     uid = str(uuid.uuid4())
     resource, requested = invocation.resource, attributes.resource
     kind = invocation.kind
-    requested_kind = kind_of(requested, attributes.subresource)
+    requested_kind = requested.gvk
     body: dict[str, Any] = {
         "uid": uid,
         "kind": _gvk(kind.group, kind.version, kind.kind),

@@ -75,7 +75,9 @@ def _any(items: Iterable[str], wanted: str) -> bool:
 @dataclass(frozen=True, slots=True)
 class Invocation:
     """The resource and kind a webhook is called for (another version than the request's when it
-    matched through matchPolicy Equivalent)."""
+    matched through matchPolicy Equivalent). The kind is the resource's, subresources included:
+    the store admits a scale write as the parent object it changes, not as upstream's
+    autoscaling/v1 Scale, and the review names the kind of the object it carries."""
 
     resource: Resource
     kind: GroupVersionKind
@@ -88,7 +90,7 @@ def invocation(
     request's own resource first."""
     op, resource, sub, ns = attributes.operation, attributes.resource, attributes.subresource, attributes.namespace
     if any(rule.matches(op, resource, sub, ns) for rule in rules):
-        return Invocation(resource, kind_of(resource, sub))
+        return Invocation(resource, resource.gvk)
     if not equivalent:
         return None
     others = [
@@ -99,12 +101,5 @@ def invocation(
     for rule in rules:
         for other in others:
             if (sub == "" or sub in other.subresources) and rule.matches(op, other, sub, ns):
-                return Invocation(other, kind_of(other, sub))
+                return Invocation(other, other.gvk)
     return None
-
-
-def kind_of(resource: Resource, subresource: str) -> GroupVersionKind:
-    """The kind a (sub)resource reads and writes: the resource's, or its subresource's (Scale)."""
-    if subresource and subresource in resource.subresources:
-        return resource.subresources[subresource].gvk
-    return resource.gvk
