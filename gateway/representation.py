@@ -25,14 +25,17 @@ from gateway.watchcache.watcher import Item
 from protokube.schema import jsonencode
 from protokube.schema.registry import GroupVersionKind
 
-PARTIAL_GVK = GroupVersionKind("meta.k8s.io", "v1", "PartialObjectMetadata")
-PARTIAL_LIST_GVK = GroupVersionKind("meta.k8s.io", "v1", "PartialObjectMetadataList")
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 LIST_BLUEPRINT = "kubernetes.io/initial-events-list-blueprint"
 
 
 def _partial(view: ObjectView) -> meta.PartialObjectMetadata:
     return meta.PartialObjectMetadata(metadata=view.obj.metadata)
+
+
+def _meta_gvk(target: Target, kind: str) -> GroupVersionKind:
+    """A Table's or PartialObjectMetadata(List)'s kind in the meta.k8s.io version asked for."""
+    return GroupVersionKind("meta.k8s.io", target.meta_version, kind)
 
 
 def include_object(request: ApiRequest) -> str:
@@ -43,9 +46,11 @@ def object_body(request: ApiRequest, scope: RequestScope, target: Target, view: 
     encoder = target.encoder
     if target.representation == TABLE:
         list_meta = meta.ListMeta(resourceVersion=str(view.resource_version) if view.resource_version else "")
-        return encoder.value(table.table(scope.resource, [view], list_meta, include_object(request)))
+        return encoder.value(
+            table.table(scope.resource, [view], list_meta, include_object(request), meta_version=target.meta_version)
+        )
     if target.representation == PARTIAL:
-        return encoder.message(_partial(view), PARTIAL_GVK)
+        return encoder.message(_partial(view), _meta_gvk(target, PARTIAL))
     return encoder.object(view)
 
 
@@ -54,17 +59,20 @@ def list_body(
 ) -> bytes:
     encoder = target.encoder
     if target.representation == TABLE:
-        return encoder.value(table.table(scope.resource, items, list_meta, include_object(request)))
+        return encoder.value(
+            table.table(scope.resource, items, list_meta, include_object(request), meta_version=target.meta_version)
+        )
     if target.representation == PARTIAL_LIST:
+        gvk = _meta_gvk(target, PARTIAL_LIST)
         if isinstance(encoder, ProtobufEncoder):
             partial_list = meta.PartialObjectMetadataList(metadata=list_meta)
             partial_list.items.extend(_partial(view) for view in items)
-            return encoder.message(partial_list, PARTIAL_LIST_GVK)
+            return encoder.message(partial_list, gvk)
         body: dict[str, Any] = {  # in JSON, YAML and CBOR each item carries its kind, as upstream writes them
-            "kind": PARTIAL_LIST_GVK.kind,
-            "apiVersion": PARTIAL_LIST_GVK.api_version,
+            "kind": gvk.kind,
+            "apiVersion": gvk.api_version,
             "metadata": jsonencode.to_dict(list_meta),
-            "items": [table.partial_metadata(view) for view in items],
+            "items": [table.partial_metadata(view, target.meta_version) for view in items],
         }
         return encoder.value(body)
     return encoder.list(scope.codec, list_meta, items)
@@ -83,7 +91,7 @@ class WatchFrames:
         self.target = target
         self.encoder = target.encoder
         self.include = include_object(request) if target.representation == TABLE else ""
-        self.key = f"{self.encoder.key};{target.representation};{self.include}"
+        self.key = f"{self.encoder.key};{target.representation};{target.meta_version};{self.include}"
         self.columns_sent = False
 
     def _object_bytes(self, view: ObjectView) -> bytes:
@@ -95,11 +103,12 @@ class WatchFrames:
                 meta.ListMeta(resourceVersion=str(view.resource_version)),
                 self.include,
                 with_columns=not self.columns_sent,
+                meta_version=self.target.meta_version,
             )
             self.columns_sent = True
             return encoder.watch_value(rows)
         if representation == PARTIAL:
-            return encoder.watch_message(_partial(view), PARTIAL_GVK)
+            return encoder.watch_message(_partial(view), _meta_gvk(self.target, PARTIAL))
         return encoder.watch_object(view)
 
     def object(self, event_type: str, view: ObjectView) -> bytes:
@@ -140,10 +149,11 @@ class WatchFrames:
                     meta.ListMeta(resourceVersion=str(revision)),
                     self.include,
                     with_columns=False,
+                    meta_version=self.target.meta_version,
                 )
             )
         elif self.target.representation == PARTIAL:
-            body = self.encoder.watch_message(_partial(view), PARTIAL_GVK)
+            body = self.encoder.watch_message(_partial(view), _meta_gvk(self.target, PARTIAL))
         else:
             body = self.encoder.watch_object(view)
         return self.encoder.watch_event("BOOKMARK", body)

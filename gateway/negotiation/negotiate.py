@@ -1,8 +1,8 @@
 """Choosing the response format and representation from Accept, and the body format from Content-Type.
 
 Upstream's rules: the Accept clauses are tried in preference order; the first one that names a
-served format — and, through ``as=…;g=meta.k8s.io;v=v1``, a representation this endpoint can give
-(Table, PartialObjectMetadata, PartialObjectMetadataList) — wins. Table has no protobuf form. For a
+served format — and, through ``as=…;g=meta.k8s.io;v=v1`` (or v1beta1), a representation this
+endpoint can give (Table, PartialObjectMetadata, PartialObjectMetadataList) — wins. Table has no protobuf form. For a
 watch the winning format must be able to stream, or the answer is 406 (a YAML watch is refused
 even when JSON is acceptable further down the header). No Content-Type means JSON.
 """
@@ -23,6 +23,7 @@ TABLE = "Table"
 PARTIAL = "PartialObjectMetadata"
 PARTIAL_LIST = "PartialObjectMetadataList"
 META_GROUP, META_VERSION = "meta.k8s.io", "v1"
+META_VERSIONS = ("v1", "v1beta1")  # v1beta1's Table and PartialObjectMetadata are still served
 # What each kind of endpoint can answer with.
 SINGLE = frozenset({OBJECT, TABLE, PARTIAL})
 COLLECTION = frozenset({OBJECT, TABLE, PARTIAL_LIST})
@@ -65,16 +66,18 @@ class Target:
 
     encoder: Encoder
     representation: str = OBJECT
+    meta_version: str = META_VERSION  # of a Table or PartialObjectMetadata(List): v1 or v1beta1
 
 
-def _representation(media: MediaRange, allowed: frozenset[str]) -> str | None:
-    """The representation a clause asks for, if this endpoint can give it."""
+def _representation(media: MediaRange, allowed: frozenset[str]) -> tuple[str, str] | None:
+    """The representation a clause asks for and its meta.k8s.io version, if this endpoint can give it."""
     wanted = media.params.get("as")
     if not wanted:
-        return OBJECT if OBJECT in allowed else None
-    if media.params.get("g") != META_GROUP or media.params.get("v") != META_VERSION or wanted not in allowed:
+        return (OBJECT, META_VERSION) if OBJECT in allowed else None
+    version = media.params.get("v", "")
+    if media.params.get("g") != META_GROUP or version not in META_VERSIONS or wanted not in allowed:
         return None
-    return wanted
+    return wanted, version
 
 
 def _accepted(formats: Formats) -> str:
@@ -85,15 +88,16 @@ def response_target(
     accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS, allowed: frozenset[str] = SINGLE
 ) -> Target:
     for media in mediatypes.parse_accept(accept):
-        representation = _representation(media, allowed)
-        if representation is None:
+        asked = _representation(media, allowed)
+        if asked is None:
             continue
+        representation, version = asked
         for media_type in formats.media_types:
             if media.matches(media_type):
                 encoder = formats.encoder(media_type, pretty)
                 if representation == TABLE and not encoder.supports_table:
                     continue
-                return Target(encoder, representation)
+                return Target(encoder, representation, version)
     raise errors.not_acceptable(_accepted(formats))
 
 
@@ -104,9 +108,10 @@ def response_encoder(accept: str | None, pretty: bool, formats: Formats = DEFAUL
 
 def watch_target(accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS) -> Target:
     for media in mediatypes.parse_accept(accept):
-        representation = _representation(media, SINGLE)
-        if representation is None:
+        asked = _representation(media, SINGLE)
+        if asked is None:
             continue
+        representation, version = asked
         media_type = next((t for t in formats.media_types if media.matches(t)), None)
         if media_type is None:
             continue
@@ -115,7 +120,7 @@ def watch_target(accept: str | None, pretty: bool, formats: Formats = DEFAULT_FO
             continue
         if not encoder.watch_content_type:
             break  # the first matching clause decides, even when it cannot stream
-        return Target(encoder, representation)
+        return Target(encoder, representation, version)
     streaming = [t for t in formats.media_types if formats.encoder(t, pretty).watch_content_type]
     accepted = ", ".join(f"{t};stream=watch" for t in streaming if t != mediatypes.CBOR)
     raise errors.not_acceptable(f"only the following media types are accepted: {accepted}")

@@ -112,13 +112,19 @@ def _age(text: str) -> str:
     return since(int(when.timestamp()))
 
 
-def partial_metadata(view: ObjectView) -> dict[str, Any]:
+def partial_metadata(view: ObjectView, meta_version: str = "v1") -> dict[str, Any]:
     """A PartialObjectMetadata: the object's kind and metadata only."""
     body = deep.loads(view.json_item())
-    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": body.get("metadata", {})}
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": f"meta.k8s.io/{meta_version}",
+        "metadata": body.get("metadata", {}),
+    }
 
 
-def table_row(resource: Resource, view: ObjectView, include: str, now: float) -> dict[str, Any]:
+def table_row(
+    resource: Resource, view: ObjectView, include: str, now: float, meta_version: str = "v1"
+) -> dict[str, Any]:
     as_json = deep.loads(view.json_item())
     obj = view.obj
     # Another version's kind in storage: printed as that kind (upstream prints the internal object).
@@ -133,7 +139,7 @@ def table_row(resource: Resource, view: ObjectView, include: str, now: float) ->
     if include == "Object":
         result["object"] = {"kind": view.gvk.kind, "apiVersion": view.gvk.api_version, **as_json}
     elif include == "Metadata":
-        result["object"] = partial_metadata(view)
+        result["object"] = partial_metadata(view, meta_version)
     else:
         result["object"] = None
     return result
@@ -146,12 +152,13 @@ def table(
     include: str,
     *,
     with_columns: bool = True,
+    meta_version: str = "v1",
 ) -> dict[str, Any]:
     now = time.time()
     return {
         "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": f"meta.k8s.io/{meta_version}",
         "metadata": jsonencode.to_dict(list_meta),
         "columnDefinitions": column_definitions(resource) if with_columns else None,
-        "rows": [table_row(resource, view, include, now) for view in views],
+        "rows": [table_row(resource, view, include, now, meta_version) for view in views],
     }

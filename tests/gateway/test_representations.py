@@ -315,6 +315,32 @@ def test_table_get_and_yaml(client: httpx.Client, pods: str) -> None:
     assert as_yaml["kind"] == "Table" and len(as_yaml["rows"]) == 2
 
 
+def test_v1beta1_table_and_partial_metadata(client: httpx.Client, pods: str) -> None:
+    """meta.k8s.io/v1beta1's Table and PartialObjectMetadata(List) are still served (upstream serves
+    them to old clients; it was 406)."""
+    v1beta1 = "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
+    table = client.get(pods, params={"includeObject": "Metadata"}, headers={"Accept": v1beta1}).json()
+    assert (table["kind"], table["apiVersion"]) == ("Table", "meta.k8s.io/v1beta1")
+    assert [r["cells"][0] for r in table["rows"]] == ["alpha", "beta"]
+    assert table["rows"][0]["object"]["apiVersion"] == "meta.k8s.io/v1beta1"
+    partial = "application/json;as=PartialObjectMetadataList;v=v1beta1;g=meta.k8s.io"
+    listed = client.get(pods, headers={"Accept": partial}).json()
+    assert (listed["kind"], listed["apiVersion"]) == ("PartialObjectMetadataList", "meta.k8s.io/v1beta1")
+    assert [i["apiVersion"] for i in listed["items"]] == ["meta.k8s.io/v1beta1"] * 2
+    single = client.get(
+        f"{pods}/alpha", headers={"Accept": "application/json;as=PartialObjectMetadata;v=v1beta1;g=meta.k8s.io"}
+    ).json()
+    assert (single["kind"], single["apiVersion"]) == ("PartialObjectMetadata", "meta.k8s.io/v1beta1")
+    envelope = client.get(
+        pods, headers={"Accept": f"{PROTOBUF};as=PartialObjectMetadataList;v=v1beta1;g=meta.k8s.io"}
+    ).content
+    assert envelope.startswith(MAGIC) and b"meta.k8s.io/v1beta1" in envelope[:64]
+    with client.stream("GET", pods, params={"watch": "1", "timeoutSeconds": "1"}, headers={"Accept": v1beta1}) as w:
+        events = [json.loads(line) for line in w.iter_lines() if line]
+    assert [e["object"]["apiVersion"] for e in events] == ["meta.k8s.io/v1beta1"] * 2
+    assert client.get(pods, headers={"Accept": "application/json;as=Table;v=v2;g=meta.k8s.io"}).status_code == 406
+
+
 def test_protobuf_table_is_406(client: httpx.Client, pods: str) -> None:
     response = client.get(pods, headers={"Accept": f"{PROTOBUF};as=Table;v=v1;g=meta.k8s.io"})
     assert response.status_code == 406
