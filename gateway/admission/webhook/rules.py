@@ -90,7 +90,7 @@ def invocation(
     request's own resource first."""
     op, resource, sub, ns = attributes.operation, attributes.resource, attributes.subresource, attributes.namespace
     if any(rule.matches(op, resource, sub, ns) for rule in rules):
-        return Invocation(resource, resource.gvk)
+        return Invocation(resource, kind_of(resource, sub))
     if not equivalent:
         return None
     others = [
@@ -101,5 +101,11 @@ def invocation(
     for rule in rules:
         for other in others:
             if (sub == "" or sub in other.subresources) and rule.matches(op, other, sub, ns):
-                return Invocation(other, other.gvk)
+                return Invocation(other, kind_of(other, sub))
     return None
+
+
+def kind_of(resource: Resource, subresource: str) -> GroupVersionKind:
+    """The kind a request on a (sub)resource carries: the resource's (the store admits a
+    subresource's write as the parent object it changes, scale included)."""
+    return resource.gvk
