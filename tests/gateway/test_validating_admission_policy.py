@@ -547,3 +547,28 @@ def test_match_policy_equivalent_sees_the_matched_version(
         assert gadget("fourth", "v1").status_code == 422
     finally:
         client.delete(f"{CRDS}/gadgets.{group}")
+
+
+def test_param_kind_not_served_and_binding_without_param_ref(
+    client: httpx.Client, namespace: str, make_policy: Make
+) -> None:
+    """A paramKind no resource serves is the policy's configuration error (failurePolicy Fail:
+    denied, naming no binding); a binding without paramRef evaluates with params null."""
+    policy, _ = make_policy(
+        [{"expression": "true"}],
+        spec={"paramKind": {"apiVersion": "example.com/v1", "kind": "Missing"}},
+        wait=_refused(client, namespace),
+    )
+    response = _create(client, namespace, "k1")
+    assert response.status_code == 422
+    assert response.json()["message"] == (
+        f"configmaps \"k1\" is forbidden: ValidatingAdmissionPolicy '{policy}' denied request: failed to configure "
+        "policy: failed to find resource referenced by paramKind: 'example.com/v1, Kind=Missing'"
+    )
+    make_policy(
+        [{"expression": "params == null && !object.metadata.name.startsWith('null')", "message": "params is null"}],
+        spec={"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}, "failurePolicy": "Ignore"},
+    )
+    client.delete(f"{POLICIES}/{policy}")
+    assert eventually(lambda: _create(client, namespace, "null-params").status_code == 422)
+    assert _create(client, namespace, "null-params-2").json()["message"].endswith("denied request: params is null")

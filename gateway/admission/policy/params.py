@@ -1,8 +1,9 @@
 """The params a binding evaluates its policy with (upstream's generic.CollectParams): none asked
-(no paramKind) is one evaluation with ``params`` null; otherwise the object paramRef names, or
-every object its selector selects, read from the param kind's watch cache — in paramRef's
-namespace, else the request's for a namespaced kind. None found is no evaluation, or a
-configuration error with parameterNotFoundAction Deny."""
+(no paramKind, or a binding without paramRef) is one evaluation with ``params`` null; otherwise
+the object paramRef names, or every object its selector selects, read from the param kind's watch
+cache — in paramRef's namespace, else the request's for a namespaced kind. None found is no
+evaluation, or a configuration error with parameterNotFoundAction Deny. A paramKind that is not
+served is the policy's configuration error."""
 
 from __future__ import annotations
 
@@ -19,10 +20,25 @@ class ConfigurationError(Exception):
     """The binding cannot be evaluated (upstream: failed to configure binding: ...)."""
 
 
-def _param_resource(param_kind: tuple[str, str], registry: Registry) -> Resource | None:
-    api_version, kind = param_kind
+def param_resource(policy: Policy, registry: Registry) -> Resource | None:
+    """The resource of the policy's paramKind (None: none asked, or not served)."""
+    if policy.param_kind is None:
+        return None
+    api_version, kind = policy.param_kind
     group, _, version = api_version.rpartition("/")
     return registry.resource_for_kind(GroupVersionKind(group, version, kind))
+
+
+def unknown_param_kind(policy: Policy, registry: Registry, cachers: Mapping[tuple[str, str, str], Cacher]) -> str:
+    """upstream's configuration error of a policy whose paramKind is not served ("" when it is)."""
+    if policy.param_kind is None:
+        return ""
+    resource = param_resource(policy, registry)
+    if resource is not None and resource.key in cachers:
+        return ""
+    api_version, kind = policy.param_kind
+    group, _, version = api_version.rpartition("/")
+    return f"failed to find resource referenced by paramKind: '{group}/{version}, Kind={kind}'"
 
 
 def collect(
@@ -33,17 +49,11 @@ def collect(
     cachers: Mapping[tuple[str, str, str], Cacher],
 ) -> list[dict[str, Any] | None]:
     """The params objects (as JSON) to evaluate with; raises ConfigurationError."""
-    if policy.param_kind is None:
-        return [None]
-    api_version, kind = policy.param_kind
-    shown = f"&ParamKind{{APIVersion:{api_version},Kind:{kind},}}"
     ref = binding.param_ref
-    if ref is None:
-        raise ConfigurationError(f"paramKind kind `{shown}` is specified but paramRef is not specified")
-    resource = _param_resource(policy.param_kind, registry)
-    cacher = cachers.get(resource.key) if resource is not None else None
-    if resource is None or cacher is None:
-        raise ConfigurationError(f"paramKind kind `{shown}` not known")
+    resource = param_resource(policy, registry)
+    if ref is None or resource is None:  # no paramKind, or a binding without paramRef: params is null
+        return [None]
+    cacher = cachers[resource.key]  # unknown_param_kind made sure there is one
     namespace = ""
     if resource.namespaced:
         namespace = ref.namespace or attributes.namespace

@@ -19,7 +19,7 @@ from gateway import errors
 from gateway.admission import Attributes, forbidden, warnings
 from gateway.admission.policy import matching
 from gateway.admission.policy.compiled import Binding, Policy, PolicySet, compile_binding, compile_policy
-from gateway.admission.policy.params import ConfigurationError, collect
+from gateway.admission.policy.params import ConfigurationError, collect, unknown_param_kind
 from gateway.admission.webhook.objects import convert
 from gateway.admission.webhook.rules import Invocation, exempt
 from gateway.auth.authorization import Authorizer
@@ -44,7 +44,7 @@ class Denial:
     reason: str = ""
 
 
-Denied = tuple[Policy, Binding, Denial]
+Denied = tuple[Policy, Binding | None, Denial]  # no binding: the policy's own configuration error
 
 
 class _Request:
@@ -162,6 +162,11 @@ class ValidatingAdmissionPolicy:
             policy = policies.policies.get(policy_name)
             matched = self._matches(policy.match, attributes) if policy is not None else None
             if policy is None or matched is None:
+                continue
+            error = unknown_param_kind(policy, self.registry, self.cachers)
+            if error:
+                if policy.fail:
+                    denials.append((policy, None, Denial(f"failed to configure policy: {error}")))
                 continue
             for binding in policies.bindings[policy_name]:
                 if binding.match is not None and self._matches(binding.match, attributes) is None:
@@ -307,12 +312,13 @@ def _type_name(value: Any) -> str:
     return next((name for cls, name in names.items() if isinstance(value, cls)), type(value).__name__)
 
 
-def _refusal(attributes: Attributes, policy: Policy, binding: Binding, denial: Denial) -> errors.StatusError:
+def _refusal(attributes: Attributes, policy: Policy, binding: Binding | None, denial: Denial) -> errors.StatusError:
     """upstream: NewForbidden with the policy's message, the validation's reason (Invalid when it
     has none) and its code, and the message once more as a cause."""
-    message = (
-        f"ValidatingAdmissionPolicy '{policy.name}' with binding '{binding.name}' denied request: {denial.message}"
-    )
+    named = f"ValidatingAdmissionPolicy '{policy.name}'"
+    if binding is not None:
+        named += f" with binding '{binding.name}'"
+    message = f"{named} denied request: {denial.message}"
     refusal = forbidden(attributes, message)
     reason = denial.reason or "Invalid"
     refusal.status.reason = reason
