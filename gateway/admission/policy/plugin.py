@@ -249,14 +249,14 @@ def _evaluate(policy: Policy, base: dict[str, Any], params: dict[str, Any] | Non
 
     activation["variables"] = LazyMap(variable, programs)
     errored: list[str] = []
-    for _, program in policy.conditions:
+    for _, program in policy.conditions:  # as upstream's matcher: any false skips, errors fail
         try:
-            if _result(program, activation) is not True:
+            if _result(program, activation) is False:
                 return []
         except CELEvaluationError as err:
             errored.append(f"expression '{program.expression}' resulted in error: {err}")
-    if errored:
-        return [Denial(errored[0])] if policy.fail else []
+    if errored:  # Go's utilerrors.NewAggregate
+        return [Denial(errored[0] if len(errored) == 1 else f"[{', '.join(errored)}]")] if policy.fail else []
     denials: list[Denial] = []
     for validation in policy.validations:
         try:
