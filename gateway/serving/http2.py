@@ -71,11 +71,10 @@ class _Stream:
         "closed",
         "connection",
         "ended",
-        "head",
-        "headers_sent",
         "id",
         "reader",
         "scope",
+        "started",
         "task",
         "writer",
     )
@@ -88,8 +87,7 @@ class _Stream:
         self.ended = ended  # the client has sent all of the body
         self.body_done = False  # the app has received all of it
         self.closed = False  # answered, reset or the connection lost: receive says disconnect
-        self.head: list[tuple[bytes, bytes]] | None = None  # the response's headers, held until its body
-        self.headers_sent = False
+        self.started = False  # the app has sent http.response.start
         self.reader: asyncio.Future[None] | None = None
         self.writer: asyncio.Future[None] | None = None
         self.task: asyncio.Task[None] | None = None
@@ -114,11 +112,13 @@ class _Stream:
     async def send(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            if self.head is not None or self.headers_sent:
+            if self.started:
                 raise RuntimeError("the response has already started")
-            self.head = response_head(message["status"], message.get("headers", ()))
+            head = response_head(message["status"], message.get("headers", ()))
+            self.started = True
+            self.connection.start(self, head)  # at once: a watch's headers come before its first event
         elif kind == "http.response.body":
-            if self.head is None and not self.headers_sent:
+            if not self.started:
                 raise RuntimeError("http.response.body before http.response.start")
             body = b"" if self.scope["method"] == "HEAD" else message.get("body", b"")
             await self.connection.respond(self, body, not message.get("more_body", False))
@@ -262,17 +262,16 @@ class Http2Protocol(asyncio.Protocol):
             self._h2.acknowledge_received_data(size, stream_id)
             self._flush()
 
+    def start(self, stream: _Stream, head: list[tuple[bytes, bytes]]) -> None:
+        """The response's headers (ignored, as every send, once nobody listens)."""
+        if not stream.closed:
+            self._h2.send_headers(stream.id, head)
+            self._flush()
+
     async def respond(self, stream: _Stream, body: bytes, end: bool) -> None:
-        """Write a body message: the response's headers with it the first time, within the windows."""
+        """A body message, written within the windows."""
         if stream.closed:
-            return  # nobody to answer (ASGI: sends after a disconnect are ignored)
-        if stream.head is not None:
-            head, stream.head = stream.head, None
-            self._h2.send_headers(stream.id, head, end_stream=end and not body)
-            stream.headers_sent = True
-            if end and not body:
-                self._complete(stream)
-                return
+            return
         if body:
             await self._send_body(stream, memoryview(body), end)
         elif end:
@@ -427,7 +426,7 @@ class Http2Protocol(asyncio.Protocol):
         """A 500 if the response has not started, else RST_STREAM INTERNAL_ERROR."""
         if self._closed:
             return
-        if stream.headers_sent:
+        if stream.started:
             self._h2.reset_stream(stream.id, ErrorCodes.INTERNAL_ERROR)
             self._forget(stream)
             self._flush()

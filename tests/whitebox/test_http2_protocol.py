@@ -340,6 +340,29 @@ def test_a_streamed_response_waits_for_the_clients_window() -> None:
     run(scenario)
 
 
+def test_the_headers_go_out_before_the_first_body_message() -> None:
+    """A watch sends its start and then nothing until an event: the client has the headers."""
+    event = asyncio.Event()
+
+    async def watch(scope: Scope, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"Content-Type", b"x/y")]})
+        await event.wait()
+        await send({"type": "http.response.body", "body": b"event", "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def scenario() -> None:
+        async with serving(watch) as server:
+            client = await Client.connect(server.port)
+            stream = await client.request("/watch")
+            await client.until(lambda: any(isinstance(e, h2.events.ResponseReceived) for e in client.events))
+            event.set()
+            headers, body = await client.response(stream)
+            assert (headers[b":status"], headers[b"content-type"], body) == (b"200", b"x/y", b"event")
+            client.close()
+
+    run(scenario)
+
+
 def test_a_reset_stream_is_a_disconnect_and_the_connection_goes_on() -> None:
     messages: list[dict] = []
     started = asyncio.Event()
