@@ -641,13 +641,14 @@ def test_an_idle_connection_is_closed_a_busy_one_is_not() -> None:
     run(scenario)
 
 
-def test_a_ping_flood_from_a_client_that_does_not_read_stays_bounded() -> None:
-    """The server stops reading while its answers cannot be written."""
+@pytest.mark.parametrize("frame", [PingFrame(0, opaque_data=b"12345678"), SettingsFrame(0)], ids=["PING", "SETTINGS"])
+def test_a_control_frame_flood_from_a_client_that_does_not_read_stays_bounded(frame: Frame) -> None:
+    """The server stops reading while its answers (h2's acknowledgements) cannot be written."""
 
     async def scenario() -> None:
         async with serving(echo) as server:
             client = await Client.connect(server.port)
-            client.writer.write(PingFrame(0, opaque_data=b"12345678").serialize() * 2_000_000)  # 34 MB
+            client.writer.write(frame.serialize() * 2_000_000)  # 34 MB of PINGs, 18 MB of SETTINGS
             flooding = asyncio.create_task(client.writer.drain())
             await asyncio.sleep(1)
             assert not flooding.done()  # the server has stopped reading
