@@ -658,3 +658,21 @@ def test_a_huge_answer_and_an_unknown_certificate(
         f'Post "{hooks.url("/untrusted")}?timeout=10s": tls: failed to verify certificate: x509: '
         "certificate signed by unknown authority"
     )
+
+
+def test_a_webhook_on_namespaces(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
+    """A namespace's own labels are what namespaceSelector sees when the namespace is written, and
+    the review names it as its namespace (upstream's request info does for a namespace's path)."""
+    hooks.handlers["/namespaces"] = lambda request: {"allowed": False, "status": {"message": "frozen"}}
+    rule = {"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["namespaces"]}
+    selector = {"matchLabels": {"frozen": "yes"}}
+    configured.add(
+        VALIDATING, webhook("namespaces.example.com", "/namespaces", hooks, rules=[rule], namespaceSelector=selector)
+    )
+    merge = {"Content-Type": "application/merge-patch+json"}
+    path = f"/api/v1/namespaces/{ns}"
+    assert api.patch(path, json={"metadata": {"labels": {"other": "1"}}}, headers=merge).status_code == 200
+    refused = api.patch(path, json={"metadata": {"labels": {"frozen": "yes"}}}, headers=merge)
+    assert refused.status_code == 400, refused.text
+    request = hooks.reviews["/namespaces"][-1]["request"]
+    assert request["name"] == ns and request["namespace"] == ns

@@ -16,7 +16,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway.admission import CREATE, Attributes
 from gateway.admission.webhook.client import CallFailed
-from gateway.admission.webhook.rules import Invocation
+from gateway.admission.webhook.rules import NAMESPACES, Invocation
 from gateway.params import DeleteOptions
 
 GROUP = "admission.k8s.io"
@@ -102,8 +102,11 @@ def request(
         body["requestSubResource"] = attributes.subresource
     if attributes.name:
         body["name"] = attributes.name
-    if attributes.namespace:
-        body["namespace"] = attributes.namespace
+    namespace = attributes.namespace
+    if requested.key == NAMESPACES and attributes.operation != CREATE:
+        namespace = attributes.name  # upstream's request info names a namespace's own path so
+    if namespace:
+        body["namespace"] = namespace
     body["operation"] = attributes.operation
     body["userInfo"] = _user(attributes)
     body["object"] = orjson.Fragment(obj) if obj is not None else None
