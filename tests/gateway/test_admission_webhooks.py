@@ -163,11 +163,12 @@ def test_a_denial_is_the_webhooks_status_with_upstreams_message(
 
 
 def test_a_denial_without_a_status(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
-    hooks.handlers["/bare-deny"] = lambda request: {"allowed": False}
+    hooks.handlers["/bare-deny"] = lambda request: {"allowed": False, "warnings": ["see the docs"]}
     configured.add(VALIDATING, webhook("bare.example.com", "/bare-deny", hooks))
     refused = until_called(api, ns, hooks, "/bare-deny")
     assert refused.status_code == 400
     assert refused.json()["message"] == 'admission webhook "bare.example.com" denied the request without explanation'
+    assert refused.headers.get_list("Warning") == ['299 - "see the docs"']  # a denial carries its warnings
 
 
 def test_warnings_become_warning_headers(
@@ -676,3 +677,14 @@ def test_a_webhook_on_namespaces(api: httpx.Client, ns: str, hooks: WebhookServe
     assert refused.status_code == 400, refused.text
     request = hooks.reviews["/namespaces"][-1]["request"]
     assert request["name"] == ns and request["namespace"] == ns
+
+
+def test_a_configuration_with_a_bad_url_is_refused(api: httpx.Client, hooks: WebhookServer) -> None:
+    hook = webhook("plain.example.com", "/", hooks)
+    hook["clientConfig"] = {"url": "http://127.0.0.1:8080/check?x=1"}
+    refused = api.post(VALIDATING, json={"metadata": {"name": "plain"}, "webhooks": [hook]})
+    assert refused.status_code == 422, refused.text
+    assert [cause["message"] for cause in refused.json()["details"]["causes"]] == [
+        "Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]",
+        'Invalid value: "x=1": query parameters are not permitted in the URL',
+    ]
