@@ -22,6 +22,10 @@ celpy.evaluation.k8s = _NAMESPACE  # type: ignore[attr-defined]
 # Names callable as methods (``x.f()``) and as global functions (``f(x)``), for the compile check.
 METHODS: set[str] = set()
 GLOBALS: set[str] = set()
+# Functions named within a namespace (``sets.contains(a, b)``), by namespace; Kubernetes' format
+# library and cel-go's optional types are namespaces whose functions this server does not have
+# (a call is refused naming the function: ``format.dns1123Label``).
+NAMESPACED: dict[str, set[str]] = {"format": set(), "optional": set()}
 
 
 def fail(message: str) -> CELEvalError:
@@ -39,6 +43,12 @@ def function(name: str, first: type | tuple[type, ...] = object) -> Callable[[Fu
     """Register the global function ``name(first, ...)``."""
     GLOBALS.add(name)
     return register(name, first)
+
+
+def namespaced(namespace: str, name: str) -> Callable[[Function], Function]:
+    """Register ``namespace.name(...)`` (the program calls it by its qualified name)."""
+    NAMESPACED.setdefault(namespace, set()).add(name)
+    return register(f"{namespace}.{name}", object)
 
 
 def register(name: str, first: type | tuple[type, ...]) -> Callable[[Function], Function]:

@@ -23,8 +23,8 @@ from celpy import celtypes
 from celpy.celparser import CELParser
 from celpy.evaluation import CELEvalError, CELSyntaxError, TranspilerTree
 
-from gateway.cel import admission, lists, net, quantity, strings, urls  # noqa: F401  (they register their functions)
-from gateway.cel.library import GLOBALS, METHODS, functions, standard_names
+from gateway.cel import admission, lists, net, quantity, sets, strings, urls  # noqa: F401  (they register)
+from gateway.cel.library import GLOBALS, METHODS, NAMESPACED, functions, standard_names
 from gateway.cel.lists import LIST_MIN
 from gateway.cel.values import to_cel
 
@@ -161,7 +161,7 @@ def _compile(expression: str, variables: frozenset[str], composition: frozenset[
     issues = checker.check(ast)
     if issues:
         raise CELCompileError("compilation failed: " + "\n".join(issues))
-    _rename_list_min(ast)
+    _rewrite_calls(ast, variables)
     try:
         runner = _ENV.program(ast, functions=_functions())
     except (RecursionError, MemoryError, SyntaxError):  # nested beyond the transpiler's or Python's limits
@@ -173,12 +173,30 @@ def _compile(expression: str, variables: frozenset[str], composition: frozenset[
     return Program(expression, runner, frozenset(checker.used))
 
 
-def _rename_list_min(ast: lark.Tree) -> None:
-    """``list.min()``: the transpiler would take it for its min macro (see lists.LIST_MIN)."""
+def _rewrite_calls(ast: lark.Tree, variables: frozenset[str]) -> None:
+    """What the transpiler would misread: ``list.min()`` (it takes .min for its min macro: see
+    lists.LIST_MIN), and ``sets.contains(a, b)``-style calls, which become calls of the qualified
+    name (it would look the namespace up as a variable)."""
     for node in ast.iter_subtrees():
-        if node.data == "member_dot_arg" and len(node.children) == 2 and node.children[1] == "min":
-            token = node.children[1]
+        if node.data != "member_dot_arg":
+            continue
+        member, token = node.children[0], node.children[1]
+        namespace = _namespace(member, variables)
+        if namespace:
+            node.data = "ident_arg"
+            node.children = [token.update(value=f"{namespace}.{token}"), *node.children[2:]]
+        elif len(node.children) == 2 and token == "min":
             node.children[1] = token.update(value=LIST_MIN)
+
+
+def _namespace(member: Any, declared: frozenset[str]) -> str:
+    """The function namespace ``member`` names (``sets``), unless a variable has that name."""
+    node = _chain(member)
+    if isinstance(node, lark.Tree) and node.data == "ident":
+        name = str(node.children[0].value)
+        if name in NAMESPACED and name not in declared:
+            return name
+    return ""
 
 
 @functools.cache
@@ -259,6 +277,11 @@ class _Checker:
         if kind == "member_dot_arg":
             member, token = children[0], children[1]
             args = children[2].children if len(children) > 2 and children[2] is not None else []
+            namespace = _namespace(member, self.variables | scope)
+            if namespace:
+                if token.value not in NAMESPACED[namespace]:
+                    self._report(token, f"undeclared reference to '{namespace}.{token.value}' (in container '')")
+                return [(arg, scope) for arg in args]
             if token.value in MACROS and args:
                 bound = _bound_name(args[0])
                 inner = scope | {bound} if bound else scope

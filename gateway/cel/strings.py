@@ -1,6 +1,6 @@
-"""cel-go's strings extension as Kubernetes enables it (charAt, indexOf, lastIndexOf, lowerAscii,
-upperAscii, replace, split, substring, trim, join) and Kubernetes' regex library (find, findAll).
-Strings are indexed by code point, as CEL's."""
+"""cel-go's strings extension as Kubernetes 1.32 enables it (version 2: charAt, indexOf,
+lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join, format, strings.quote)
+and Kubernetes' regex library (find, findAll). Strings are indexed by code point, as CEL's."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from celpy import celtypes
 
-from gateway.cel.library import fail, method
+from gateway.cel.library import fail, method, namespaced
 
 String = celtypes.StringType
 Int = celtypes.IntType
@@ -124,3 +124,73 @@ def find_all(text: String, pattern: String, limit: int = -1) -> Any:
         return celtypes.ListType()
     found = [String(m.group(0)) for m in regex.finditer(text)]
     return celtypes.ListType(found if limit < 0 else found[:limit])
+
+
+_QUOTED = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+_CLAUSE = re.compile(r"%(?:%|(?:\.(\d+))?([a-zA-Z]))")
+
+
+@namespaced("strings", "quote")
+def quote(text: Any) -> Any:
+    """The string as a CEL string literal: in double quotes, escapes for quotes and controls."""
+    if not isinstance(text, str):
+        return fail("no such overload")
+    escaped = "".join(_QUOTED.get(c, "\\" + c if c in '"\\' else c) for c in text)
+    return String(f'"{escaped}"')
+
+
+def _as_string(value: Any) -> str:
+    """%s: CEL's string form of a value."""
+    if value is None:
+        return "null"
+    if isinstance(value, celtypes.BoolType):
+        return "true" if value else "false"
+    if isinstance(value, celtypes.DoubleType):
+        return repr(float(value)) if float(value) != int(value) or abs(value) >= 1e21 else str(int(value))
+    if isinstance(value, celtypes.ListType):
+        return "[" + ", ".join(_as_string(v) for v in value) + "]"
+    if isinstance(value, celtypes.MapType):
+        return "{" + ", ".join(f"{_as_string(k)}: {_as_string(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _clause(verb: str, precision: str | None, value: Any) -> str | None:
+    """One formatting clause, None when it does not take the value."""
+    integer = isinstance(value, int) and not isinstance(value, celtypes.BoolType)
+    if verb == "s":
+        return _as_string(value)
+    if verb == "d" and integer:
+        return str(int(value))
+    if verb in "fe" and isinstance(value, celtypes.DoubleType | celtypes.IntType):
+        return f"{float(value):.{int(precision) if precision else 6}{verb}}"
+    if verb in "xXob" and integer:
+        return format(int(value), verb)
+    if verb in "xX" and isinstance(value, str):
+        return format(int.from_bytes(value.encode(), "big"), f"0{2 * len(value.encode())}{verb}") if value else ""
+    return None
+
+
+@method("format", String)
+def format_(text: String, args: Any) -> Any:
+    """``"%s has %d items".format([name, n])``: %s, %d, %f and %e (with .precision), %x, %X, %o, %b."""
+    if not isinstance(args, celtypes.ListType):
+        return fail("no such overload")
+    out, position, index = [], 0, 0
+    for match in _CLAUSE.finditer(text):
+        out.append(text[position : match.start()])
+        position = match.end()
+        if match.group(0) == "%%":
+            out.append("%")
+            continue
+        precision, verb = match.group(1), match.group(2)
+        if verb not in "sdfexXob":
+            return fail(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
+        if index >= len(args):
+            return fail(f"index {index} out of range")
+        formatted = _clause(verb, precision, args[index])
+        if formatted is None:
+            return fail(f"error during formatting: {verb} clause can't take a value of this type")
+        out.append(formatted)
+        index += 1
+    out.append(text[position:])
+    return String("".join(out))

@@ -643,10 +643,10 @@ BAD_CRDS = [
         'annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111',
     ),
     (
-        _one_version({"type": "object", "x-kubernetes-validations": [{"rule": "self.x.format([1])"}]}),
+        _one_version({"type": "object", "x-kubernetes-validations": [{"rule": "self.x.reverse()"}]}),
         "spec.versions[0].schema.openAPIV3Schema.x-kubernetes-validations[0].rule: "
-        "Invalid value: \"self.x.format([1])\": compilation failed: ERROR: <input>:1:8: "
-        "undeclared reference to 'format' (in container '')",
+        'Invalid value: "self.x.reverse()": compilation failed: ERROR: <input>:1:8: '
+        "undeclared reference to 'reverse' (in container '')",
     ),
     (
         _one_version({"type": "object"}, storage=False),

@@ -412,14 +412,18 @@ def test_an_expression_that_does_not_compile_is_refused(client: httpx.Client) ->
 
 
 def test_an_unavailable_extension_function_is_refused_by_name(client: httpx.Client) -> None:
-    body = _policy_body("format.example.com", "true", messageExpression="'%s'.format([object.metadata.name])")
+    body = _policy_body("reverse.example.com", "true", messageExpression="object.metadata.name.reverse()")
     response = client.post(POLICIES, json=body)
     assert response.status_code == 422
     cause = response.json()["details"]["causes"][0]
     assert cause["field"] == "spec.validations[0].messageExpression"
-    assert "undeclared reference to 'format'" in cause["message"]
+    assert "undeclared reference to 'reverse'" in cause["message"]
+    body = _policy_body("dns.example.com", "!format.dns1123Label().validate(object.metadata.name).hasValue()")
+    assert "undeclared reference to 'format.dns1123Label'" in client.post(POLICIES, json=body).json()["message"]
     accepted = _policy_body(
-        "libraries.example.com", "quantity('1Gi').isGreaterThan(quantity('1Mi')) && isURL('https://x')"
+        "libraries.example.com",
+        "quantity('1Gi').isGreaterThan(quantity('1Mi')) && isURL('https://x') && sets.contains([1, 2], [1])"
+        " && '%s'.format([object.metadata.name]) != ''",
     )
     assert client.post(POLICIES, json=accepted).status_code == 201
     client.delete(f"{POLICIES}/libraries.example.com")

@@ -64,6 +64,10 @@ def test_lists(expression: str, expected: Any) -> None:
         ("'abc'.find('[0-9]+')", ""),
         ("'abc 123 45 6'.findAll('[0-9]+')", ["123", "45", "6"]),
         ("'abc 123 45 6'.findAll('[0-9]+', 2)", ["123", "45"]),
+        ("'%s has %d items'.format(['x', 3])", "x has 3 items"),
+        ("'%.2f|%e|%x|%X|%o|%b|%%'.format([3.14159, 1.5, 255, 255, 8, 5])", "3.14|1.500000e+00|ff|FF|10|101|%"),
+        ("'%s'.format([[1, 'a', true, null]])", "[1, a, true, null]"),
+        ("strings.quote('a\"b\\n')", '"a\\"b\\n"'),
     ],
 )
 def test_strings_and_regex(expression: str, expected: Any) -> None:
@@ -73,6 +77,8 @@ def test_strings_and_regex(expression: str, expected: Any) -> None:
 @pytest.mark.parametrize(
     ("expression", "message"),
     [
+        ("'%d'.format(['x'])", "error during formatting: d clause can't take a value of this type"),
+        ("'%s %s'.format([1])", "index 1 out of range"),
         ("'hello'.charAt(6)", "index out of range: 6"),
         ("'hello'.substring(3, 1)", "invalid substring range. start: 3, end: 1"),
         ("[].max()", "max called on empty list"),
@@ -88,6 +94,26 @@ def test_evaluation_errors(expression: str, message: str) -> None:
     with pytest.raises(CELEvaluationError) as raised:
         compile(expression, ["object"]).evaluate({"object": {"spec": {}}})
     assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("sets.contains([1, 2, 3], [2, 1])", True),
+        ("sets.contains([1], [2])", False),
+        ("sets.contains([1, 2], [2.0])", True),
+        ("sets.equivalent([1, 2, 2], [2, 1])", True),
+        ("sets.equivalent([1], [1, 3])", False),
+        ("sets.intersects(['a'], ['b', 'a'])", True),
+        ("sets.intersects([], ['a'])", False),
+    ],
+)
+def test_sets(expression: str, expected: Any) -> None:
+    assert run(expression) == expected
+
+
+def test_a_variable_named_as_a_namespace_is_the_variable() -> None:
+    assert run("sets.x", sets={"x": 1}) == 1
 
 
 @pytest.mark.parametrize(
@@ -163,12 +189,16 @@ def test_ip_and_cidr(expression: str, expected: Any) -> None:
 
 def test_compile_errors_name_what_is_missing_as_upstream_words_them() -> None:
     with pytest.raises(CELCompileError) as raised:
-        compile("object.spec.name.format([1])", ["object"])
+        compile("object.spec.name.reverse()", ["object"])
     assert str(raised.value) == (
-        "compilation failed: ERROR: <input>:1:18: undeclared reference to 'format' (in container '')\n"
-        " | object.spec.name.format([1])\n"
+        "compilation failed: ERROR: <input>:1:18: undeclared reference to 'reverse' (in container '')\n"
+        " | object.spec.name.reverse()\n"
         " | .................^"
     )
+    with pytest.raises(CELCompileError, match=r"undeclared reference to 'format\.dns1123Label'"):
+        compile("format.dns1123Label().validate(object.metadata.name)", ["object"])
+    with pytest.raises(CELCompileError, match=r"undeclared reference to 'sets\.union'"):
+        compile("sets.union([1], [2])", [])
     with pytest.raises(CELCompileError, match="undeclared reference to 'params'"):
         compile("params.x == 1", ["object"])
     with pytest.raises(CELCompileError, match="Syntax error"):
