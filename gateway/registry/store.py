@@ -126,7 +126,10 @@ class Store:
         await (self.admission.admit if mutating else self.admission.validate)(attributes)
 
     async def admit_delete(self, namespace: str, name: str, old: Obj | None, options: DeleteOptions) -> None:
-        """Admission of the removal of ``old`` (None: an object that cannot be read)."""
+        """Admission of the removal of ``old`` (None: an object that cannot be read): the mutating
+        plugins (there is no object for them to change: they may refuse), then the validating ones,
+        as upstream's AdmissionToValidateObjectDeleteFunc."""
+        await self._admit(DELETE, namespace, name, None, old, options, mutating=True)
         await self._admit(DELETE, namespace, name, None, old, options)
 
     # ---- create ----------------------------------------------------------------------------------

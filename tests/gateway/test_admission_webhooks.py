@@ -688,3 +688,32 @@ def test_a_configuration_with_a_bad_url_is_refused(api: httpx.Client, hooks: Web
         "Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]",
         'Invalid value: "x=1": query parameters are not permitted in the URL',
     ]
+
+
+def test_a_mutating_webhook_on_deletes(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured
+) -> None:
+    """Mutating webhooks are called on deletes too (with the old object); they may refuse, and a
+    patch is an internal error: there is no object to change."""
+    for name in ("refused", "patched"):
+        assert create_configmap(api, ns, name).status_code == 201
+    hooks.handlers["/delete-mutate"] = lambda request: (
+        {"allowed": False, "status": {"message": "not this one"}}
+        if request["name"] == "refused"
+        else {"allowed": True, "patch": [{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}]}
+    )
+    rule = {"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}
+    configured.add(MUTATING, webhook("delete-mutate.example.com", "/delete-mutate", hooks, rules=[rule]))
+    refused = api.delete(f"/api/v1/namespaces/{ns}/configmaps/refused")
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["message"] == 'admission webhook "delete-mutate.example.com" denied the request: not this one'
+    patched = api.delete(f"/api/v1/namespaces/{ns}/configmaps/patched")
+    assert patched.status_code == 500, patched.text
+    assert patched.json()["message"] == (
+        'Internal error occurred: admission webhook "delete-mutate.example.com" attempted to modify the object, '
+        "which is not supported for this operation"
+    )
+    request = hooks.reviews["/delete-mutate"][-1]["request"]
+    assert request["operation"] == "DELETE" and request["object"] is None and request["oldObject"]["data"] == {"a": "b"}
+    for name in ("refused", "patched"):
+        assert api.get(f"/api/v1/namespaces/{ns}/configmaps/{name}").status_code == 200
