@@ -7,6 +7,7 @@ The module runs its own server: its configurations take whole resources for a wh
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 from collections.abc import Iterator
@@ -717,3 +718,19 @@ def test_a_mutating_webhook_on_deletes(
     assert request["operation"] == "DELETE" and request["object"] is None and request["oldObject"]["data"] == {"a": "b"}
     for name in ("refused", "patched"):
         assert api.get(f"/api/v1/namespaces/{ns}/configmaps/{name}").status_code == 200
+
+
+def test_a_webhook_that_speaks_only_v1beta1(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured
+) -> None:
+    """It gets an admission.k8s.io/v1beta1 review; its answer's uid is not checked and a patch
+    without patchType is a JSONPatch (upstream's v1beta1 handling)."""
+    patch = base64.b64encode(json.dumps([{"op": "add", "path": "/data/b", "value": "c"}]).encode()).decode()
+    answer = {"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "response": {"uid": "any"}}
+    answer["response"].update(allowed=True, patch=patch)
+    hooks.handlers["/v1beta1"] = lambda request: json.dumps(answer).encode()
+    configured.add(MUTATING, webhook("old.example.com", "/v1beta1", hooks, admissionReviewVersions=["v1beta1"]))
+    created = until_called(api, ns, hooks, "/v1beta1")
+    assert created.status_code == 201, created.text
+    assert created.json()["data"] == {"a": "b", "b": "c"}
+    assert hooks.reviews["/v1beta1"][-1]["apiVersion"] == "admission.k8s.io/v1beta1"
