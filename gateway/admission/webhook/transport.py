@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ import h11
 
 READ_SIZE = 64 * 1024
 IDLE_PER_DESTINATION = 32
+IDLE_TIMEOUT = 90.0  # seconds a kept connection waits for reuse (Go's DefaultTransport IdleConnTimeout)
 
 
 class TooLarge(Exception):
@@ -40,6 +42,7 @@ class _Connection:
         self.reader = reader
         self.writer = writer
         self.state = h11.Connection(our_role=h11.CLIENT)
+        self.idle_since = 0.0
 
     def close(self) -> None:
         self.writer.close()
@@ -56,8 +59,12 @@ class Transport:
         once, when nothing of the answer came (Go's transport retries those too)."""
         idle = self._idle[destination]
         while idle:
+            connection = idle.pop()
+            if time.monotonic() - connection.idle_since > IDLE_TIMEOUT:
+                connection.close()
+                continue
             try:
-                return await self._exchange(destination, idle.pop(), target, headers, body, limit)
+                return await self._exchange(destination, connection, target, headers, body, limit)
             except _IdleClosed:
                 continue
         connection = await self._connect(destination)
@@ -95,7 +102,11 @@ class Transport:
             and len(self._idle[destination]) < IDLE_PER_DESTINATION
         ):
             state.start_next_cycle()
-            self._idle[destination].append(connection)
+            connection.idle_since = now = time.monotonic()
+            idle = self._idle[destination]
+            while idle and now - idle[0].idle_since > IDLE_TIMEOUT:  # the oldest first
+                idle.pop(0).close()
+            idle.append(connection)
         else:
             connection.close()
         return status, answer
