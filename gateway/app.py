@@ -44,7 +44,7 @@ from gateway.auth.tokens.authenticator import ServiceAccountTokens
 from gateway.auth.tokens.objects import Objects
 from gateway.auth.tokens.request import Issuer, TokenRequestStore
 from gateway.auth.tokens.review import TokenReviewStore
-from gateway.controllers import bootstrap
+from gateway.controllers import bootstrap, selection
 from gateway.controllers.admissionpolicystatus import AdmissionPolicyStatus
 from gateway.controllers.clusterroleaggregation import ClusterRoleAggregation
 from gateway.controllers.garbagecollector import GarbageCollector
@@ -53,6 +53,9 @@ from gateway.controllers.kubernetesservice import ensure_kubernetes_service
 from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
 from gateway.controllers.namespace import NamespaceController
 from gateway.controllers.resourcequota import ResourceQuotaController
+from gateway.controllers.rootcapublisher import RootCAPublisher
+from gateway.controllers.selection import ControllerSelection
+from gateway.controllers.serviceaccounts import ServiceAccountsController
 from gateway.controllers.tokens import TokensController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
@@ -100,6 +103,8 @@ LEASES = ("coordination.k8s.io", "v1", "leases")
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 VALIDATING_ADMISSION_POLICIES = ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")
 TOKEN_REVIEWS = ("authentication.k8s.io", "v1", "tokenreviews")
+SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
+CONFIGMAPS = ("", "v1", "configmaps")
 CONTROLLERS_LEASE = "protokube-controller-manager"
 STORAGE_CHECK_TIMEOUT = 1.0
 # The checks /readyz has that /healthz and /livez have not.
@@ -115,13 +120,14 @@ class Settings:
     anonymous_auth: bool = True  # requests without credentials act as system:anonymous
     token_file: TokenFile | None = None  # --token-auth-file
     service_account_tokens: Issuer | None = None  # signs and checks service account tokens (off: None)
-    root_ca: bytes = b""  # the CA legacy token Secrets carry (ca.crt)
+    root_ca: bytes = b""  # the cluster CA: legacy token Secrets' ca.crt, every namespace's kube-root-ca.crt
     authorization_modes: tuple[str, ...] = ("RBAC",)  # --authorization-mode, in order
     encryption: Encryption | None = None  # --encryption-provider-config
     request_timeout: float = REQUEST_TIMEOUT  # --request-timeout, seconds (0: none)
     min_request_timeout: float = MIN_REQUEST_TIMEOUT  # --min-request-timeout: watches last [1, 2) times this
     identity: str = "protokube"  # this gateway's name in leader election (unique among gateways)
     leader_election: LeaderElection = DEFAULT_TIMING
+    controllers: ControllerSelection = selection.DEFAULT  # --controllers (kube-controller-manager's)
     max_requests_inflight: int = 400  # read-only seats (with the next: APF's server limit)
     max_mutating_requests_inflight: int = 200
     priority_and_fairness: bool = True  # --enable-priority-and-fairness
@@ -228,17 +234,30 @@ class APIServer:
         assert isinstance(finalize, FinalizeStore)
         self.namespace_controller = NamespaceController(namespaces, finalize, self.stores.values)
         self.garbage_collector = GarbageCollector(self.stores.values)
-        controllers = [self.namespace_controller.run, self.garbage_collector.run]
-        controllers.append(ResourceQuotaController(lambda: self.stores).run)
+        enabled = settings.controllers.enabled
+        controllers = [
+            run
+            for name, run in (
+                (selection.NAMESPACE, self.namespace_controller.run),
+                (selection.GARBAGE_COLLECTOR, self.garbage_collector.run),
+                (selection.RESOURCE_QUOTA, ResourceQuotaController(lambda: self.stores).run),
+            )
+            if enabled(name)
+        ]
+        accounts, configmaps = self.stores.get(SERVICE_ACCOUNTS), self.stores.get(CONFIGMAPS)
+        if accounts is not None and enabled(selection.SERVICE_ACCOUNT):
+            controllers.append(ServiceAccountsController(namespaces, accounts).run)
+        if configmaps is not None and settings.root_ca and enabled(selection.ROOT_CA_PUBLISHER):
+            controllers.append(RootCAPublisher(namespaces, configmaps, settings.root_ca).run)
         cluster_roles = self.stores.get((RBAC_GROUP, "v1", "clusterroles"))
-        if cluster_roles is not None:
+        if cluster_roles is not None and enabled(selection.CLUSTER_ROLE_AGGREGATION):
             controllers.append(ClusterRoleAggregation(cluster_roles).run)
         policies = self.stores.get(VALIDATING_ADMISSION_POLICIES)
         if policies is not None:
             controllers.append(AdmissionPolicyStatus(policies, registry).run)
         if crds is not None:
             controllers.append(CustomResourceDefinitionController(crds, registry, lambda: self.stores).run)
-        if settings.service_account_tokens is not None:
+        if settings.service_account_tokens is not None and enabled(selection.SERVICE_ACCOUNT_TOKEN):
             controllers.append(TokensController(self.objects, settings.service_account_tokens, settings.root_ca).run)
         # The controllers kube-controller-manager would run: once per cluster, in the elected gateway.
         self.elector = LeaderElector(

@@ -30,6 +30,8 @@ from gateway.auth.authentication import TokenFile
 from gateway.auth.tokens import keys as token_keys
 from gateway.auth.tokens.request import Issuer
 from gateway.controllers.leaderelection import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElection
+from gateway.controllers.selection import DEFAULT as DEFAULT_CONTROLLERS
+from gateway.controllers.selection import ControllerSelection
 from gateway.embedded import EmbeddedStorage
 from gateway.flowcontrol.lanes import LaneLoop
 from gateway.negotiation.negotiate import Formats
@@ -204,6 +206,14 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="how often the Lease is renewed or tried",
     )
     p.add_argument(
+        "--controllers",
+        type=controller_selection,
+        default=DEFAULT_CONTROLLERS,
+        metavar="NAME,...",
+        help="the controllers kube-controller-manager would run: * for all, NAME to add one, -NAME to leave one "
+        "out (*,-root-ca-certificate-publisher-controller)",
+    )
+    p.add_argument(
         "--runtime-config",
         type=runtime_config,
         default=RuntimeConfig(),
@@ -304,6 +314,13 @@ def feature_gates(text: str) -> dict[str, bool]:
             raise argparse.ArgumentTypeError(f"invalid feature gate {item!r}; known gates: {', '.join(KNOWN_GATES)}")
         gates[name] = value.lower() == "true"
     return gates
+
+
+def controller_selection(text: str) -> ControllerSelection:
+    try:
+        return ControllerSelection.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def loopback_host_port(text: str) -> str:
@@ -431,6 +448,7 @@ async def run(args: argparse.Namespace) -> None:
             request_timeout=args.request_timeout,
             min_request_timeout=args.min_request_timeout,
             identity=f"{socket.gethostname()}_{args.listen}" + (f"#{args.gateway_index}" if shared else ""),
+            controllers=args.controllers,
             leader_election=LeaderElection(
                 args.leader_elect_lease_duration, args.leader_elect_renew_deadline, args.leader_elect_retry_period
             ),

@@ -21,6 +21,7 @@ from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists,
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.admission.policy.plugin import ValidatingAdmissionPolicy
 from gateway.admission.resourcequota import ResourceQuota, parse_configuration
+from gateway.admission.serviceaccount import ServiceAccount
 from gateway.admission.webhook.mutating import MutatingAdmissionWebhook
 from gateway.admission.webhook.validating import ValidatingAdmissionWebhook
 from gateway.auth.authorization import Authorizer
@@ -115,6 +116,7 @@ PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
 LIMIT_RANGES = ("", "v1", "limitranges")
 RESOURCE_QUOTAS = ("", "v1", "resourcequotas")
 PODS = ("", "v1", "pods")
+SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
 
 PluginFactory = Callable[[PluginContext], object]
 
@@ -124,6 +126,7 @@ FACTORIES: dict[str, PluginFactory] = {
     "NamespaceLifecycle": lambda context: NamespaceLifecycle(context.cachers[NAMESPACES]),
     "NamespaceExists": lambda context: NamespaceExists(context.cachers[NAMESPACES]),
     "LimitRanger": lambda context: LimitRanger(context.cachers[LIMIT_RANGES]),
+    "ServiceAccount": lambda context: ServiceAccount(context.cachers[SERVICE_ACCOUNTS]),
     "PodSecurity": lambda context: podsecurity.new(
         context.configuration.get("PodSecurity"), context.cachers[NAMESPACES], context.cacher(PODS)
     ),

@@ -5,6 +5,12 @@ the embedded storage and against Debian's etcd (started once per session). One t
 ``ON_EVERY_HTTP_SERVER = True`` runs them on each HTTP server (--http-server: native, the default,
 and hypercorn).
 
+The shared server runs without the root CA publisher (--controllers), as upstream's API tests run
+kube-apiserver without kube-controller-manager: a namespace's lists hold only what its tests made
+(tests/gateway/test_service_account_admission.py runs a server with it). It runs the serviceaccount
+controller: pods are admitted once their namespace has its default ServiceAccount, which the
+``namespace`` fixture waits for.
+
 The shared server is shared by every module a worker runs: what a module added to the cluster's
 scope is deleted when it is done, and a module that changed what cannot be put back fails at its
 last test's teardown (isolation.py).
@@ -20,7 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .helpers import HTTP_SERVERS, GatewayProcess, Kubectl, etcd_process, kubectl_path
+from .helpers import HTTP_SERVERS, NO_ROOT_CA_PUBLISHER, GatewayProcess, Kubectl, etcd_process, eventually, kubectl_path
 from .isolation import ClusterSnapshot, leave_as_found
 
 
@@ -42,11 +48,11 @@ def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     variant = getattr(request, "param", "embedded")  # a storage, or an HTTP server
-    args: tuple[str, ...] = ()
+    args: tuple[str, ...] = (NO_ROOT_CA_PUBLISHER,)
     if variant == "etcd":
-        args = ("--storage", request.getfixturevalue("etcd"))
+        args += ("--storage", request.getfixturevalue("etcd"))
     elif variant in HTTP_SERVERS:
-        args = ("--http-server", variant)
+        args += ("--http-server", variant)
     process = GatewayProcess(tmp_path_factory.mktemp(f"gateway-{variant}"), *args).start()
     with process.client() as admin:
         _as_found[process] = ClusterSnapshot.take(admin)
@@ -89,6 +95,8 @@ def namespace(client: httpx.Client) -> Iterator[str]:
     name = f"t{next(_counter)}"
     response = client.post("/api/v1/namespaces", json={"metadata": {"name": name}})
     assert response.status_code == 201, response.text
+    account = f"/api/v1/namespaces/{name}/serviceaccounts/default"
+    assert eventually(lambda: client.get(account).status_code == 200), f"no default ServiceAccount in {name}"
     yield name
     client.delete(f"/api/v1/namespaces/{name}")  # the namespace controller empties it
 

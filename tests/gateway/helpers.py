@@ -28,6 +28,9 @@ from etcdserverpb import rpc_pb2_grpc as rpc_grpc
 ROOT = Path(__file__).resolve().parents[2]
 HTTP_SERVERS = ("native", "hypercorn")  # --http-server
 START_TIMEOUT = 30.0
+# The controllers of the servers whose namespaces' lists must hold only what tests made: all but the
+# root CA publisher (its kube-root-ca.crt would be in every namespace), as conftest.py explains.
+NO_ROOT_CA_PUBLISHER = "--controllers=*,-root-ca-certificate-publisher-controller"
 KUBECTL_CANDIDATES = ("/usr/lib/google-cloud-sdk/bin/kubectl.1.32", "/usr/bin/kubectl")
 
 

@@ -1,7 +1,8 @@
 """Upstream's defaults, against a real server: each kind created with a minimal object (over HTTP or
 with kubectl's generators), then read back whole and compared with the object a Kubernetes 1.32
 cluster returns for the same request, written out here from upstream's defaults.go functions,
-``+default`` markers, strategies and admission plugins (DefaultTolerationSeconds, Priority).
+``+default`` markers, strategies and admission plugins (ServiceAccount, DefaultTolerationSeconds,
+Priority).
 
 Only the values the server makes up are left out of the comparison: uid, resourceVersion,
 creationTimestamp and managedFields (checked present); the uid is filled in where objects repeat it
@@ -110,6 +111,9 @@ def test_pod(client: httpx.Client, namespace: str) -> None:
         },
     }
     got = created(client, f"/api/v1/namespaces/{namespace}/pods", body)
+    token = got["spec"]["volumes"][-1]["name"]  # the ServiceAccount plugin's, its suffix random
+    assert re.fullmatch("kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}", token), token
+    token_mount = {"name": token, "readOnly": True, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}
     assert stable(got) == {
         "kind": "Pod",
         "apiVersion": "v1",
@@ -134,6 +138,26 @@ def test_pod(client: httpx.Client, namespace: str) -> None:
                     },
                 },
                 {"name": "host", "hostPath": {"path": "/var/log", "type": ""}},
+                {
+                    "name": token,
+                    "projected": {
+                        "sources": [
+                            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                            {
+                                "downwardAPI": {
+                                    "items": [
+                                        {
+                                            "path": "namespace",
+                                            "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                                        }
+                                    ]
+                                }
+                            },
+                        ],
+                        "defaultMode": 420,
+                    },
+                },
             ],
             "containers": [
                 {
@@ -147,7 +171,7 @@ def test_pod(client: httpx.Client, namespace: str) -> None:
                         "limits": {"cpu": "500m", "memory": "128Mi"},
                         "requests": {"cpu": "500m", "memory": "128Mi"},
                     },
-                    "volumeMounts": [{"name": "cache", "mountPath": "/cache"}],
+                    "volumeMounts": [{"name": "cache", "mountPath": "/cache"}, token_mount],
                     "readinessProbe": {
                         "httpGet": {"path": "/", "port": 80, "scheme": "HTTP"},
                         "timeoutSeconds": 1,
@@ -164,12 +188,15 @@ def test_pod(client: httpx.Client, namespace: str) -> None:
                     "image": "busybox",
                     "command": ["sleep", "3600"],
                     "resources": {},
+                    "volumeMounts": [token_mount],
                     "terminationMessagePath": "/dev/termination-log",
                     "terminationMessagePolicy": "File",
                     "imagePullPolicy": "Always",
                 },
             ],
             **TEMPLATE_SPEC,
+            "serviceAccountName": "default",
+            "serviceAccount": "default",
             "tolerations": DEFAULT_TOLERATIONS,
             "priority": 0,
             "enableServiceLinks": True,

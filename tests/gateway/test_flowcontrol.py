@@ -28,7 +28,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from .helpers import ROOT, GatewayProcess, Kubectl, kubectl_path, store_copies
+from .helpers import NO_ROOT_CA_PUBLISHER, ROOT, GatewayProcess, Kubectl, kubectl_path, store_copies
 
 FC = "/apis/flowcontrol.apiserver.k8s.io/v1"
 TOKENS = ["elephant", "mouse", "burst", "flooder", "watcher", "lister", "writer", "system:kube-controller-manager"]
@@ -654,7 +654,7 @@ def test_shares_split_the_server_limit(apf: GatewayProcess) -> None:
 
 def test_a_list_of_10000_objects_costs_more_seats_than_a_get(tmp_path: Path) -> None:
     """Default limits (600 seats): workload-low's largest request is the estimator's 10 seats."""
-    server = start(tmp_path)
+    server = start(tmp_path, NO_ROOT_CA_PUBLISHER)  # the namespace holds the 10,000 copies only
     try:
         with server.client() as admin:
             assert (

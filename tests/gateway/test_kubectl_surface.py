@@ -94,7 +94,7 @@ def test_describe(kubectl: Kubectl, client: httpx.Client, namespace: str) -> Non
     kubectl.run("run", "-n", namespace, "solo", "--image=nginx", "--labels=app=solo")
     name = node_named(client, "described")
     for args, expected in (
-        (("pod", "solo"), "Status:       Pending"),
+        (("pod", "solo"), "Status:           Pending"),  # aligned under "Service Account:  default"
         (("deployment", "shop"), "2 desired | 0 updated"),
         (("namespace", namespace), "Status:       Active"),
         (("node", name), "Unschedulable:      false"),

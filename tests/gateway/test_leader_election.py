@@ -21,7 +21,7 @@ from etcdserverpb import rpc_pb2_grpc as pb_grpc
 
 from tests.storage.helpers import StorageProcess
 
-from .helpers import GatewayProcess, etcd_process
+from .helpers import NO_ROOT_CA_PUBLISHER, GatewayProcess, etcd_process
 
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/protokube-controller-manager"
 FAST = (
@@ -165,9 +165,9 @@ def test_two_gateways_serve_one_storage_as_one_server(tmp_path: Path) -> None:
     """A write through A is seen by a watch on B; a continue token from A works on B; a watch on A
     killed mid-stream resumes on B from its last resourceVersion, with no gap and no duplicate."""
     storage = StorageProcess(tmp_path / "storage").start()
-    a = GatewayProcess(tmp_path / "a", "--storage", storage.address).start()
-    b = GatewayProcess(tmp_path / "b", "--storage", storage.address).start()
-    path = "/api/v1/namespaces/default/configmaps"
+    a = GatewayProcess(tmp_path / "a", "--storage", storage.address, NO_ROOT_CA_PUBLISHER).start()
+    b = GatewayProcess(tmp_path / "b", "--storage", storage.address, NO_ROOT_CA_PUBLISHER).start()
+    path = "/api/v1/namespaces/default/configmaps"  # only the test's: no kube-root-ca.crt
     try:
         with a.client() as on_a, b.client() as on_b:
             start = on_a.get(path).json()["metadata"]["resourceVersion"]

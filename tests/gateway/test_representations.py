@@ -19,7 +19,7 @@ import yaml
 
 from protokube.schema.envelope import MAGIC
 
-from .helpers import GatewayProcess, Kubectl, deployment
+from .helpers import NO_ROOT_CA_PUBLISHER, GatewayProcess, Kubectl, deployment
 
 ROOT = Path(__file__).parents[2]
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -214,7 +214,8 @@ def test_protobuf_watch_framing(client: httpx.Client, pods: str) -> None:
 # ---- CBOR ------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cbor_server(tmp_path_factory: pytest.TempPathFactory):
-    server = GatewayProcess(tmp_path_factory.mktemp("cbor"), "--feature-gates", "CBORServingAndStorage=true").start()
+    flags = ("--feature-gates", "CBORServingAndStorage=true", NO_ROOT_CA_PUBLISHER)  # default's lists: the test's
+    server = GatewayProcess(tmp_path_factory.mktemp("cbor"), *flags).start()
     yield server
     server.kill()
 

@@ -21,7 +21,7 @@ from gateway.objects.codecs import codec_for
 from protokube.schema import envelope
 from protokube.schema.jsondecode import without_lone_surrogates
 from protokube.schema.registry import registry
-from tests.gateway.helpers import GatewayProcess
+from tests.gateway.helpers import GatewayProcess, eventually
 
 from .strategies import JSON_VALUES, URL_TEXT, mutated
 
@@ -71,6 +71,9 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     try:
         with server.client() as client:
             assert client.post("/api/v1/namespaces", json={"metadata": {"name": NS}}).status_code == 201
+            for made in ("serviceaccounts/default", "configmaps/kube-root-ca.crt"):  # the controllers' first
+                path = f"/api/v1/namespaces/{NS}/{made}"
+                assert eventually(lambda p=path: client.get(p).status_code == 200), path
             for kind, (path, body) in KINDS.items():
                 created = client.post(path, json=_named(body, f"base-{kind}"))
                 assert created.status_code == 201, created.text

@@ -137,6 +137,12 @@ def pod_spec(obj: Message) -> None:
     default(obj, "terminationGracePeriodSeconds", 30)
     if not obj.schedulerName:
         obj.schedulerName = "default-scheduler"
+    # serviceAccount, deprecated, is serviceAccountName's alias (upstream's v1 conversion): taken when
+    # serviceAccountName is empty, and always written as serviceAccountName.
+    if not obj.serviceAccountName and obj.serviceAccount:
+        obj.serviceAccountName = obj.serviceAccount
+    if obj.serviceAccountName:
+        obj.serviceAccount = obj.serviceAccountName
 
 
 @defaulter(f"{CORE}.Probe")

@@ -1,0 +1,26 @@
+"""The serviceaccount controller (kube-controller-manager's, pkg/controller/serviceaccount): a
+ServiceAccount ``default`` in every active namespace, made again when it is deleted. A namespace
+being deleted gets none (the namespace controller is emptying it).
+"""
+
+from __future__ import annotations
+
+from gateway.controllers.pernamespace import create, is_active, run_per_namespace
+from gateway.registry.store import Store
+
+DEFAULT = "default"
+
+
+class ServiceAccountsController:
+    def __init__(self, namespaces: Store, accounts: Store) -> None:
+        self.namespaces = namespaces
+        self.accounts = accounts
+
+    async def run(self) -> None:
+        await run_per_namespace(self.namespaces, self.accounts, DEFAULT, self.sync)
+
+    async def sync(self, namespace: str) -> None:
+        if self.accounts.storage.cached(namespace, DEFAULT) is not None:
+            return
+        if await is_active(self.namespaces, namespace):
+            await create(self.accounts, namespace, {"metadata": {"name": DEFAULT}})
