@@ -734,3 +734,24 @@ def test_a_webhook_that_speaks_only_v1beta1(
     assert created.status_code == 201, created.text
     assert created.json()["data"] == {"a": "b", "b": "c"}
     assert hooks.reviews["/v1beta1"][-1]["apiVersion"] == "admission.k8s.io/v1beta1"
+
+
+def test_a_mutating_webhook_selects_what_the_one_before_it_made(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured
+) -> None:
+    hooks.handlers["/labeller"] = lambda request: {
+        "allowed": True,
+        "patch": [{"op": "add", "path": "/metadata/labels", "value": {"labelled": "yes"}}],
+    }
+    hooks.handlers["/selected-later"] = lambda request: {
+        "allowed": True,
+        "patch": [{"op": "add", "path": "/data/seen", "value": request["object"]["metadata"]["labels"]["labelled"]}],
+    }
+    configured.add(
+        MUTATING,
+        webhook("a-labeller.example.com", "/labeller", hooks),
+        webhook("b-later.example.com", "/selected-later", hooks, objectSelector={"matchLabels": {"labelled": "yes"}}),
+    )
+    created = until_called(api, ns, hooks, "/selected-later")
+    assert created.status_code == 201, created.text
+    assert created.json()["data"] == {"a": "b", "seen": "yes"}

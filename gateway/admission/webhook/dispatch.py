@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypeVar
 from gateway.admission import Attributes
 from gateway.admission.webhook.client import Caller
 from gateway.admission.webhook.configurations import MUTATING, VALIDATING, Configurations, Webhook
-from gateway.admission.webhook.rules import Invocation, exempt
+from gateway.admission.webhook.rules import NAMESPACES, Invocation, exempt
 from gateway.admission.webhook.selection import Selection
 from gateway.objects.codec import Codec
 from protokube.schema.registry import Resource
@@ -16,7 +16,6 @@ from protokube.schema.registry import Resource
 if TYPE_CHECKING:
     from gateway.admission.chain import PluginContext
 
-NAMESPACES = ("", "v1", "namespaces")
 D = TypeVar("D", bound="Dispatcher")
 
 
@@ -28,12 +27,14 @@ class Dispatcher:
         self.selection = selection
         self.caller = caller
 
+    async def webhooks(self, attributes: Attributes) -> tuple[Webhook, ...]:
+        """The configured webhooks, none for admission's own configurations."""
+        return () if exempt(attributes) else await self.configurations.webhooks()
+
     async def invocations(self, attributes: Attributes) -> list[tuple[Webhook, Invocation]]:
-        """The webhooks the request calls, with how; none for admission's own configurations."""
-        if exempt(attributes):
-            return []
+        """The webhooks the request calls, with how."""
         found = []
-        for hook in await self.configurations.webhooks():
+        for hook in await self.webhooks(attributes):
             invocation = await self.selection.invocation(hook, attributes)
             if invocation is not None:
                 found.append((hook, invocation))

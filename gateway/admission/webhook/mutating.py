@@ -18,19 +18,20 @@ from gateway.admission.webhook.rules import Invocation
 
 class MutatingAdmissionWebhook(Dispatcher):
     async def admit(self, attributes: Attributes) -> None:
-        invocations = await self.invocations(attributes)
+        hooks = await self.webhooks(attributes)
         invoked: list[str] = []  # reinvocable webhooks called so far
         again: set[str] = set()  # those to call once more
-        for hook, invocation in invocations:
+        for hook in hooks:
+            # Each webhook's selectors and conditions see the object as the ones before it left it.
+            invocation = await self.selection.invocation(hook, attributes)
+            if invocation is None:
+                continue
             if await self._call(hook, invocation, attributes):
                 again.update(invoked)
             if hook.reinvoke:
                 invoked.append(hook.uid)
-        if not again:
-            return
-        for hook, _ in invocations:
+        for hook in hooks:
             if hook.uid in again:
-                # Selectors and rules again on the changed object, as upstream's second round.
                 invocation = await self.selection.invocation(hook, attributes)
                 if invocation is not None:
                     await self._call(hook, invocation, attributes)
