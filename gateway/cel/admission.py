@@ -1,5 +1,6 @@
 """The admission variables of CEL expressions: ``authorizer`` (upstream's authorizer library:
-``authorizer.group(g).resource(r).namespace(ns).name(n).check(verb).allowed()``,
+``authorizer.group(g).resource(r).namespace(ns).name(n).check(verb).allowed()``, with 1.32's
+``fieldSelector(s)`` and ``labelSelector(s)``,
 ``authorizer.path(p).check(verb)``, ``authorizer.serviceAccount(ns, name)``,
 ``authorizer.requestResource``) and ``request`` (the AdmissionRequest as a map, without object
 and oldObject, which are variables of their own)."""
@@ -40,6 +41,8 @@ class ResourceCheck:
     subresource: str = ""
     namespace: str = ""
     name: str = ""
+    field_selector: str = ""  # 1.32's authz selectors: handed on, as upstream; RBAC does not read them
+    label_selector: str = ""
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,16 @@ def namespace(check: ResourceCheck, name: String) -> ResourceCheck:
 @method("name", ResourceCheck)
 def name(check: ResourceCheck, text: String) -> ResourceCheck:
     return replace(check, name=str(text))
+
+
+@method("fieldSelector", ResourceCheck)
+def field_selector(check: ResourceCheck, text: String) -> ResourceCheck:
+    return replace(check, field_selector=str(text))
+
+
+@method("labelSelector", ResourceCheck)
+def label_selector(check: ResourceCheck, text: String) -> ResourceCheck:
+    return replace(check, label_selector=str(text))
 
 
 @method("check", (ResourceCheck, PathCheck))

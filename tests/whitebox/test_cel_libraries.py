@@ -275,6 +275,8 @@ def test_authorizer_checks_as_the_requests_user() -> None:
     )
     assert run("authorizer.path('/healthz').check('get').allowed()", authorizer=value) is True
     assert recording.asked[-1].path == "/healthz" and not recording.asked[-1].resource_request
+    selected = "authorizer.group('').resource('pods').fieldSelector('spec.nodeName=n').labelSelector('a=b')"
+    assert run(selected + ".check('get').allowed()", authorizer=value) is True
     sa = "authorizer.serviceAccount('kube-system', 'builder').group('').resource('pods').check('get').allowed()"
     assert run(sa, authorizer=AuthorizerValue(AlwaysAllow(), user)) is True
     assert run("authorizer.path('/x').check('get').errored()", authorizer=AuthorizerValue(AlwaysDeny(), user)) is False
