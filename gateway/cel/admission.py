@@ -41,7 +41,7 @@ class ResourceCheck:
     subresource: str = ""
     namespace: str = ""
     name: str = ""
-    field_selector: str = ""  # 1.32's authz selectors: handed on, as upstream; RBAC does not read them
+    field_selector: str = ""  # 1.32's authz selectors: kept, unused — the authorizers here (RBAC) take none
     label_selector: str = ""
 
 
