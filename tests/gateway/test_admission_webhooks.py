@@ -252,10 +252,24 @@ def test_an_unreachable_webhook(api: httpx.Client, ns: str, configured: Configur
             b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}',
             "received invalid webhook response: webhook response was absent",
         ),
+        (
+            (500, "text/plain", b"boom\n"),
+            'failed to call webhook: an error on the server ("boom") has prevented the request from succeeding',
+        ),
+        (
+            (503, "application/json", b'{"kind": "Status", "apiVersion": "v1", "message": "overloaded", "code": 503}'),
+            "failed to call webhook: overloaded",
+        ),
+        ((404, "text/html", b"<html/>"), "failed to call webhook: the server could not find the requested resource"),
     ],
 )
 def test_answers_that_are_not_reviews(
-    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured, answer: bytes, message: str
+    api: httpx.Client,
+    ns: str,
+    hooks: WebhookServer,
+    configured: Configured,
+    answer: bytes | tuple[int, str, bytes],
+    message: str,
 ) -> None:
     path = f"/bad-{next(_names)}"
     hooks.handlers[path] = lambda request: answer

@@ -26,7 +26,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-Handler = Callable[[dict[str, Any]], dict[str, Any] | bytes]
+# A handler answers the review's request with the response's fields, raw bytes (a 200 of JSON), or
+# (status, content type, bytes).
+Handler = Callable[[dict[str, Any]], dict[str, Any] | bytes | tuple[int, str, bytes]]
 
 
 def _name(common_name: str) -> x509.Name:
@@ -117,6 +119,9 @@ class WebhookServer:
         answer = await asyncio.get_running_loop().run_in_executor(None, handler, review["request"])
         if isinstance(answer, bytes):
             return web.Response(body=answer, content_type="application/json")
+        if isinstance(answer, tuple):
+            status, content_type, body = answer
+            return web.Response(status=status, body=body, content_type=content_type)
         response = {"uid": review["request"]["uid"], **answer}
         if "patch" in response and isinstance(response["patch"], list):
             response["patch"] = base64.b64encode(json.dumps(response["patch"]).encode()).decode()

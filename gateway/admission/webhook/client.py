@@ -24,7 +24,7 @@ import orjson
 
 from gateway import errors
 from gateway.admission.webhook.configurations import ClientConfig, Service
-from gateway.admission.webhook.transport import Destination, TooLarge, Transport
+from gateway.admission.webhook.transport import Answer, Destination, TooLarge, Transport
 from gateway.params import ListOptions
 from gateway.selectors import NO_FIELDS, Filter, LabelSelector, Requirement
 from gateway.storage.cacher import Cacher
@@ -68,7 +68,7 @@ class Caller:
                     server_name = _server_name(config.service)
                     host, port = await self._resolve(config.service)
                 destination = Destination(host, port, server_name, context)
-                status, answer = await self.transport.post(destination, target, headers, body, MAX_RESPONSE_BYTES)
+                answer = await self.transport.post(destination, target, headers, body, MAX_RESPONSE_BYTES)
         except TimeoutError:
             raise CallFailed(f'failed to call webhook: Post "{url}": context deadline exceeded') from None
         except _Unresolved as err:
@@ -77,9 +77,9 @@ class Caller:
             raise CallFailed(f"failed to call webhook: the answer is larger than {MAX_RESPONSE_BYTES} bytes") from None
         except (OSError, h11.ProtocolError) as err:
             raise CallFailed(f'failed to call webhook: Post "{url}": {_reason(err, host, port)}') from None
-        if not 200 <= status < 300:
-            raise CallFailed(f"failed to call webhook: {_status_message(status, answer)}")
-        return answer
+        if not 200 <= answer.status < 300:
+            raise CallFailed(f"failed to call webhook: {_status_message(answer)}")
+        return answer.body
 
     def _context(self, ca_bundle: bytes) -> ssl.SSLContext:
         """The TLS context verifying servers with ``ca_bundle`` (PEM; none: the system's roots)."""
@@ -139,15 +139,17 @@ class Caller:
         return found
 
 
-def _status_message(code: int, body: bytes) -> str:
-    """What client-go makes of a non-2xx answer: the Status it carries, or a generic message."""
+def _status_message(answer: Answer) -> str:
+    """What client-go makes of a non-2xx answer: the Status it carries, or a generic message with
+    the body when it is text ("unknown" otherwise)."""
     try:
-        status = orjson.loads(body)
+        status = orjson.loads(answer.body)
     except orjson.JSONDecodeError:
         status = None
     if isinstance(status, dict) and status.get("kind") == "Status" and isinstance(status.get("message"), str):
         return status["message"]
-    return errors.generic_server_response(code, body.decode("utf-8", "replace").strip()).status.message
+    text = answer.body.decode("utf-8", "replace").strip() if answer.content_type.startswith("text/") else "unknown"
+    return errors.generic_server_response(answer.status, text).status.message
 
 
 def _reason(err: BaseException, host: str, port: int) -> str:

@@ -30,6 +30,13 @@ class _IdleClosed(ConnectionError):
 
 
 @dataclass(frozen=True, slots=True)
+class Answer:
+    status: int
+    content_type: str
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Destination:
     host: str  # where to connect (an address or a name)
     port: int
@@ -54,8 +61,8 @@ class Transport:
 
     async def post(
         self, destination: Destination, target: str, headers: list[tuple[str, str]], body: bytes, limit: int
-    ) -> tuple[int, bytes]:
-        """The answer's status and body. A kept connection the server closed meanwhile is replaced
+    ) -> Answer:
+        """The answer. A kept connection the server closed meanwhile is replaced
         once, when nothing of the answer came (Go's transport retries those too)."""
         idle = self._idle[destination]
         while idle:
@@ -84,7 +91,7 @@ class Transport:
         headers: list[tuple[str, str]],
         body: bytes,
         limit: int,
-    ) -> tuple[int, bytes]:
+    ) -> Answer:
         state = connection.state
         try:
             request = h11.Request(method="POST", target=target, headers=[*headers, ("Content-Length", str(len(body)))])
@@ -92,7 +99,7 @@ class Transport:
                 state.send(request) + state.send(h11.Data(data=body)) + state.send(h11.EndOfMessage())
             )
             await connection.writer.drain()
-            status, answer = await _answer(connection, limit)
+            answer = await _answer(connection, limit)
         except BaseException:
             connection.close()
             raise
@@ -109,11 +116,11 @@ class Transport:
             idle.append(connection)
         else:
             connection.close()
-        return status, answer
+        return answer
 
 
-async def _answer(connection: _Connection, limit: int) -> tuple[int, bytes]:
-    state, status, chunks, size, received = connection.state, 0, [], 0, False
+async def _answer(connection: _Connection, limit: int) -> Answer:
+    state, response, chunks, size, received = connection.state, None, [], 0, False
     while True:
         event = state.next_event()
         if event is h11.NEED_DATA:
@@ -123,13 +130,15 @@ async def _answer(connection: _Connection, limit: int) -> tuple[int, bytes]:
             received = True
             state.receive_data(data)
         elif isinstance(event, h11.Response):
-            status = event.status_code
+            response = event
         elif isinstance(event, h11.Data):
             size += len(event.data)
             if size > limit:
                 raise TooLarge
             chunks.append(bytes(event.data))
         elif isinstance(event, h11.EndOfMessage):
-            return status, b"".join(chunks)
+            assert response is not None
+            content_type = next((v for k, v in response.headers if k == b"content-type"), b"")
+            return Answer(response.status_code, content_type.decode("latin-1"), b"".join(chunks))
         elif isinstance(event, h11.ConnectionClosed):
             raise ConnectionResetError("EOF")
