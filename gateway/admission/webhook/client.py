@@ -24,7 +24,7 @@ import orjson
 
 from gateway import errors
 from gateway.admission.webhook.configurations import ClientConfig, Service
-from gateway.admission.webhook.transport import Answer, Destination, TooLarge, Transport
+from gateway.admission.webhook.transport import Destination, Reply, TooLarge, Transport
 from gateway.params import ListOptions
 from gateway.selectors import NO_FIELDS, Filter, LabelSelector, Requirement
 from gateway.storage.cacher import Cacher
@@ -139,7 +139,7 @@ class Caller:
         return found
 
 
-def _status_message(answer: Answer) -> str:
+def _status_message(answer: Reply) -> str:
     """What client-go makes of a non-2xx answer: the Status it carries, or a generic message with
     the body when it is text ("unknown" otherwise)."""
     try:

@@ -30,7 +30,7 @@ class _IdleClosed(ConnectionError):
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class Reply:
     status: int
     content_type: str
     body: bytes
@@ -61,7 +61,7 @@ class Transport:
 
     async def post(
         self, destination: Destination, target: str, headers: list[tuple[str, str]], body: bytes, limit: int
-    ) -> Answer:
+    ) -> Reply:
         """The answer. A kept connection the server closed meanwhile is replaced
         once, when nothing of the answer came (Go's transport retries those too)."""
         idle = self._idle[destination]
@@ -91,7 +91,7 @@ class Transport:
         headers: list[tuple[str, str]],
         body: bytes,
         limit: int,
-    ) -> Answer:
+    ) -> Reply:
         state = connection.state
         try:
             request = h11.Request(method="POST", target=target, headers=[*headers, ("Content-Length", str(len(body)))])
@@ -119,7 +119,7 @@ class Transport:
         return answer
 
 
-async def _answer(connection: _Connection, limit: int) -> Answer:
+async def _answer(connection: _Connection, limit: int) -> Reply:
     state, response, chunks, size, received = connection.state, None, [], 0, False
     while True:
         event = state.next_event()
@@ -139,6 +139,6 @@ async def _answer(connection: _Connection, limit: int) -> Answer:
         elif isinstance(event, h11.EndOfMessage):
             assert response is not None
             content_type = next((v for k, v in response.headers if k == b"content-type"), b"")
-            return Answer(response.status_code, content_type.decode("latin-1"), b"".join(chunks))
+            return Reply(response.status_code, content_type.decode("latin-1"), b"".join(chunks))
         elif isinstance(event, h11.ConnectionClosed):
             raise ConnectionResetError("EOF")
