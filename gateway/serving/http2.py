@@ -17,7 +17,11 @@ Bounded against hostile clients:
   started never starts one. More than ``MAX_QUEUED_HANDLERS`` waiting requests (which only streams
   opened and reset faster than their tasks end can make) end the connection with ENHANCE_YOUR_CALM,
   as golang.org/x/net/http2 does.
-- Any protocol error ends the connection with the GOAWAY h2 chose, without a traceback.
+- Any protocol error ends the connection with the GOAWAY h2 chose, without a traceback (a client
+  whose preface is not HTTP/2's is closed on without one, as Go does).
+
+``shutdown`` is graceful: a GOAWAY naming the last stream, streams opened after it refused, the
+streams in flight finished. A connection without streams for ``IDLE_TIMEOUT`` is closed (GOAWAY).
 """
 
 from __future__ import annotations
@@ -304,7 +308,8 @@ class Http2Protocol(asyncio.Protocol):
                 self._terminate(ErrorCodes.ENHANCE_YOUR_CALM)
 
     def _scope(self, headers: list[tuple[bytes, bytes]]) -> dict[str, Any] | None:
-        """The ASGI scope of a request's headers; None without :method or :path."""
+        """The ASGI scope of a request's headers (h2 has validated them); None for a CONNECT, which
+        has no :path and is served nowhere here."""
         method = path = authority = None
         fields: list[tuple[bytes, bytes]] = []
         has_host = False
