@@ -109,18 +109,19 @@ def create_configmap(api: httpx.Client, ns: str, name: str, **params: str) -> ht
     )
 
 
-def until_called(api: httpx.Client, ns: str, hooks: WebhookServer, path: str) -> httpx.Response:
-    """Create configmaps until the webhook at ``path`` sees one (configurations take effect when the
-    server's watch cache has them); the last answer."""
-    answers: list[httpx.Response] = []
+def reviewed(hooks: WebhookServer, path: str, name: str) -> dict[str, Any]:
+    """The last review request the webhook at ``path`` got about the object ``name`` (controllers
+    write objects of their own meanwhile: kube-root-ca.crt in every namespace, ...)."""
+    found = [review["request"] for review in hooks.reviews.get(path, ()) if review["request"].get("name") == name]
+    assert found, f"no review of {name} at {path}"
+    return found[-1]
 
-    def attempt() -> bool:
-        answer = create_configmap(api, ns, f"probe-{next(_names)}")
-        answers.append(answer)
-        return bool(hooks.reviews.get(path))
 
-    assert eventually(attempt), answers[-1].text
-    return answers[-1]
+def until_called(api: httpx.Client, ns: str, hooks: WebhookServer, path: str) -> tuple[httpx.Response, dict]:
+    """Create a configmap and the webhook at ``path`` sees it (configurations take effect before
+    Configured.add returns); the answer and the webhook's review request."""
+    name = f"probe-{next(_names)}"
+    return create_configmap(api, ns, name), reviewed(hooks, path, name)
 
 
 def test_a_denial_is_the_webhooks_status_with_upstreams_message(
@@ -131,7 +132,7 @@ def test_a_denial_is_the_webhooks_status_with_upstreams_message(
         "status": {"code": 422, "message": "size must be at most 100"},
     }
     configured.add(VALIDATING, webhook("deny.example.com", "/deny", hooks))
-    refused = until_called(api, ns, hooks, "/deny")
+    refused, request = until_called(api, ns, hooks, "/deny")
     assert refused.status_code == 422, refused.text
     assert refused.json() == {
         "kind": "Status",
@@ -141,9 +142,7 @@ def test_a_denial_is_the_webhooks_status_with_upstreams_message(
         "message": 'admission webhook "deny.example.com" denied the request: size must be at most 100',
         "code": 422,
     }
-    review = hooks.reviews["/deny"][-1]
-    assert review["apiVersion"] == "admission.k8s.io/v1"
-    request = review["request"]
+    assert {review["apiVersion"] for review in hooks.reviews["/deny"]} == {"admission.k8s.io/v1"}
     assert request["kind"] == {"group": "", "version": "v1", "kind": "ConfigMap"}
     assert request["resource"] == {"group": "", "version": "v1", "resource": "configmaps"}
     assert request["requestKind"] == request["kind"] and request["requestResource"] == request["resource"]
@@ -166,7 +165,7 @@ def test_a_denial_is_the_webhooks_status_with_upstreams_message(
 def test_a_denial_without_a_status(api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured) -> None:
     hooks.handlers["/bare-deny"] = lambda request: {"allowed": False, "warnings": ["see the docs"]}
     configured.add(VALIDATING, webhook("bare.example.com", "/bare-deny", hooks))
-    refused = until_called(api, ns, hooks, "/bare-deny")
+    refused, _ = until_called(api, ns, hooks, "/bare-deny")
     assert refused.status_code == 400
     assert refused.json()["message"] == 'admission webhook "bare.example.com" denied the request without explanation'
     assert refused.headers.get_list("Warning") == ['299 - "see the docs"']  # a denial carries its warnings
@@ -177,7 +176,7 @@ def test_warnings_become_warning_headers(
 ) -> None:
     hooks.handlers["/warn"] = lambda request: {"allowed": True, "warnings": ["mind the gap", 'say "hi"']}
     configured.add(VALIDATING, webhook("warn.example.com", "/warn", hooks))
-    allowed = until_called(api, ns, hooks, "/warn")
+    allowed, _ = until_called(api, ns, hooks, "/warn")
     assert allowed.status_code == 201, allowed.text
     assert allowed.headers.get_list("Warning") == ['299 - "mind the gap"', '299 - "say \\"hi\\""']
 
@@ -193,7 +192,7 @@ def test_a_jsonpatch_mutates_the_object(
         ],
     }
     configured.add(MUTATING, webhook("mutate.example.com", "/mutate", hooks))
-    created = until_called(api, ns, hooks, "/mutate")
+    created, _ = until_called(api, ns, hooks, "/mutate")
     assert created.status_code == 201, created.text
     assert created.json()["metadata"]["labels"] == {"mutated": "yes"}
     assert created.json()["data"] == {"a": "patched"}
@@ -206,7 +205,7 @@ def test_a_timeout_fails_the_request_or_is_ignored(
 ) -> None:
     hooks.handlers["/slow"] = slow(3)
     configured.add(VALIDATING, webhook("slow.example.com", "/slow", hooks, timeoutSeconds=1))
-    failed = until_called(api, ns, hooks, "/slow")
+    failed, _ = until_called(api, ns, hooks, "/slow")
     assert failed.status_code == 500, failed.text
     assert failed.json()["reason"] == "InternalError"
     assert failed.json()["message"] == (
@@ -219,7 +218,7 @@ def test_a_timeout_fails_the_request_or_is_ignored(
     configured.add(
         VALIDATING, webhook("ignored.example.com", "/slow-ignored", hooks, timeoutSeconds=1, failurePolicy="Ignore")
     )
-    allowed = until_called(api, ns, hooks, "/slow-ignored")
+    allowed, _ = until_called(api, ns, hooks, "/slow-ignored")
     assert allowed.status_code == 201, allowed.text
 
 
@@ -274,9 +273,9 @@ def test_answers_that_are_not_reviews(
     path = f"/bad-{next(_names)}"
     hooks.handlers[path] = lambda request: answer
     configured.add(VALIDATING, webhook("bad.example.com", path, hooks))
-    failed = until_called(api, ns, hooks, path)
+    failed, request = until_called(api, ns, hooks, path)
     assert failed.status_code == 500, failed.text
-    uid = hooks.reviews[path][-1]["request"]["uid"]
+    uid = request["uid"]
     assert failed.json()["message"] == (
         f'Internal error occurred: failed calling webhook "bad.example.com": {message.replace("{uid}", uid)}'
     )
@@ -288,7 +287,7 @@ def test_a_patch_that_does_not_apply(api: httpx.Client, ns: str, hooks: WebhookS
         "patch": [{"op": "replace", "path": "/spec/missing/deeper", "value": 1}],
     }
     configured.add(MUTATING, webhook("badpatch.example.com", "/bad-patch", hooks, failurePolicy="Ignore"))
-    failed = until_called(api, ns, hooks, "/bad-patch")
+    failed, _ = until_called(api, ns, hooks, "/bad-patch")
     # not a failed call: an internal error whatever the failure policy (as upstream)
     assert failed.status_code == 500, failed.text
     assert failed.json()["reason"] == "InternalError"
@@ -315,11 +314,13 @@ def test_reinvocation(api: httpx.Client, ns: str, hooks: WebhookServer, configur
         webhook("a-first.example.com", "/first", hooks, reinvocationPolicy="IfNeeded"),
         webhook("b-second.example.com", "/second", hooks),
     )
-    created = until_called(api, ns, hooks, "/second")
+    created, _ = until_called(api, ns, hooks, "/second")
     assert created.status_code == 201, created.text
     assert created.json()["metadata"]["annotations"] == {"seen": "second"}
     assert created.json()["metadata"]["labels"] == {"second": "yes"}
-    assert len(hooks.reviews["/first"]) == 2 * len(hooks.reviews["/second"])
+    name = created.json()["metadata"]["name"]
+    first = [review for review in hooks.reviews["/first"] if review["request"]["name"] == name]
+    assert len(first) == 2  # called again after the second webhook's change
 
 
 def test_namespace_and_object_selectors(
@@ -358,13 +359,13 @@ def test_dry_run_and_side_effects(api: httpx.Client, ns: str, hooks: WebhookServ
     until_called(api, ns, hooks, "/none")
     dry = create_configmap(api, ns, "dry", dryRun="All")
     assert dry.status_code == 201, dry.text
-    assert hooks.reviews["/none"][-1]["request"]["dryRun"] is True
-    assert hooks.reviews["/none"][-1]["request"]["options"]["dryRun"] == ["All"]
+    assert reviewed(hooks, "/none", "dry")["dryRun"] is True
+    assert reviewed(hooks, "/none", "dry")["options"]["dryRun"] == ["All"]
     # v1 allows no other sideEffects (Some and Unknown, refused on dry runs, are v1beta1's)
     configured.add(VALIDATING, webhook("unknown.example.com", "/unknown", hooks, sideEffects="NoneOnDryRun"))
     until_called(api, ns, hooks, "/unknown")
     assert create_configmap(api, ns, "dry2", dryRun="All").status_code == 201
-    assert hooks.reviews["/unknown"][-1]["request"]["dryRun"] is True
+    assert reviewed(hooks, "/unknown", "dry2")["dryRun"] is True
     assert api.get(f"/api/v1/namespaces/{ns}/configmaps/dry2").status_code == 404
 
 
@@ -466,7 +467,7 @@ def test_webhooks_on_a_custom_resource(
         )
         made = eventually(lambda: (r := widget(5)).status_code == 201 and r.json()["spec"].get("color") and r)
         assert made.json()["spec"] == {"size": 5, "color": "blue"}
-        review = hooks.reviews["/widgets-validate"][-1]["request"]
+        review = reviewed(hooks, "/widgets-validate", made.json()["metadata"]["name"])
         assert review["kind"] == {"group": "hooks.example.com", "version": "v1", "kind": "Widget"}
         assert review["object"]["spec"] == {"size": 5, "color": "blue"}  # the validating webhook sees the mutation
     finally:
@@ -485,7 +486,7 @@ def test_a_webhook_on_pods_status(api: httpx.Client, ns: str, hooks: WebhookServ
     merge = {"Content-Type": "application/merge-patch+json"}
     refused = eventually(lambda: (r := api.patch(status, json=patch, headers=merge)).status_code == 400 and r)
     assert refused.json()["message"] == 'admission webhook "status.example.com" denied the request: status is read-only'
-    request = hooks.reviews["/status"][-1]["request"]
+    request = reviewed(hooks, "/status", "p")
     assert request["subResource"] == "status" and request["requestSubResource"] == "status"
     assert request["kind"]["kind"] == "Pod" and request["operation"] == "UPDATE"
     assert request["oldObject"]["metadata"]["name"] == "p" and request["object"]["status"]["message"] == "hello"
@@ -584,7 +585,7 @@ def test_a_deletion(api: httpx.Client, ns: str, hooks: WebhookServer, configured
     path = f"/api/v1/namespaces/{ns}/configmaps/kept"
     refused = eventually(lambda: (r := api.delete(path, params={"gracePeriodSeconds": "0"})).status_code == 400 and r)
     assert refused.json()["message"] == 'admission webhook "delete.example.com" denied the request: keep it'
-    request = hooks.reviews["/delete"][-1]["request"]
+    request = reviewed(hooks, "/delete", "kept")
     assert request["operation"] == "DELETE" and request["name"] == "kept"
     assert request["object"] is None and request["oldObject"]["data"] == {"a": "b"}
     assert request["options"] == {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0}
@@ -638,7 +639,7 @@ def test_match_policy_equivalent_calls_with_the_webhooks_version(
         made = eventually(lambda: (r := gadget()).status_code == 201 and r.json()["spec"].get("seen") and r)
         assert made, "the mutating webhook was not called"
         assert made.json()["apiVersion"] == "hooks.example.com/v2" and made.json()["spec"] == {"seen": "v1"}
-        request = hooks.reviews["/gadgets"][-1]["request"]
+        request = reviewed(hooks, "/gadgets", made.json()["metadata"]["name"])
         assert request["kind"] == {"group": "hooks.example.com", "version": "v1", "kind": "Gadget"}
         assert request["resource"] == {"group": "hooks.example.com", "version": "v1", "resource": "gadgets"}
         assert request["requestKind"] == {"group": "hooks.example.com", "version": "v2", "kind": "Gadget"}
@@ -657,7 +658,7 @@ def test_a_huge_answer_and_an_unknown_certificate(
     huge = b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "pad": "' + b"x" * (17 << 20) + b'"}'
     hooks.handlers["/huge"] = lambda request: huge
     configured.add(VALIDATING, webhook("huge.example.com", "/huge", hooks))
-    failed = until_called(api, ns, hooks, "/huge")
+    failed, _ = until_called(api, ns, hooks, "/huge")
     assert failed.status_code == 500, failed.text
     assert failed.json()["message"] == (
         'Internal error occurred: failed calling webhook "huge.example.com": failed to call webhook: '
@@ -690,7 +691,7 @@ def test_a_webhook_on_namespaces(api: httpx.Client, ns: str, hooks: WebhookServe
     assert api.patch(path, json={"metadata": {"labels": {"other": "1"}}}, headers=merge).status_code == 200
     refused = api.patch(path, json={"metadata": {"labels": {"frozen": "yes"}}}, headers=merge)
     assert refused.status_code == 400, refused.text
-    request = hooks.reviews["/namespaces"][-1]["request"]
+    request = reviewed(hooks, "/namespaces", ns)
     assert request["name"] == ns and request["namespace"] == ns
 
 
@@ -728,7 +729,7 @@ def test_a_mutating_webhook_on_deletes(
         'Internal error occurred: admission webhook "delete-mutate.example.com" attempted to modify the object, '
         "which is not supported for this operation"
     )
-    request = hooks.reviews["/delete-mutate"][-1]["request"]
+    request = reviewed(hooks, "/delete-mutate", "patched")
     assert request["operation"] == "DELETE" and request["object"] is None and request["oldObject"]["data"] == {"a": "b"}
     for name in ("refused", "patched"):
         assert api.get(f"/api/v1/namespaces/{ns}/configmaps/{name}").status_code == 200
@@ -744,7 +745,7 @@ def test_a_webhook_that_speaks_only_v1beta1(
     answer["response"].update(allowed=True, patch=patch)
     hooks.handlers["/v1beta1"] = lambda request: json.dumps(answer).encode()
     configured.add(MUTATING, webhook("old.example.com", "/v1beta1", hooks, admissionReviewVersions=["v1beta1"]))
-    created = until_called(api, ns, hooks, "/v1beta1")
+    created, _ = until_called(api, ns, hooks, "/v1beta1")
     assert created.status_code == 201, created.text
     assert created.json()["data"] == {"a": "b", "b": "c"}
     assert hooks.reviews["/v1beta1"][-1]["apiVersion"] == "admission.k8s.io/v1beta1"
@@ -766,6 +767,6 @@ def test_a_mutating_webhook_selects_what_the_one_before_it_made(
         webhook("a-labeller.example.com", "/labeller", hooks),
         webhook("b-later.example.com", "/selected-later", hooks, objectSelector={"matchLabels": {"labelled": "yes"}}),
     )
-    created = until_called(api, ns, hooks, "/selected-later")
+    created, _ = until_called(api, ns, hooks, "/selected-later")
     assert created.status_code == 201, created.text
     assert created.json()["data"] == {"a": "b", "seen": "yes"}
