@@ -5,8 +5,10 @@ A comma-separated list of names: ``*`` turns on every controller that is on by d
 protokube's are), ``foo`` turns foo on, ``-foo`` turns it off; the first mention of a name decides,
 and a name not mentioned is on only when the list has ``*``. Names are 1.32's
 (``serviceaccount-controller``); the older short names (``serviceaccount``) still name the same
-controllers, as upstream takes them. Running the API server without some of them is what upstream's
-own API tests do (they run kube-apiserver without kube-controller-manager).
+controllers, as upstream takes them. Names of controllers protokube does not run are refused (as
+the admission flags refuse plugins it lacks), where kube-controller-manager knows them. Running the
+API server without some of them is what upstream's own API tests do (they run kube-apiserver
+without kube-controller-manager).
 """
 
 from __future__ import annotations
