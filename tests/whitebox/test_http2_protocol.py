@@ -459,7 +459,7 @@ def test_rapid_reset_ends_the_connection_with_enhance_your_calm() -> None:
                     pass
                 goaway = next((e for e in client.events if isinstance(e, h2.events.ConnectionTerminated)), None)
             assert goaway is not None and goaway.error_code == ErrorCodes.ENHANCE_YOUR_CALM
-            assert http2.MAX_QUEUED_HANDLERS < opened <= http2.MAX_QUEUED_HANDLERS + 50
+            assert opened > http2.MAX_QUEUED_HANDLERS
             assert calls == http2.MAX_CONCURRENT_STREAMS
             release.set()
 
