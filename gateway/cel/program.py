@@ -74,23 +74,61 @@ class CELEvaluationError(RuntimeError):
     """The expression failed at run time (cel-go's words: ``no such key: x``, ``no such overload``...)."""
 
 
-class Program:
-    """A compiled expression, evaluated with an activation of the declared variables."""
+class _Frame:
+    """The activation the transpiled code reads its variables from (``activation.object``), and the
+    frames macros bind their variable in: a plain lookup, where cel-python's Activation resolves
+    every name through package scopes (most of an evaluation's time)."""
 
-    def __init__(self, expression: str, runner: celpy.Runner, names: frozenset[str] = frozenset()) -> None:
+    __slots__ = ("_parent", "_values")
+
+    def __init__(self, values: dict[str, Any], parent: _Frame | None = None) -> None:
+        self._values = values
+        self._parent = parent
+
+    def __getattr__(self, name: str) -> Any:
+        frame: _Frame | None = self
+        while frame is not None:
+            if name in frame._values:
+                return frame._values[name]
+            frame = frame._parent
+        raise NameError(name)
+
+    def resolve_variable(self, name: str) -> Any:
+        return self.__getattr__(name)
+
+    def nested_activation(self, annotations: Any = None, vars: dict[str, Any] | None = None) -> _Frame:
+        return _Frame(dict(vars or {}), self)
+
+
+class Program:
+    """A compiled expression, evaluated with an activation of the declared variables.
+
+    The transpiled code runs in globals of its own (a copy of cel-python's evaluation module's, as
+    its code expects): cel-python runs every program in that module's globals, where the lambdas
+    one program defines replace another's of the same number — and a composition variable is
+    evaluated in the middle of the expression reading it."""
+
+    def __init__(self, expression: str, runner: celpy.CompiledRunner, names: frozenset[str] = frozenset()) -> None:
         self.expression = expression
         self.names = names  # the declared variables it reads
-        self._runner = runner
+        self._code = runner.tp.executable_code
+        self._globals = dict(celpy.evaluation.result.__globals__)
 
     def evaluate(self, activation: dict[str, Any]) -> Any:
         """The result as a CEL value (``from_cel`` makes it plain Python)."""
-        context = {name: to_cel(value) for name, value in activation.items()}
+        space = self._globals
+        space["base_activation"] = _Frame({name: to_cel(value) for name, value in activation.items()})
         try:
-            result = self._runner.evaluate(context)
+            exec(self._code, space)  # code transpiled from a checked CEL expression
+            result = space["CEL"]
         except CELEvalError as err:
             raise CELEvaluationError(error_text(err)) from None
         except RecursionError:
             raise CELEvaluationError("expression nested too deeply") from None
+        except Exception as err:  # what the transpiler's evaluate wraps: an error of the evaluation
+            raise CELEvaluationError(error_text(CELEvalError("evaluation error", type(err), err.args))) from None
+        finally:
+            space.pop("base_activation", None)
         if isinstance(result, CELEvalError):
             raise CELEvaluationError(error_text(result))
         return result

@@ -1,9 +1,10 @@
 """JSON-like values to CEL values and back, with Go's numbers (an integer beyond int64 is the
 float64 Go's JSON decoder makes of it).
 
-``to_cel`` runs once per request and object a policy reads, so it is written for speed (exact
-types, containers filled without celpy's per-item checks) and without recursion (custom objects
-nest up to 10,000 levels)."""
+``to_cel`` runs for every object a policy reads, most of which its expressions never look at, so a
+JSON object becomes a map whose values are converted when first read (``object.spec.replicas``
+converts ``spec``, then ``replicas``, nothing else); lists are converted without recursion, as
+custom objects nest up to 10,000 levels."""
 
 from __future__ import annotations
 
@@ -13,22 +14,51 @@ from celpy import celtypes
 
 _INT64 = 2**63
 _String, _Int, _Double, _Bool = celtypes.StringType, celtypes.IntType, celtypes.DoubleType, celtypes.BoolType
-_Map, _List = celtypes.MapType, celtypes.ListType
+_List = celtypes.ListType
+_RAW = frozenset({dict, list, str, int, float, bool})
+
+
+class _JSONMap(celtypes.MapType):
+    """A JSON object as a CEL map: its keys are CEL strings, each value is converted when read."""
+
+    def __getitem__(self, key: Any) -> Any:
+        value = dict.__getitem__(self, key)
+        if type(value) in _RAW:
+            value = to_cel(value)
+            dict.__setitem__(self, key, value)
+        return value
+
+    def get(self, key: Any, default: Any = None) -> Any:  # the transpiler's field selection
+        if key in self:
+            return self[key]
+        if default is not None:
+            return default
+        raise KeyError(key)
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        return [self[key] for key in self]
+
+    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]
+        return [(key, self[key]) for key in self]
+
+
+def _map(source: dict[str, Any]) -> _JSONMap:
+    converted = _JSONMap()
+    dict.update(converted, {str.__new__(_String, k): v for k, v in source.items()})
+    return converted
 
 
 def to_cel(value: Any) -> Any:
     """A JSON-like value (dicts, lists, str, int, float, bool, None) as a CEL value; CEL values
     and the library's own types pass through."""
-    pending: list[tuple[Any, Any]] = []
+    pending: list[tuple[list[Any], Any]] = []
 
     def one(item: Any) -> Any:
         kind = type(item)
         if kind is str:
             return str.__new__(_String, item)
         if kind is dict:
-            converted = _Map()
-            pending.append((item, converted))
-            return converted
+            return _map(item)
         if kind is list:
             converted = _List()
             pending.append((item, converted))
@@ -44,10 +74,7 @@ def to_cel(value: Any) -> Any:
     result = one(value)
     while pending:
         source, target = pending.pop()
-        if type(source) is dict:
-            dict.update(target, {str.__new__(_String, k): one(v) for k, v in source.items()})
-        else:
-            list.extend(target, [one(v) for v in source])
+        list.extend(target, [one(v) for v in source])
     return result
 
 
