@@ -770,3 +770,30 @@ def test_a_mutating_webhook_selects_what_the_one_before_it_made(
     created, _ = until_called(api, ns, hooks, "/selected-later")
     assert created.status_code == 201, created.text
     assert created.json()["data"] == {"a": "b", "seen": "yes"}
+
+
+def test_match_conditions_on_a_deeply_nested_custom_object(
+    api: httpx.Client, ns: str, hooks: WebhookServer, configured: Configured
+) -> None:
+    """Custom objects nest up to 10,000 levels; a webhook's conditions see them (and skip the
+    webhook here) instead of failing on a JSON depth limit."""
+    crd = json.loads(json.dumps(WIDGETS_CRD).replace("widget", "deepthing").replace("Widget", "Deepthing"))
+    assert api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd).status_code == 201
+    try:
+        hooks.handlers["/deep"] = lambda request: {"allowed": False}
+        rule = {"operations": ["CREATE"], "apiGroups": ["hooks.example.com"], "apiVersions": ["v1"]}
+        rule["resources"] = ["deepthings"]
+        conditions = [{"name": "never", "expression": "object.metadata.name == 'never'"}]
+        configured.add(
+            VALIDATING, webhook("deep.example.com", "/deep", hooks, rules=[rule], matchConditions=conditions)
+        )
+        levels = 3000
+        spec = '{"a":' * levels + "1" + "}" * levels
+        body = '{"apiVersion": "hooks.example.com/v1", "kind": "Deepthing", "metadata": {"name": "deep"}, "spec": '
+        path = f"/apis/hooks.example.com/v1/namespaces/{ns}/deepthings"
+        post = lambda: api.post(path, content=body + spec + "}", headers={"Content-Type": "application/json"})  # noqa: E731
+        created = eventually(lambda: (r := post()).status_code != 404 and r)
+        assert created.status_code == 201, created.text[:500]
+        assert not hooks.reviews.get("/deep")
+    finally:
+        api.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/deepthings.hooks.example.com")

@@ -4,10 +4,9 @@ another served version), and a changed object put back in place of the request's
 
 from __future__ import annotations
 
-import orjson
-
 from gateway.objects.codec import Codec, Obj
 from gateway.objects.unstructured import Unstructured
+from protokube.schema import deep
 
 
 def as_json(codec: Codec, obj: Obj | None) -> bytes | None:
@@ -16,8 +15,9 @@ def as_json(codec: Codec, obj: Obj | None) -> bytes | None:
 
 
 def as_value(codec: Codec, obj: Obj) -> dict:
-    """The object's JSON as values (what a JSONPatch applies to)."""
-    return orjson.loads(as_json(codec, obj))  # type: ignore[arg-type]
+    """The object's JSON as values (what a JSONPatch applies to), at any depth (custom objects
+    nest up to 10,000 levels)."""
+    return deep.loads(as_json(codec, obj))  # type: ignore[arg-type]
 
 
 def convert(obj: Obj | None, source: Codec, target: Codec) -> Obj | None:
