@@ -10,6 +10,7 @@ sync that fails is queued again later, after a delay that doubles with each fail
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from gateway.controllers.informer import Informer
 from gateway.errors import StatusError
 from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
+from gateway.params import DeleteOptions, WriteOptions
 from gateway.registry.store import Store
 from gateway.storage.backend import StorageError
 
@@ -124,11 +125,20 @@ async def is_active(namespaces: Store, name: str) -> bool:
     return not namespace.metadata.HasField("deletionTimestamp") and namespace.status.phase == ACTIVE
 
 
-async def create(store: Store, namespace: str, data: dict[str, Any]) -> None:
-    """Create the kept object from ``data``; nothing to do when it exists meanwhile or its namespace
-    is gone or going."""
+async def create(namespaces: Store, store: Store, namespace: str, data: dict[str, Any]) -> None:
+    """Create the kept object from ``data`` in an active namespace; nothing to do when it exists
+    meanwhile or the namespace is gone or going. When the namespace started going while the object
+    was written, the object is taken back: the namespace controller may have emptied the namespace
+    before the write landed, and the object would outlive it."""
+    if not await is_active(namespaces, namespace):
+        return
     try:
-        await store.create(namespace, store.codec.from_dict(data).obj, OPTIONS)
+        view = await store.create(namespace, store.codec.from_dict(data).obj, OPTIONS)
     except StatusError as err:
         if err.code not in SETTLED:
             raise
+        return
+    if not await is_active(namespaces, namespace):
+        meta = view.obj.metadata
+        with contextlib.suppress(StatusError):  # gone already: the namespace controller had it
+            await store.delete(namespace, meta.name, DeleteOptions(precondition_uid=meta.uid))

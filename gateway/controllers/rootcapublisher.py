@@ -37,16 +37,13 @@ class RootCAPublisher:
 
     async def sync(self, namespace: str) -> None:
         view = self.configmaps.storage.cached(namespace, NAME)
-        if view is not None and self._as_it_should_be(view.obj):
-            return
-        if not await is_active(self.namespaces, namespace):
-            return
         if view is None:
-            annotations = {DESCRIPTION_ANNOTATION: DESCRIPTION}
-            await create(
-                self.configmaps, namespace, {"metadata": {"name": NAME, "annotations": annotations}, "data": self.data}
-            )
-        else:
+            configmap = {
+                "metadata": {"name": NAME, "annotations": {DESCRIPTION_ANNOTATION: DESCRIPTION}},
+                "data": self.data,
+            }
+            await create(self.namespaces, self.configmaps, namespace, configmap)
+        elif not self._as_it_should_be(view.obj) and await is_active(self.namespaces, namespace):
             await self._reset(namespace)
 
     async def _reset(self, namespace: str) -> None:

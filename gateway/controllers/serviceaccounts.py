@@ -5,7 +5,7 @@ being deleted gets none (the namespace controller is emptying it).
 
 from __future__ import annotations
 
-from gateway.controllers.pernamespace import create, is_active, run_per_namespace
+from gateway.controllers.pernamespace import create, run_per_namespace
 from gateway.registry.store import Store
 
 DEFAULT = "default"
@@ -20,7 +20,5 @@ class ServiceAccountsController:
         await run_per_namespace(self.namespaces, self.accounts, DEFAULT, self.sync)
 
     async def sync(self, namespace: str) -> None:
-        if self.accounts.storage.cached(namespace, DEFAULT) is not None:
-            return
-        if await is_active(self.namespaces, namespace):
-            await create(self.accounts, namespace, {"metadata": {"name": DEFAULT}})
+        if self.accounts.storage.cached(namespace, DEFAULT) is None:
+            await create(self.namespaces, self.accounts, namespace, {"metadata": {"name": DEFAULT}})
