@@ -340,6 +340,29 @@ def test_a_streamed_response_waits_for_the_clients_window() -> None:
     run(scenario)
 
 
+def test_a_send_waiting_for_the_window_returns_when_the_client_leaves() -> None:
+    finished = asyncio.Event()
+
+    async def stream_chunks(scope: Scope, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for _ in range(100):
+            await send({"type": "http.response.body", "body": b"x" * 1000, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        finished.set()
+
+    async def scenario() -> None:
+        async with serving(stream_chunks) as server:
+            client = await Client.connect(server.port, {SettingCodes.INITIAL_WINDOW_SIZE: 4096})
+            client.auto_acknowledge = False
+            await client.request("/watch")
+            await asyncio.sleep(0.3)
+            assert not finished.is_set()  # waiting for a WINDOW_UPDATE
+            client.writer.transport.abort()
+            await asyncio.wait_for(finished.wait(), 10)  # the sends after it return at once
+
+    run(scenario)
+
+
 def test_the_headers_go_out_before_the_first_body_message() -> None:
     """A watch sends its start and then nothing until an event: the client has the headers."""
     event = asyncio.Event()
