@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import socket
 import ssl
 from collections.abc import Mapping
 from urllib.parse import urlsplit
@@ -60,7 +61,13 @@ class Caller:
         parts = urlsplit(url)
         headers = [("Host", parts.netloc), ("Content-Type", "application/json"), ("Accept", "application/json")]
         target = f"{parts.path}?{parts.query}"
-        host, port = parts.hostname or "", parts.port or 443
+        host = parts.hostname or ""
+        try:
+            port = parts.port or 443
+        except ValueError:  # out of range: Go's url.Parse takes it, its dialer refuses it
+            raise CallFailed(
+                f'failed to call webhook: Post "{url}": dial tcp: address {_port_text(parts.netloc)}: invalid port'
+            ) from None
         try:
             async with asyncio.timeout(timeout):
                 server_name = host
@@ -162,6 +169,8 @@ def _reason(err: BaseException, host: str, port: int) -> str:
         return f"dial tcp {_host_port(host, port)}: connect: connection refused"
     if isinstance(err, ConnectionResetError):
         return "EOF"
+    if isinstance(err, socket.gaierror):
+        return f"dial tcp: lookup {host}: no such host"
     return str(err) or type(err).__name__
 
 
@@ -171,6 +180,10 @@ def _url(config: ClientConfig) -> str:
         rest = config.url.partition("://")[2]
         return config.url if "/" in rest else f"{config.url}/"
     return f"https://{_service_host(config.service)}{config.service.path or '/'}"
+
+
+def _port_text(netloc: str) -> str:
+    return netloc.rpartition(":")[2]
 
 
 def _service_host(service: Service) -> str:
