@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +14,9 @@ import httpx
 import pytest
 
 from gateway.auth.bootstrap import policy
-from tests.gateway.helpers import ROOT, GatewayProcess, kubectl_path
+from tests.gateway.helpers import ROOT, GatewayProcess, eventually, kubectl_path
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
-SETTLE = 10.0
-
-
-def eventually(check: Callable[[], Any], timeout: float = SETTLE) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = check()
-        if answer or time.monotonic() > deadline:
-            return answer
-        time.sleep(0.1)
 
 
 def rules_of(client: httpx.Client, name: str) -> list[dict[str, Any]]:

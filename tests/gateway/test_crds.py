@@ -11,7 +11,7 @@ import copy
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import dynamic
 
-from .helpers import GatewayProcess, Kubectl, kubectl_path
+from .helpers import GatewayProcess, Kubectl, eventually, kubectl_path
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"
@@ -141,15 +141,6 @@ WIDGET_CRD = {
         ],
     },
 }
-
-
-def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = check()
-        if answer or time.monotonic() > deadline:
-            return answer
-        time.sleep(0.05)
 
 
 def condition(crd: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ import base64
 import json
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,22 +17,11 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.gateway.helpers import GatewayProcess, kubectl_path
+from tests.gateway.helpers import GatewayProcess, eventually, kubectl_path
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 WHOAMI = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
-SETTLE = 10.0  # seconds for controllers and caches to catch up
-
-
-def eventually(check: Callable[[], Any], timeout: float = SETTLE) -> Any:
-    """The first truthy answer of ``check`` within ``timeout`` seconds (the last answer otherwise)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = check()
-        if answer or time.monotonic() > deadline:
-            return answer
-        time.sleep(0.05)
 
 
 def service_account(client: httpx.Client, namespace: str, name: str) -> dict[str, Any]:
