@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from google.protobuf.message import DecodeError as ProtobufDecodeError
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
 from gateway import errors
 from gateway.errors import FieldError
 from gateway.handlers.common import info_of, negotiated
+from gateway.negotiation import mediatypes
 from gateway.negotiation.negotiate import COLLECTION
 from gateway.params import (
     IGNORE_READ_ERROR,
@@ -32,11 +34,10 @@ from gateway.representation import list_body, object_body
 from gateway.request import ApiRequest
 from gateway.responses import STATUS_GVK, add_warnings, respond, success_status
 from gateway.scope import RequestScope
-from protokube.schema import jsondecode
+from protokube.schema import envelope, jsondecode
 from protokube.schema.jsondecode import DecodeError
 
 DELETE_OPTIONS = "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"
-DELETE_OPTIONS_VERSIONS = ("v1", "meta.k8s.io/v1", "")
 
 
 async def delete_options(request: ApiRequest, scope: RequestScope) -> DeleteOptions:
@@ -45,20 +46,33 @@ async def delete_options(request: ApiRequest, scope: RequestScope) -> DeleteOpti
     options = delete_options_from_query(request.query_lists())
     body = await request.body()
     if body.strip():
-        try:
-            decoded = jsondecode.decode_bytes(body, DELETE_OPTIONS)
-        except DecodeError as err:
-            raise errors.bad_request(
-                f"the object provided is unrecognized (must be of type DeleteOptions): {err}"
-            ) from None
-        if decoded.kind not in ("DeleteOptions", "") or decoded.api_version not in DELETE_OPTIONS_VERSIONS:
-            raise errors.bad_request(
-                f'{decoded.kind} in version "{decoded.api_version}" cannot be handled as a DeleteOptions'
-            )
-        options = merged_delete_options(options, decoded.message)
+        kind, api_version, message = _decoded_delete_options(body, request.header("Content-Type"))
+        # Any apiVersion: upstream registers DeleteOptions unversioned ("to be decoded across all
+        # versions"), and client-go's typed clients send their group's (apps/v1 for a Deployment).
+        if kind not in ("DeleteOptions", ""):
+            raise errors.bad_request(f'{kind} in version "{api_version}" cannot be handled as a DeleteOptions')
+        options = merged_delete_options(options, message)
     if scope.unsafe_deleter is None:
         options = dataclasses.replace(options, ignore_store_read_error=None)
     return dataclasses.replace(checked_delete_options(options), user=request.user)
+
+
+def _decoded_delete_options(body: bytes, content_type: str | None) -> tuple[str, str, meta.DeleteOptions]:
+    """A DeleteOptions body: enveloped protobuf when the Content-Type says so (client-go configured for
+    protobuf sends its DeleteOptions so), JSON otherwise."""
+    parsed = mediatypes.parse_media_type(content_type or "")
+    try:
+        if parsed is not None and parsed.essence == mediatypes.PROTOBUF:
+            unknown = envelope.unwrap(body)
+            message = meta.DeleteOptions()
+            message.ParseFromString(unknown.raw)
+            return unknown.typeMeta.kind, unknown.typeMeta.apiVersion, message
+        decoded = jsondecode.decode_bytes(body, DELETE_OPTIONS)
+    except (DecodeError, envelope.EnvelopeError, ProtobufDecodeError) as err:
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type DeleteOptions): {err}"
+        ) from None
+    return decoded.kind, decoded.api_version, decoded.message
 
 
 async def delete(request: ApiRequest, scope: RequestScope) -> Response:

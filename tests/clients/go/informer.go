@@ -376,7 +376,7 @@ func stepRelist(e *env, step string) {
 	if !forced {
 		fail("the forced restart did not happen: %s", history)
 	}
-	if informer.GetStore().GetByKey(e.ns+"/cg-rl-a"); len(informer.GetStore().List()) != 1 {
+	if informer.GetStore().GetByKey(e.ns + "/cg-rl-a"); len(informer.GetStore().List()) != 1 {
 		fail("the store has %d objects after the relist", len(informer.GetStore().List()))
 	}
 	e.out(step, "watch from resourceVersion 1 is 410 Expired; informer relisted after a forced 410: %s", history)
