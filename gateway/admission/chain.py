@@ -147,6 +147,21 @@ FACTORIES: dict[str, PluginFactory] = {
     "ValidatingAdmissionWebhook": lambda context: ValidatingAdmissionWebhook.of(context, mutating=False),
 }
 
+ADMISSION_GROUP = "admissionregistration.k8s.io"
+# What a plugin reads its rules from: when --runtime-config turns those resources off, none can
+# exist, and the plugin does not run (logged at start).
+SERVED_FROM: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "LimitRanger": (LIMIT_RANGES,),
+    "ServiceAccount": (SERVICE_ACCOUNTS,),
+    "ResourceQuota": (RESOURCE_QUOTAS,),
+    "ValidatingAdmissionPolicy": (
+        (ADMISSION_GROUP, "v1", "validatingadmissionpolicies"),
+        (ADMISSION_GROUP, "v1", "validatingadmissionpolicybindings"),
+    ),
+    "MutatingAdmissionWebhook": ((ADMISSION_GROUP, "v1", "mutatingwebhookconfigurations"),),
+    "ValidatingAdmissionWebhook": ((ADMISSION_GROUP, "v1", "validatingwebhookconfigurations"),),
+}
+
 # Plugins' configurations are parsed when the flags are read: one that cannot be used stops the start.
 CONFIGURATION_PARSERS: dict[str, Callable[[Any], object]] = {
     "PodSecurity": podsecurity.configuration.parse,
@@ -181,7 +196,11 @@ def build(
     """The chain of ``names`` (from ``enabled_plugins``), after ``first``: validators the server
     always runs (checks upstream makes in its storage layer, not as plugins). Returns it and the
     plugins by name."""
-    plugins = {name: FACTORIES[name](context) for name in names}
+    unserved = {name: [k for k in SERVED_FROM.get(name, ()) if k not in context.cachers] for name in names}
+    for name, keys in unserved.items():
+        if keys:
+            log.warning("admission plugin %s does not run: %s not served", name, ", ".join("/".join(k) for k in keys))
+    plugins = {name: FACTORIES[name](context) for name in names if not unserved[name]}
     mutating: list[MutatingPlugin] = [p for p in plugins.values() if hasattr(p, "admit")]  # type: ignore[misc]
     validating: list[Plugin] = [p for p in plugins.values() if hasattr(p, "validate")]  # type: ignore[misc]
     mutating_names = [n for n, p in plugins.items() if hasattr(p, "admit")]

@@ -695,7 +695,7 @@ def created(client: httpx.Client) -> dict[str, dict[str, Any]]:
 
 
 # Kinds whose status a controller of the server writes right after they are created.
-CONTROLLED = ("CustomResourceDefinition",)
+CONTROLLED = ("CustomResourceDefinition", "ValidatingAdmissionPolicy")  # conditions; observedGeneration, typeChecking
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

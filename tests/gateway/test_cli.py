@@ -183,6 +183,11 @@ def test_runtime_config_turns_group_versions_off(tmp_path: Path) -> None:
             assert client.get("/apis/rbac.authorization.k8s.io/v1").status_code == 404
             assert client.get("/apis/apps/v1/namespaces/default/deployments").status_code == 200
             assert client.get("/readyz").status_code == 200  # no RBAC informers to wait for
+            created = client.post("/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "c"}})
+            assert created.status_code == 201  # admission runs without the plugins whose resources are off
+        log = "".join(server.log)
+        assert "admission plugin ValidatingAdmissionWebhook does not run" in log
+        assert "admission plugin ValidatingAdmissionPolicy does not run" in log
     finally:
         server.kill()
 

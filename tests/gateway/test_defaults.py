@@ -58,7 +58,7 @@ def without_generation(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 # Kinds whose status a controller in the server writes (APF's Dangling condition).
-CONTROLLED_STATUS = ("FlowSchema", "CustomResourceDefinition")
+CONTROLLED_STATUS = ("FlowSchema", "CustomResourceDefinition", "ValidatingAdmissionPolicy")
 
 
 def created(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -549,6 +549,8 @@ def test_apps_workloads(
 # ---- the other groups ----------------------------------------------------------------------------
 Expect = Callable[[str], dict[str, Any]]  # the object expected, from the namespace's name
 
+# A rule a ValidatingAdmissionPolicy must name (upstream's validation); scope defaults to "*".
+RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
 CLUSTER_CASES: list[tuple[str, str, dict[str, Any], Any]] = [
     (
         "/apis/storage.k8s.io/v1/storageclasses",
@@ -703,10 +705,15 @@ CLUSTER_CASES: list[tuple[str, str, dict[str, Any], Any]] = [
     (
         "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
         "ValidatingAdmissionPolicy",
-        {"spec": {"matchConstraints": {}, "validations": [{"expression": "true"}]}},
+        {"spec": {"matchConstraints": {"resourceRules": [RULE]}, "validations": [{"expression": "true"}]}},
         {
             "spec": {
-                "matchConstraints": {"namespaceSelector": {}, "objectSelector": {}, "matchPolicy": "Equivalent"},
+                "matchConstraints": {
+                    "resourceRules": [{**RULE, "scope": "*"}],
+                    "namespaceSelector": {},
+                    "objectSelector": {},
+                    "matchPolicy": "Equivalent",
+                },
                 "validations": [{"expression": "true"}],
                 "failurePolicy": "Fail",
             },
