@@ -83,6 +83,8 @@ class Http1Protocol(asyncio.Protocol):
         self.pipeline: deque[Any] = deque()  # those parsed after it, in order
         self.parsing: Request | None = None  # the request whose body the parser is reading
         self.upgraded: Any = None  # the WebSocket session the connection was handed over to
+        self.ignored_upgrade = False  # the head asks for another upgrade (h2c), which is ignored
+        self.priming = False  # a new parser is being given the head that frames an ignored upgrade's body
         self.url = b""
         self.headers: list[tuple[bytes, bytes]] = []
         self.head_size = 0
@@ -174,15 +176,20 @@ class Http1Protocol(asyncio.Protocol):
         return b"GET" + data[space:]
 
     def on_message_begin(self) -> None:
+        if self.priming:
+            return
         self.parser_idle = False
         self.url, self.headers, self.head_size = b"", [], 0
         self.expect_continue = self.websocket = False
         self.websocket_scope = None
 
     def on_url(self, url: bytes) -> None:
-        self.url += url
+        if not self.priming:
+            self.url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self.priming:
+            return
         name = name.lower()
         self.headers.append((name, value))
         self.head_size += len(name) + len(value) + 4
@@ -192,14 +199,18 @@ class Http1Protocol(asyncio.Protocol):
             self.websocket = b"websocket" in value.lower()
 
     def on_headers_complete(self) -> None:
+        if self.priming:
+            return
         if len(self.url) + self.head_size > HEADER_LIMIT:
             raise HeadTooLarge
         self.in_head = False
         self.cancel_idle_timer()
         scope = self.scope()
-        if self.websocket and scope["method"] == "GET" and self.parser.should_upgrade():
-            self.websocket_scope = scope  # served once the parser hands the connection over
-            return
+        if self.parser.should_upgrade():
+            if self.websocket and scope["method"] == "GET":
+                self.websocket_scope = scope  # served once the parser hands the connection over
+                return
+            self.ignored_upgrade = True
         request = Request(self, scope, self.expect_continue)
         self.parsing = request
         if self.current is None:
@@ -218,6 +229,8 @@ class Http1Protocol(asyncio.Protocol):
                 self.update_reading()
 
     def on_message_complete(self) -> None:
+        if self.ignored_upgrade:  # llhttp ends the message at its head: the body is yet to be read
+            return
         self.in_head, self.raw_head, self.parser_idle = True, 0, True
         request, self.parsing = self.parsing, None
         if request is None:
@@ -297,12 +310,7 @@ class Http1Protocol(asyncio.Protocol):
         connection closed after it."""
         scope = self.websocket_scope
         if scope is None:
-            self.discarding = True
-            last = self.pipeline[-1] if self.pipeline else self.current
-            if last is None:
-                self.close()
-            else:
-                last.keep_alive = False
+            self.ignore_upgrade(rest)
             return
         if not valid_handshake(scope["headers"]):
             self.refuse(400)
@@ -313,6 +321,27 @@ class Http1Protocol(asyncio.Protocol):
             self.upgraded.feed(rest)
         if self.current is None:
             self.serve(self.upgraded)
+
+    def ignore_upgrade(self, rest: bytes) -> None:
+        """An upgrade other than WebSocket (h2c, which Java's HTTP client asks for on plain HTTP) is
+        ignored, as Go's server ignores it: the request is served as HTTP/1.1. llhttp stops at an
+        upgrade's head, so a new parser reads its body — given first a head that frames the body as
+        the request's own head does — and the requests after it."""
+        self.ignored_upgrade = False
+        headers = dict(self.parsing.scope["headers"]) if self.parsing is not None else {}
+        framing = b"Content-Length: 0"
+        if b"chunked" in headers.get(b"transfer-encoding", b"").lower():
+            framing = b"Transfer-Encoding: chunked"
+        elif b"content-length" in headers:
+            framing = b"Content-Length: " + headers[b"content-length"]
+        self.parser = httptools.HttpRequestParser(self)
+        self.priming = True
+        try:
+            self.parser.feed_data(b"POST / HTTP/1.1\r\n" + framing + b"\r\n\r\n")
+        finally:
+            self.priming = False
+        if rest:
+            self.data_received(rest)
 
     # --- writing ---------------------------------------------------------------------------------
     def write(self, *data: bytes) -> None:

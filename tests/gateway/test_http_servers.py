@@ -102,6 +102,29 @@ def test_expect_continue_then_a_chunked_body(server: GatewayProcess, namespace: 
     assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["data"] == {"k": "v"}
 
 
+def test_an_h2c_upgrade_is_ignored_as_go_ignores_it(server: GatewayProcess, namespace: str) -> None:
+    """Java's HTTP client asks plain-HTTP servers for h2c (``Upgrade: h2c``); Go's server ignores it
+    and answers in HTTP/1.1, body included (the native server dropped the body of such a POST)."""
+    skip_on_hypercorn(server, "it switches to h2c")
+    upgrade = "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n"
+    body = json.dumps({"metadata": {"name": "over-h2c"}, "data": {"k": "v"}}).encode()
+    second = json.dumps({"metadata": {"name": "chunked-h2c"}}).encode()
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(second), second)
+    configmaps = f"/api/v1/namespaces/{namespace}/configmaps"
+    requests = (
+        f"GET /version HTTP/1.1\r\nHost: x\r\n{upgrade}\r\n"
+        f"POST {configmaps} HTTP/1.1\r\nHost: x\r\n{upgrade}Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    requests += (
+        f"POST {configmaps} HTTP/1.1\r\nHost: x\r\n{upgrade}Content-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    ).encode() + chunked
+    answer = exchange(server, requests)
+    assert [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", answer)] == [200, 201, 201], answer[:2000]
+    assert b"101 Switching" not in answer
+
+
 def test_head_has_the_length_and_no_body(server: GatewayProcess, client: httpx.Client) -> None:
     length = len(client.get("/version").content)
     answer = exchange(server, b"HEAD /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
