@@ -80,12 +80,15 @@ class Helm:
             "HELM_DATA_HOME": str(home / "data"),
         }
 
-    def __call__(self, *args: str, timeout: float = 180) -> str:
-        cmd = [self.binary, *args, "--namespace", NAMESPACE]
+    def __call__(self, *args: str, namespace: str = NAMESPACE, ok: bool = True, timeout: float = 180) -> str:
+        """helm's output; with ok=False it must fail, and its output and error are returned."""
+        cmd = [self.binary, *args, "--namespace", namespace]
         result = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
-        assert result.returncode == 0, (
-            f"helm {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}"
-        )
+        output = f"{result.stdout}\n{result.stderr}"
+        if not ok:
+            assert result.returncode != 0, f"helm {' '.join(args)} succeeded:\n{output}"
+            return output
+        assert result.returncode == 0, f"helm {' '.join(args)} exited {result.returncode}:\n{output}"
         return result.stdout
 
 
@@ -93,8 +96,9 @@ class HookJobCompleter:
     """Marks every Job of the namespace complete, as the Job controller would once its pod succeeded
     (no kubelet runs pods here): the status helm waits for before it goes on."""
 
-    def __init__(self, gateway: GatewayProcess) -> None:
+    def __init__(self, gateway: GatewayProcess, namespace: str = NAMESPACE) -> None:
         self.gateway = gateway
+        self.namespace = namespace
         self.completed: list[str] = []
         self.errors: list[str] = []
         self.stop = threading.Event()
@@ -103,25 +107,33 @@ class HookJobCompleter:
     def run(self) -> None:
         with self.gateway.client() as client:
             while not self.stop.is_set():
-                jobs = client.get(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")
+                jobs = client.get(f"/apis/batch/v1/namespaces/{self.namespace}/jobs")
                 for job in jobs.json().get("items", []) if jobs.status_code == 200 else []:
                     conditions = job.get("status", {}).get("conditions", [])
                     if any(c["type"] == "Complete" for c in conditions) or job["metadata"].get("deletionTimestamp"):
                         continue
+                    if any(c["type"] == "Failed" for c in conditions):
+                        continue
                     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                    # A hook whose command echoes "fail" fails (backoffLimit 0: one failed pod).
+                    failing = "echo fail" in json.dumps(job["spec"]["template"]["spec"]["containers"])
                     status = {
                         "startTime": job.get("status", {}).get("startTime", now),
-                        "completionTime": now,
-                        "succeeded": 1,
                         "ready": 0,
                         "conditions": [
                             {"type": t, "status": "True", "lastProbeTime": now, "lastTransitionTime": now}
-                            for t in ("SuccessCriteriaMet", "Complete")
+                            for t in (("FailureTarget", "Failed") if failing else ("SuccessCriteriaMet", "Complete"))
                         ],
                     }
+                    if failing:
+                        status["failed"] = 1
+                        for condition in status["conditions"]:
+                            condition["reason"] = "BackoffLimitExceeded"
+                    else:
+                        status.update(completionTime=now, succeeded=1)
                     name = job["metadata"]["name"]
                     answer = client.patch(
-                        f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs/{name}/status",
+                        f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{name}/status",
                         json={"metadata": {"resourceVersion": job["metadata"]["resourceVersion"]}, "status": status},
                         headers={"Content-Type": "application/merge-patch+json"},
                     )
@@ -210,4 +222,44 @@ def test_install_upgrade_rollback_uninstall(helm_binary: str, gateway: GatewayPr
             assert eventually(lambda path=path: client.get(path).status_code == 404), path
         assert client.get(f"{ns}/secrets", params={"labelSelector": "owner=helm"}).json()["items"] == []
         assert "rel" not in helm("list", "-q")
+        assert not jobs.errors, jobs.errors
+
+
+def test_failed_hook_dry_run_and_force(helm_binary: str, gateway: GatewayProcess, tmp_path: Path) -> None:
+    """A server-side dry run creates nothing; an upgrade whose hook Job fails leaves the release failed,
+    a rollback to the previous revision mends it; --force replaces the objects."""
+    helm = Helm(helm_binary, gateway, tmp_path)
+    namespace = "helm-test-2"
+    with gateway.client() as client, HookJobCompleter(gateway, namespace) as jobs:
+        assert client.post("/api/v1/namespaces", json={"metadata": {"name": namespace}}).status_code == 201
+        ns = f"/api/v1/namespaces/{namespace}"
+        assert eventually(lambda: client.get(f"{ns}/serviceaccounts/default").status_code == 200)
+
+        helm("install", "dry", str(CHART), "--dry-run=server", namespace=namespace)
+        assert client.get(f"{ns}/configmaps/dry-config").status_code == 404
+        assert client.get(f"{ns}/secrets", params={"labelSelector": "owner=helm"}).json()["items"] == []
+
+        helm("install", "rel", str(CHART), "--timeout", "120s", namespace=namespace)
+        failed = helm(
+            "upgrade", "rel", str(CHART), "--set", "message=fail", "--timeout", "60s", namespace=namespace, ok=False
+        )
+        assert "rel-hook" in failed and "failed" in failed.lower(), failed
+        assert json.loads(helm("status", "rel", "-o", "json", namespace=namespace))["info"]["status"] == "failed"
+        assert client.get(f"{ns}/configmaps/rel-config").json()["data"]["message"] == "fail"  # applied before the hook
+
+        # (--atomic would roll back by itself, but it implies --wait: for pods no kubelet runs here.)
+        helm("rollback", "rel", "--timeout", "120s", namespace=namespace)
+        history = json.loads(helm("history", "rel", "-o", "json", namespace=namespace))
+        assert history[-1]["status"] == "deployed" and history[-1]["description"].startswith("Rollback"), history
+        assert client.get(f"{ns}/configmaps/rel-config").json()["data"]["message"] == "hello"
+
+        before = client.get(f"{ns}/configmaps/rel-config").json()["metadata"]["uid"]
+        helm(
+            "upgrade", "rel", str(CHART), "--force", "--set", "message=forced", "--timeout", "120s", namespace=namespace
+        )
+        after = client.get(f"{ns}/configmaps/rel-config").json()
+        assert after["data"]["message"] == "forced"
+        assert after["metadata"]["uid"] == before  # --force replaces by PUT, recreating only on failure
+        helm("uninstall", "rel", "--timeout", "120s", namespace=namespace)
+        assert eventually(lambda: client.get(f"{ns}/configmaps/rel-config").status_code == 404)
         assert not jobs.errors, jobs.errors
