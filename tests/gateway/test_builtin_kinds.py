@@ -12,7 +12,9 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -26,11 +28,36 @@ from etcdserverpb import rpc_pb2, rpc_pb2_grpc
 
 from protokube.schema.registry import GroupVersionKind, registry
 
-from .helpers import GatewayProcess, Kubectl
+from .helpers import NO_ROOT_CA_PUBLISHER, GatewayProcess, Kubectl, kubectl_path
 from .wirefacts_decoder import decode_object
 
 NS = "builtin"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+# A server of the module's own, without kube-controller-manager's resourcequota controller: the
+# ResourceQuota case writes its status and reads it back, which the controller's recount would replace.
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    flags = f"{NO_ROOT_CA_PUBLISHER},-resourcequota-controller"
+    process = GatewayProcess(tmp_path_factory.mktemp("builtin-kinds"), flags).start()
+    yield process
+    process.kill()
+
+
+@pytest.fixture(scope="module")
+def client(server: GatewayProcess) -> Iterator[httpx.Client]:
+    with server.client() as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def kubectl(server: GatewayProcess, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    if kubectl_path() is None:
+        pytest.skip("kubectl is not installed (/usr/bin/kubectl or the pinned 1.32 build)")
+    return Kubectl(server.url, Path(tmp_path_factory.mktemp("kubectl-home")))
+
+
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 STATUS = {"status": ["get", "patch", "update"]}
