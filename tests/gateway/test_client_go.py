@@ -167,8 +167,22 @@ def run_steps(clientgo: str, gateway: GatewayProcess, content_type: str, *steps:
     return result.stdout
 
 
-PROTOBUF_STEPS = ["typed", "paging", "informer", "watchlist", "relist", "apply", "discovery", "dynamic", "leader"]
-JSON_STEPS = ["typed", "paging", "informer", "watchlist", "relist", "apply"]
+PROTOBUF_STEPS = [
+    "typed",
+    "paging",
+    "informer",
+    "watchlist",
+    "relist",
+    "apply",
+    "discovery",
+    "dynamic",
+    "leader",
+    "subresources",
+    "metadata",
+    "events",
+    "gc",
+]
+JSON_STEPS = ["typed", "paging", "informer", "watchlist", "relist", "apply", "subresources", "events"]
 
 
 @pytest.mark.parametrize("step", PROTOBUF_STEPS)

@@ -1,6 +1,7 @@
 // Command clientgo drives a protokube server with k8s.io/client-go the way controllers do: typed
 // clients over protobuf, shared informers (WatchList), server-side apply with applyconfigurations,
-// discovery with a RESTMapper, the dynamic client on a CRD and leader election on a Lease.
+// discovery with a RESTMapper, the dynamic client on a CRD, leader election on a Lease, the binding,
+// eviction and token subresources, the metadata client, event recorders and garbage collection.
 //
 //	clientgo -kubeconfig FILE -namespace NS [-content-type protobuf|json] [-steps typed,informer,...]
 //
@@ -134,6 +135,10 @@ var steps = []step{
 	{"discovery", stepDiscovery},
 	{"dynamic", stepDynamic},
 	{"leader", stepLeader},
+	{"subresources", stepSubresources},
+	{"metadata", stepMetadata},
+	{"events", stepEvents},
+	{"gc", stepGC},
 }
 
 func main() {
