@@ -16,12 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.admission import Admission, MutatingPlugin, Plugin, certificates, podsecurity
+from gateway.admission.ingressclass import DefaultIngressClass
 from gateway.admission.limitranger import LimitRanger
 from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
+from gateway.admission.nodetaint import TaintNodesByCondition
 from gateway.admission.pods import DefaultTolerationSeconds, Priority
 from gateway.admission.policy.plugin import ValidatingAdmissionPolicy
+from gateway.admission.pvcresize import PersistentVolumeClaimResize
 from gateway.admission.resourcequota import ResourceQuota, parse_configuration
+from gateway.admission.runtimeclass import RuntimeClass
 from gateway.admission.serviceaccount import ServiceAccount
+from gateway.admission.storageclass import DefaultStorageClass
 from gateway.admission.webhook.mutating import MutatingAdmissionWebhook
 from gateway.admission.webhook.validating import ValidatingAdmissionWebhook
 from gateway.auth.authorization import Authorizer
@@ -117,6 +122,9 @@ LIMIT_RANGES = ("", "v1", "limitranges")
 RESOURCE_QUOTAS = ("", "v1", "resourcequotas")
 PODS = ("", "v1", "pods")
 SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
+STORAGE_CLASSES = ("storage.k8s.io", "v1", "storageclasses")
+INGRESS_CLASSES = ("networking.k8s.io", "v1", "ingressclasses")
+RUNTIME_CLASSES = ("node.k8s.io", "v1", "runtimeclasses")
 
 PluginFactory = Callable[[PluginContext], object]
 
@@ -127,14 +135,19 @@ FACTORIES: dict[str, PluginFactory] = {
     "NamespaceExists": lambda context: NamespaceExists(context.cachers[NAMESPACES]),
     "LimitRanger": lambda context: LimitRanger(context.cachers[LIMIT_RANGES]),
     "ServiceAccount": lambda context: ServiceAccount(context.cachers[SERVICE_ACCOUNTS]),
+    "TaintNodesByCondition": lambda context: TaintNodesByCondition(),
     "PodSecurity": lambda context: podsecurity.new(
         context.configuration.get("PodSecurity"), context.cachers[NAMESPACES], context.cacher(PODS)
     ),
     "Priority": lambda context: Priority(context.cacher(PRIORITY_CLASSES)),
     "DefaultTolerationSeconds": lambda context: DefaultTolerationSeconds(),
+    "DefaultStorageClass": lambda context: DefaultStorageClass(context.cachers[STORAGE_CLASSES]),
+    "PersistentVolumeClaimResize": lambda context: PersistentVolumeClaimResize(context.cachers[STORAGE_CLASSES]),
+    "RuntimeClass": lambda context: RuntimeClass(context.cachers[RUNTIME_CLASSES]),
     "CertificateApproval": lambda context: certificates.CertificateApproval(context.authorizer),
     "CertificateSigning": lambda context: certificates.CertificateSigning(context.authorizer),
     "CertificateSubjectRestriction": lambda context: certificates.CertificateSubjectRestriction(),
+    "DefaultIngressClass": lambda context: DefaultIngressClass(context.cachers[INGRESS_CLASSES]),
     "ResourceQuota": lambda context: ResourceQuota(
         context.cachers[RESOURCE_QUOTAS],
         context.stores,
@@ -154,6 +167,10 @@ SERVED_FROM: dict[str, tuple[tuple[str, str, str], ...]] = {
     "LimitRanger": (LIMIT_RANGES,),
     "ServiceAccount": (SERVICE_ACCOUNTS,),
     "ResourceQuota": (RESOURCE_QUOTAS,),
+    "DefaultStorageClass": (STORAGE_CLASSES,),
+    "PersistentVolumeClaimResize": (STORAGE_CLASSES,),
+    "RuntimeClass": (RUNTIME_CLASSES,),
+    "DefaultIngressClass": (INGRESS_CLASSES,),
     "ValidatingAdmissionPolicy": (
         (ADMISSION_GROUP, "v1", "validatingadmissionpolicies"),
         (ADMISSION_GROUP, "v1", "validatingadmissionpolicybindings"),
