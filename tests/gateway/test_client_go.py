@@ -198,6 +198,48 @@ def test_json(clientgo: str, gateway: GatewayProcess, step: str) -> None:
     run_steps(clientgo, gateway, "json", step)
 
 
+@pytest.fixture(scope="module")
+def cbor_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    process = GatewayProcess(tmp_path_factory.mktemp("clientgo-cbor"), "--feature-gates", "CBORServingAndStorage=true")
+    yield process.start()
+    process.kill()
+
+
+def run_cbor(clientgo: str, gateway: GatewayProcess, *steps: str) -> str:
+    """client-go sends and asks for CBOR only with its ClientsAllowCBOR gate on (its environment)."""
+    with gateway.client() as client:  # made by JSON: client-go cannot create it in CBOR (below)
+        namespace = f"cg-cbor-{next(_namespaces)}"
+        assert client.post("/api/v1/namespaces", json={"metadata": {"name": namespace}}).status_code == 201
+    args = [clientgo, "-kubeconfig", str(gateway.kubeconfig), "-namespace", namespace, "-content-type", "cbor"]
+    env = {**os.environ, "KUBE_FEATURE_ClientsAllowCBOR": "true"}
+    result = subprocess.run(
+        [*args, "-steps", ",".join(steps)], capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env
+    )
+    assert result.returncode == 0, (
+        f"clientgo {' '.join(args[1:])} exited {result.returncode}:\n{result.stdout}{result.stderr}"
+    )
+    return result.stdout
+
+
+def test_cbor_reads(clientgo: str, cbor_gateway: GatewayProcess) -> None:
+    """client-go's CBOR decoder reads the server's CBOR answers and watch frames (application/cbor-seq)."""
+    out = run_cbor(clientgo, cbor_gateway, "reads")
+    assert "application/cbor-seq" in out, out
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="client-go's CBOR bodies are refused: it encodes struct field names and strings as CBOR byte "
+    "strings (apimachinery runtime/serializer/cbor/internal/modes/encode.go: FieldNameToByteString, "
+    "StringToByteString; []byte under tag 22, expected base64), which upstream's decode mode takes for typed "
+    "objects (FieldNameByteStringAllowed, ByteStringToStringAllowedWithExpectedLaterEncoding); "
+    "gateway/objects/cbordecode.py answers POST /api/v1/namespaces/NS/configmaps 400 'ConfigMap in version "
+    '"v1" cannot be handled as a ConfigMap: cbor: map keys must be text strings\'',
+)
+def test_cbor_writes(clientgo: str, cbor_gateway: GatewayProcess) -> None:
+    run_cbor(clientgo, cbor_gateway, "typed", "apply")
+
+
 # The server bugs client-go found, as plain requests.
 
 

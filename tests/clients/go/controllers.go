@@ -271,3 +271,41 @@ func stepGC(e *env, step string) {
 	eventually(e, "the foreground owner gone", gone("cg-gc-fg"))
 	e.out(step, "background: dependent collected; orphan: dependent kept, ownerReference removed; foreground: dependent then owner")
 }
+
+// stepReads: reads only (for a content type the server may accept in answers but not in bodies):
+// a get, a list and a watch's first event, decoded by client-go's codec.
+func stepReads(e *env, step string) {
+	ns, err := e.cs.CoreV1().Namespaces().Get(e.ctx, "default", metav1.GetOptions{})
+	check(err, "get the default namespace")
+	if ns.Status.Phase != corev1.NamespaceActive || ns.UID == "" || ns.CreationTimestamp.IsZero() {
+		fail("the default namespace: %+v", ns)
+	}
+	svc, err := e.cs.CoreV1().Services("default").Get(e.ctx, "kubernetes", metav1.GetOptions{})
+	check(err, "get the kubernetes service")
+	if svc.Spec.ClusterIP == "" || len(svc.Spec.Ports) == 0 || svc.Spec.Ports[0].TargetPort.IntValue() == 0 {
+		fail("the kubernetes service: %+v", svc.Spec)
+	}
+	list, err := e.cs.CoreV1().Namespaces().List(e.ctx, metav1.ListOptions{})
+	check(err, "list namespaces")
+	if len(list.Items) < 3 || list.ResourceVersion == "" {
+		fail("the namespace list: %d items at %q", len(list.Items), list.ResourceVersion)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+	defer cancel()
+	w, err := e.cs.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
+	check(err, "watch namespaces")
+	defer w.Stop()
+	select {
+	case event := <-w.ResultChan():
+		if got, ok := event.Object.(*corev1.Namespace); !ok || event.Type != "ADDED" || got.Name != "default" {
+			fail("the watch's first event: %s %T", event.Type, event.Object)
+		}
+	case <-ctx.Done():
+		fail("no watch event")
+	}
+	types := map[string]bool{}
+	for _, x := range e.rec.since(0) {
+		types[x.responseType] = true
+	}
+	e.out(step, "get, list and a watch event decoded (answers: %v)", types)
+}

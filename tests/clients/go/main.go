@@ -31,6 +31,7 @@ import (
 const (
 	protobuf = "application/vnd.kubernetes.protobuf"
 	jsonType = "application/json"
+	cborType = "application/cbor"
 )
 
 // failure ends a step: its message is printed as FAIL.
@@ -139,12 +140,13 @@ var steps = []step{
 	{"metadata", stepMetadata},
 	{"events", stepEvents},
 	{"gc", stepGC},
+	{"reads", stepReads},
 }
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "the kubeconfig file")
 	namespace := flag.String("namespace", "", "the namespace the steps work in (created when missing)")
-	content := flag.String("content-type", "protobuf", "protobuf or json: what the typed clients send and ask for")
+	content := flag.String("content-type", "protobuf", "protobuf, json or cbor: what the typed clients send and ask for")
 	only := flag.String("steps", "", "comma-separated steps to run (all by default)")
 	timeout := flag.Duration("timeout", 3*time.Minute, "the whole run's deadline")
 	flag.Parse()
@@ -168,8 +170,11 @@ func main() {
 	case "json":
 		config.ContentType = jsonType
 		config.AcceptContentTypes = jsonType
+	case "cbor": // client-go sends CBOR only with KUBE_FEATURE_ClientsAllowCBOR=true in its environment
+		config.ContentType = cborType
+		config.AcceptContentTypes = cborType + "," + jsonType
 	default:
-		fmt.Printf("FAIL setup: -content-type must be protobuf or json, not %q\n", *content)
+		fmt.Printf("FAIL setup: -content-type must be protobuf, json or cbor, not %q\n", *content)
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
@@ -232,7 +237,10 @@ func run(e *env, name string, f func(*env, string)) (ok bool) {
 // setup makes the namespace (when missing) and waits for its default ServiceAccount (pods are
 // admitted once it exists).
 func setup(e *env, name string) {
-	_, err := e.cs.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{})
+	_, err := e.cs.CoreV1().Namespaces().Get(e.ctx, e.ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = e.cs.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{})
+	}
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		check(err, "create namespace %s", e.ns)
 	}
