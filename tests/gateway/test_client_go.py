@@ -181,8 +181,9 @@ PROTOBUF_STEPS = [
     "metadata",
     "events",
     "gc",
+    "scale",
 ]
-JSON_STEPS = ["typed", "paging", "informer", "watchlist", "relist", "apply", "subresources", "events"]
+JSON_STEPS = ["typed", "paging", "informer", "watchlist", "relist", "apply", "subresources", "events", "scale"]
 
 
 @pytest.mark.parametrize("step", PROTOBUF_STEPS)

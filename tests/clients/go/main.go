@@ -141,6 +141,7 @@ var steps = []step{
 	{"events", stepEvents},
 	{"gc", stepGC},
 	{"reads", stepReads},
+	{"scale", stepScale},
 }
 
 func main() {
