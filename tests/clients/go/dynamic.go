@@ -14,8 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 )
 
@@ -83,6 +86,37 @@ func stepDynamic(e *env, step string) {
 	})
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
+	// A dynamic informer (WatchList of unstructured objects) and a RetryWatcher from a list's
+	// resourceVersion, as controllers of custom resources use them.
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, e.ns, nil)
+	informed := make(chan string, 100)
+	_, err = factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { informed <- "add " + obj.(*unstructured.Unstructured).GetName() },
+		UpdateFunc: func(_, obj any) { informed <- "update " + obj.(*unstructured.Unstructured).GetName() },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			informed <- "delete " + obj.(*unstructured.Unstructured).GetName()
+		},
+	})
+	check(err, "dynamic informer handler")
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			fail("the dynamic informer for %v did not sync", typ)
+		}
+	}
+	initial, err := r.List(e.ctx, metav1.ListOptions{})
+	check(err, "list widgets")
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, initial.GetResourceVersion(), &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+			return r.Watch(ctx, options)
+		},
+	})
+	check(err, "RetryWatcher")
+	defer rw.Stop()
 	w, err := r.Watch(ctx, metav1.ListOptions{})
 	check(err, "watch widgets")
 	defer w.Stop()
@@ -147,7 +181,34 @@ func stepDynamic(e *env, step string) {
 		fail("the widget watch saw %v, want %v", seen, want)
 	}
 	_ = updated
-	e.out(step, "CRD established; widget create (defaulted), Invalid, update, merge patch, status, list, apply, watch, delete")
+	var retried []string
+	for len(retried) < 6 {
+		select {
+		case event := <-rw.ResultChan():
+			if event.Type == watch.Error {
+				fail("RetryWatcher error: %v", apierrors.FromObject(event.Object))
+			}
+			retried = append(retried, fmt.Sprintf("%s %s", event.Type, event.Object.(*unstructured.Unstructured).GetName()))
+		case <-ctx.Done():
+			fail("the RetryWatcher saw only %v", retried)
+		}
+	}
+	if fmt.Sprint(retried) != fmt.Sprint(want) {
+		fail("the RetryWatcher saw %v, want %v", retried, want)
+	}
+	var handled []string
+	for len(handled) < 6 {
+		select {
+		case got := <-informed:
+			handled = append(handled, got)
+		case <-ctx.Done():
+			fail("the dynamic informer saw only %v", handled)
+		}
+	}
+	if want := "[add w1 update w1 update w1 update w1 add w2 delete w1]"; fmt.Sprint(handled) != want {
+		fail("the dynamic informer saw %v, want %s", handled, want)
+	}
+	e.out(step, "CRD established; widget create (defaulted), Invalid, update, merge patch, status, list, apply, watch, RetryWatcher, dynamic informer, delete")
 }
 
 // stepLeader: leader election on a Lease: a first candidate leads, a second takes over once the first
