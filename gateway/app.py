@@ -56,6 +56,7 @@ from gateway.controllers.resourcequota import ResourceQuotaController
 from gateway.controllers.rootcapublisher import RootCAPublisher
 from gateway.controllers.selection import ControllerSelection
 from gateway.controllers.serviceaccounts import ServiceAccountsController
+from gateway.controllers.storageprotection import storage_protection
 from gateway.controllers.tokens import TokensController
 from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
@@ -249,6 +250,7 @@ class APIServer:
             controllers.append(ServiceAccountsController(namespaces, accounts).run)
         if configmaps is not None and settings.root_ca and enabled(selection.ROOT_CA_PUBLISHER):
             controllers.append(RootCAPublisher(namespaces, configmaps, settings.root_ca).run)
+        controllers += storage_protection(self.stores, enabled)
         cluster_roles = self.stores.get((RBAC_GROUP, "v1", "clusterroles"))
         if cluster_roles is not None and enabled(selection.CLUSTER_ROLE_AGGREGATION):
             controllers.append(ClusterRoleAggregation(cluster_roles).run)

@@ -17,6 +17,7 @@ from typing import Any
 
 from gateway.admission import Admission, MutatingPlugin, Plugin, certificates, podsecurity
 from gateway.admission.ingressclass import DefaultIngressClass
+from gateway.admission.inuseprotection import StorageObjectInUseProtection
 from gateway.admission.limitranger import LimitRanger
 from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
 from gateway.admission.nodetaint import TaintNodesByCondition
@@ -142,6 +143,7 @@ FACTORIES: dict[str, PluginFactory] = {
     "Priority": lambda context: Priority(context.cacher(PRIORITY_CLASSES)),
     "DefaultTolerationSeconds": lambda context: DefaultTolerationSeconds(),
     "DefaultStorageClass": lambda context: DefaultStorageClass(context.cachers[STORAGE_CLASSES]),
+    "StorageObjectInUseProtection": lambda context: StorageObjectInUseProtection(),
     "PersistentVolumeClaimResize": lambda context: PersistentVolumeClaimResize(context.cachers[STORAGE_CLASSES]),
     "RuntimeClass": lambda context: RuntimeClass(context.cachers[RUNTIME_CLASSES]),
     "CertificateApproval": lambda context: certificates.CertificateApproval(context.authorizer),

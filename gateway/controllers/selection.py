@@ -22,6 +22,8 @@ SERVICE_ACCOUNT = "serviceaccount-controller"
 SERVICE_ACCOUNT_TOKEN = "serviceaccount-token-controller"
 ROOT_CA_PUBLISHER = "root-ca-certificate-publisher-controller"
 CLUSTER_ROLE_AGGREGATION = "clusterrole-aggregation-controller"
+PVC_PROTECTION = "persistentvolumeclaim-protection-controller"
+PV_PROTECTION = "persistentvolume-protection-controller"
 # Every controller protokube runs, by its name and the name it had before 1.28.
 ALIASES = {
     "namespace": NAMESPACE,
@@ -31,6 +33,8 @@ ALIASES = {
     "serviceaccount-token": SERVICE_ACCOUNT_TOKEN,
     "root-ca-cert-publisher": ROOT_CA_PUBLISHER,
     "clusterrole-aggregation": CLUSTER_ROLE_AGGREGATION,
+    "pvc-protection": PVC_PROTECTION,
+    "pv-protection": PV_PROTECTION,
 }
 KNOWN = frozenset(ALIASES.values())
 ALL = "*"

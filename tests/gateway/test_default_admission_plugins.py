@@ -1,6 +1,7 @@
 """The small admission plugins of kube-apiserver's default set, on the shared server, with
 upstream's outcomes and messages: DefaultStorageClass, DefaultIngressClass,
-PersistentVolumeClaimResize, RuntimeClass and TaintNodesByCondition. Every cluster-scoped object a
+PersistentVolumeClaimResize, RuntimeClass, TaintNodesByCondition and StorageObjectInUseProtection
+(with the pvc-protection and pv-protection controllers). Every cluster-scoped object a
 test makes is deleted at its end."""
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
+
+from .helpers import eventually
 
 STORAGE_CLASSES = "/apis/storage.k8s.io/v1/storageclasses"
 INGRESS_CLASSES = "/apis/networking.k8s.io/v1/ingressclasses"
@@ -235,3 +238,59 @@ def test_nodes_are_created_not_ready(client: httpx.Client, namespace: str) -> No
         updated = client.put(f"{NODES}/{bare['metadata']['name']}", json=bare)
         assert updated.status_code == 200, updated.text
         assert "taints" not in updated.json()["spec"]
+
+
+def gone(client: httpx.Client, path: str) -> bool:
+    return eventually(lambda: client.get(path).status_code == 404)
+
+
+def test_storage_objects_in_use_are_protected(client: httpx.Client, namespace: str) -> None:
+    claims = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
+    for name in ("idle", "mounted", "pending"):
+        assert created(client, claims, claim(name))["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    own = claim("own")
+    own["metadata"]["finalizers"] = ["example.com/keep", "kubernetes.io/pvc-protection"]
+    assert created(client, claims, own)["metadata"]["finalizers"] == own["metadata"]["finalizers"]  # not twice
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    uses = [{"name": "data", "persistentVolumeClaim": {"claimName": name}} for name in ("mounted", "pending")]
+    created(client, pods, pod("scheduled", nodeName="node-1", volumes=uses[:1]))
+    created(client, pods, pod("unscheduled", volumes=uses[1:]))  # the kubelet never sees it: not a use
+    for name in ("idle", "mounted", "pending"):
+        assert client.delete(f"{claims}/{name}").status_code == 200
+    assert gone(client, f"{claims}/idle") and gone(client, f"{claims}/pending")
+    kept = client.get(f"{claims}/mounted").json()
+    assert "deletionTimestamp" in kept["metadata"]  # in use: kept, terminating
+    assert client.delete(f"{pods}/scheduled?gracePeriodSeconds=0").status_code == 200
+    assert gone(client, f"{claims}/mounted")
+    client.patch(
+        f"{claims}/own",
+        json={"metadata": {"finalizers": None}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+
+    volumes = "/api/v1/persistentvolumes"
+    spec = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data"}}
+    free, bound = f"{namespace}-free", f"{namespace}-bound"
+    for name in (free, bound):
+        made = created(client, volumes, {"metadata": {"name": name}, "spec": spec})
+        assert made["metadata"]["finalizers"] == ["kubernetes.io/pv-protection"]
+    current = client.get(f"{volumes}/{bound}").json()
+    current["status"] = {"phase": "Bound"}
+    assert client.put(f"{volumes}/{bound}/status", json=current).status_code == 200
+    try:
+        for name in (free, bound):
+            assert client.delete(f"{volumes}/{name}").status_code == 200
+        assert gone(client, f"{volumes}/{free}")
+        assert "deletionTimestamp" in client.get(f"{volumes}/{bound}").json()["metadata"]
+        current = client.get(f"{volumes}/{bound}").json()
+        current["status"] = {"phase": "Released"}
+        assert client.put(f"{volumes}/{bound}/status", json=current).status_code == 200
+        assert gone(client, f"{volumes}/{bound}")
+    finally:
+        for name in (free, bound):
+            client.patch(
+                f"{volumes}/{name}",
+                json={"metadata": {"finalizers": None}},
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
+            client.delete(f"{volumes}/{name}")

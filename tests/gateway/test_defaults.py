@@ -334,7 +334,8 @@ def test_persistent_volumes_and_claims(client: httpx.Client, namespace: str) -> 
     assert stable(got) == {
         "kind": "PersistentVolumeClaim",
         "apiVersion": "v1",
-        "metadata": {"name": "data", "namespace": namespace},
+        # StorageObjectInUseProtection's finalizer (on by default upstream too)
+        "metadata": {"name": "data", "namespace": namespace, "finalizers": ["kubernetes.io/pvc-protection"]},
         "spec": {**pvc["spec"], "volumeMode": "Filesystem"},
         "status": {"phase": "Pending"},
     }
@@ -347,7 +348,7 @@ def test_persistent_volumes_and_claims(client: httpx.Client, namespace: str) -> 
     assert stable(got) == {
         "kind": "PersistentVolume",
         "apiVersion": "v1",
-        "metadata": {"name": f"{namespace}-pv"},
+        "metadata": {"name": f"{namespace}-pv", "finalizers": ["kubernetes.io/pv-protection"]},
         "spec": {
             "capacity": {"storage": "1Gi"},
             "hostPath": {"path": "/data", "type": ""},
