@@ -131,6 +131,9 @@ def clientgo() -> str:
             )
             assert build.returncode == 0, f"go build failed:\n{build.stdout}\n{build.stderr}"
             partial.rename(binary)
+            for old in out.glob("clientgo-*"):  # builds of earlier sources
+                if old != binary:
+                    old.unlink(missing_ok=True)
     return str(binary)
 
 
