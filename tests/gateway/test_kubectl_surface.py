@@ -80,13 +80,14 @@ def test_cordon_uncordon_and_taint(kubectl: Kubectl, client: httpx.Client) -> No
     assert f"node/{name} uncordoned" in kubectl.run("uncordon", name).stdout
     assert "unschedulable" not in client.get(f"/api/v1/nodes/{name}").json()["spec"]
 
+    not_ready = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}  # TaintNodesByCondition's
     kubectl.run("taint", "node", name, "dedicated=db:NoSchedule")
     taints = client.get(f"/api/v1/nodes/{name}").json()["spec"]["taints"]
-    assert taints == [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]
+    assert taints == [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}, not_ready]
     duplicate = kubectl.run("taint", "node", name, "dedicated=db:NoSchedule", check=False)
     assert duplicate.returncode != 0 and "already has dedicated taint(s) with same effect(s)" in duplicate.stderr
     kubectl.run("taint", "node", name, "dedicated=db:NoSchedule-")
-    assert "taints" not in client.get(f"/api/v1/nodes/{name}").json()["spec"]
+    assert client.get(f"/api/v1/nodes/{name}").json()["spec"]["taints"] == [not_ready]
 
 
 def test_describe(kubectl: Kubectl, client: httpx.Client, namespace: str) -> None:
