@@ -145,6 +145,11 @@ def test_persistent_volume_claim_resize(client: httpx.Client, namespace: str) ->
             ),
             f'persistentvolumeclaims "fixed" is forbidden: {message}',
         )
+        # a claim not bound yet: validation (which runs first) refuses any change of its spec
+        created(client, claims, claim("pending", storageClassName=f"{namespace}-grows"))
+        pending = grow(client, claims, "pending", "2Gi")
+        assert pending.status_code == 422, pending.text
+        assert "spec is immutable after creation except resources.requests" in pending.json()["message"]
         same = grow(client, claims, "fixed", "1024Mi")  # the same quantity written otherwise: no growth
         assert same.status_code == 200, same.text
 
@@ -294,3 +299,12 @@ def test_storage_objects_in_use_are_protected(client: httpx.Client, namespace: s
                 headers={"Content-Type": "application/merge-patch+json"},
             )
             client.delete(f"{volumes}/{name}")
+
+
+def test_a_namespace_with_claims_goes(client: httpx.Client) -> None:
+    """The namespace controller deletes the claims; the pvc-protection controller releases them."""
+    name = f"claims-{time.monotonic_ns()}"
+    assert client.post("/api/v1/namespaces", json={"metadata": {"name": name}}).status_code == 201
+    created(client, f"/api/v1/namespaces/{name}/persistentvolumeclaims", claim("data"))
+    assert client.delete(f"/api/v1/namespaces/{name}").status_code == 200
+    assert gone(client, f"/api/v1/namespaces/{name}")
