@@ -3,10 +3,11 @@
 finalizer StorageObjectInUseProtection gave it while it is in use, and loses it when it is not —
 a claim is in use while a pod scheduled to a node names it (as a persistentVolumeClaim volume, or
 as the ephemeral volume it was made for), a volume while it is bound. Until then it stays,
-terminating, and the namespace it is in with it.
+terminating, and the namespace it is in with it. One that lacks the finalizer while not being
+deleted (made while the admission plugin was off) gets it.
 
-Each watches its resource; a claim in use is looked at again every second (pods come and go
-unwatched), a volume when it changes.
+Each watches its resource; what is still in use is looked at again every second (the pods that
+use claims come and go unwatched).
 """
 
 from __future__ import annotations
@@ -40,14 +41,15 @@ Key = tuple[str, str]
 
 
 class ProtectionController:
-    """What both share: the terminating objects that still have ``finalizer``, each freed once
-    ``in_use`` says it is not."""
+    """What both share: a terminating object that has ``finalizer`` loses it once ``in_use`` says
+    it is not used; one that is not terminating and lacks it gets it (one made while the admission
+    plugin was off)."""
 
     finalizer = ""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.pending: dict[Key, Message] = {}  # terminating, with the finalizer
+        self.pending: dict[Key, Message] = {}  # the objects whose finalizer is to be added or taken away
         self.dirty = asyncio.Event()
 
     async def in_use(self, obj: Message) -> bool:
@@ -62,7 +64,8 @@ class ProtectionController:
     def changed(self, event_type: str, view: ObjectView) -> None:
         meta = view.obj.metadata
         key = (meta.namespace, meta.name)
-        if event_type != "DELETED" and meta.HasField("deletionTimestamp") and self.finalizer in meta.finalizers:
+        deleting, protected = meta.HasField("deletionTimestamp"), self.finalizer in meta.finalizers
+        if event_type != "DELETED" and deleting == protected:
             self.pending[key] = view.obj
             self.dirty.set()
         else:
@@ -87,25 +90,31 @@ class ProtectionController:
     async def sync(self) -> None:
         for key, obj in list(self.pending.items()):
             try:
-                if not await self.in_use(obj):
-                    await self._release(*key)
+                if not obj.metadata.HasField("deletionTimestamp"):
+                    await self._set_finalizer(*key, protect=True)
+                elif not await self.in_use(obj):
+                    await self._set_finalizer(*key, protect=False)
             except (StorageError, StatusError) as err:
                 log.warning("%s %s/%s: %s", self.finalizer, *key, err)
 
-    async def _release(self, namespace: str, name: str) -> None:
+    async def _set_finalizer(self, namespace: str, name: str, *, protect: bool) -> None:
         store = self.store
 
-        def without_finalizer(current: Obj | None) -> Obj:
+        def changed(current: Obj | None) -> Obj:
             if current is None:
                 raise errors.not_found(store.resource, name)
             obj = store.codec.copy(current)
-            kept = [f for f in obj.metadata.finalizers if f != self.finalizer]
-            del obj.metadata.finalizers[:]
-            obj.metadata.finalizers.extend(kept)
+            finalizers = obj.metadata.finalizers
+            if protect and self.finalizer not in finalizers and not obj.metadata.HasField("deletionTimestamp"):
+                finalizers.append(self.finalizer)
+            elif not protect:
+                kept = [f for f in finalizers if f != self.finalizer]
+                del finalizers[:]
+                finalizers.extend(kept)
             return obj
 
         try:
-            await store.update(namespace, name, without_finalizer, OPTIONS)
+            await store.update(namespace, name, changed, OPTIONS)
         except StatusError as err:
             if err.code != 404:
                 raise

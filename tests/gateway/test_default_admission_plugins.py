@@ -10,11 +10,12 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from .helpers import eventually
+from .helpers import GatewayProcess, eventually
 
 STORAGE_CLASSES = "/apis/storage.k8s.io/v1/storageclasses"
 INGRESS_CLASSES = "/apis/networking.k8s.io/v1/ingressclasses"
@@ -308,3 +309,19 @@ def test_a_namespace_with_claims_goes(client: httpx.Client) -> None:
     created(client, f"/api/v1/namespaces/{name}/persistentvolumeclaims", claim("data"))
     assert client.delete(f"/api/v1/namespaces/{name}").status_code == 200
     assert gone(client, f"/api/v1/namespaces/{name}")
+
+
+def test_the_controllers_protect_what_was_made_without_the_plugin(tmp_path: Path) -> None:
+    process = GatewayProcess(tmp_path, "--disable-admission-plugins=StorageObjectInUseProtection").start()
+    try:
+        with process.client() as client:
+            made = created(client, "/api/v1/namespaces/default/persistentvolumeclaims", claim("late"))
+            assert "finalizers" not in made["metadata"]
+            path = "/api/v1/namespaces/default/persistentvolumeclaims/late"
+            assert eventually(lambda: client.get(path).json()["metadata"].get("finalizers")) == [
+                "kubernetes.io/pvc-protection"
+            ]
+            assert client.delete(path).status_code == 200
+            assert gone(client, path)
+    finally:
+        process.kill()
