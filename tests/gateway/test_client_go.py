@@ -147,7 +147,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess
 _namespaces = itertools.count()
 
 
-def run_steps(clientgo: str, gateway: GatewayProcess, content_type: str, *steps: str) -> str:
+def run_steps(
+    clientgo: str, gateway: GatewayProcess, content_type: str, *steps: str, env: dict[str, str] | None = None
+) -> str:
     """Run steps of the program in a fresh namespace; its output, asserted successful."""
     namespace = f"cg-{content_type[:4]}-{next(_namespaces)}"
     args = [
@@ -161,7 +163,9 @@ def run_steps(clientgo: str, gateway: GatewayProcess, content_type: str, *steps:
         "-steps",
         ",".join(steps),
     ]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    result = subprocess.run(
+        args, capture_output=True, text=True, timeout=RUN_TIMEOUT, env={**os.environ, **(env or {})}
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"clientgo {' '.join(args[1:])} exited {result.returncode}:\n{output}"
     for step in steps:
@@ -200,6 +204,16 @@ def test_protobuf(clientgo: str, gateway: GatewayProcess, step: str) -> None:
 @pytest.mark.parametrize("step", JSON_STEPS)
 def test_json(clientgo: str, gateway: GatewayProcess, step: str) -> None:
     run_steps(clientgo, gateway, "json", step)
+
+
+@pytest.mark.parametrize("content_type", ["protobuf", "json"])
+def test_classic_list_and_watch(clientgo: str, gateway: GatewayProcess, content_type: str) -> None:
+    """Informers (typed and metadata) with client-go's WatchListClient gate off: a list from
+    resourceVersion 0, then a watch from its resourceVersion (and the forced 410 answered by a relist)."""
+    out = run_steps(
+        clientgo, gateway, content_type, "informer", "relist", "metadata", env={"KUBE_FEATURE_WatchListClient": "false"}
+    )
+    assert "configmaps list (200 OK)" in out and "by WatchList" not in out, out
 
 
 @pytest.fixture(scope="module")

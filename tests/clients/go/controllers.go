@@ -150,7 +150,7 @@ func stepMetadata(e *env, step string) {
 	seen := make(chan string, 100)
 	_, err = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if m, ok := obj.(*metav1.PartialObjectMetadata); ok && strings.HasPrefix(m.Name, "cg-") {
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok && strings.HasPrefix(m.Name, "cg-meta-") {
 				seen <- "add " + m.Name
 			}
 		},
@@ -158,7 +158,7 @@ func stepMetadata(e *env, step string) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			if m, ok := obj.(*metav1.PartialObjectMetadata); ok && strings.HasPrefix(m.Name, "cg-") {
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok && strings.HasPrefix(m.Name, "cg-meta-") {
 				seen <- "delete " + m.Name
 			}
 		},

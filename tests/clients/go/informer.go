@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -186,7 +187,9 @@ deleted:
 	})
 	ev.quiet(500 * time.Millisecond)
 	e.out(step, "cache synced (%s); add/update x3/delete of a configmap, add/update/delete of a pod seen in order; lister current; resync", initial)
-	if !strings.Contains(initial, "WatchList") {
+	if classic := os.Getenv("KUBE_FEATURE_WatchListClient") == "false"; classic && strings.Contains(initial, "WatchList") {
+		fail("WatchListClient is off, yet the informers used WatchList: %s", initial)
+	} else if !classic && !strings.Contains(initial, "WatchList") {
 		fail("the informers did not use WatchList (sendInitialEvents), which client-go does by default and the server serves: %s", initial)
 	}
 }
