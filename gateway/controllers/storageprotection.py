@@ -143,9 +143,16 @@ def _uses(pod: Message, claim: Message) -> bool:
         if source.HasField("persistentVolumeClaim") and source.persistentVolumeClaim.claimName == name:
             return True
         ephemeral = source.HasField("ephemeral") and f"{pod.metadata.name}-{volume.name}" == name
-        if ephemeral and _owned_by(claim, pod) and pod.status.phase not in ("Succeeded", "Failed"):
+        if ephemeral and _owned_by(claim, pod) and not _shut_down(pod):
             return True
     return False
+
+
+def _shut_down(pod: Message) -> bool:
+    """The kubelet is done with the pod, or it was force-deleted: deleted with no grace left."""
+    meta = pod.metadata
+    deleted = meta.HasField("deletionTimestamp") and meta.HasField("deletionGracePeriodSeconds")
+    return deleted and meta.deletionGracePeriodSeconds == 0
 
 
 def _owned_by(claim: Message, pod: Message) -> bool:

@@ -250,9 +250,9 @@ def gone(client: httpx.Client, path: str) -> bool:
     return eventually(lambda: client.get(path).status_code == 404)
 
 
-def test_storage_objects_in_use_are_protected(client: httpx.Client, namespace: str) -> None:
+def test_claims_in_use_are_protected(client: httpx.Client, namespace: str) -> None:
     claims = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
-    for name in ("idle", "mounted", "pending"):
+    for name in ("idle", "mounted", "pending", "scratch-data", "eph-data"):
         assert created(client, claims, claim(name))["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
     own = claim("own")
     own["metadata"]["finalizers"] = ["example.com/keep", "kubernetes.io/pvc-protection"]
@@ -261,19 +261,35 @@ def test_storage_objects_in_use_are_protected(client: httpx.Client, namespace: s
     uses = [{"name": "data", "persistentVolumeClaim": {"claimName": name}} for name in ("mounted", "pending")]
     created(client, pods, pod("scheduled", nodeName="node-1", volumes=uses[:1]))
     created(client, pods, pod("unscheduled", volumes=uses[1:]))  # the kubelet never sees it: not a use
-    for name in ("idle", "mounted", "pending"):
+    # ephemeral volumes: the claim <pod>-<volume> is the pod's only when the pod controls it
+    template = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    ephemeral = [{"name": "data", "ephemeral": {"volumeClaimTemplate": template}}]
+    for name in ("scratch", "eph"):
+        made = created(client, pods, pod(name, nodeName="node-1", volumes=ephemeral))
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "eph", "uid": made["metadata"]["uid"], "controller": True}
+    patched = client.patch(
+        f"{claims}/eph-data",
+        json={"metadata": {"ownerReferences": [owner]}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert patched.status_code == 200, patched.text
+    for name in ("idle", "mounted", "pending", "scratch-data", "eph-data"):
         assert client.delete(f"{claims}/{name}").status_code == 200
-    assert gone(client, f"{claims}/idle") and gone(client, f"{claims}/pending")
-    kept = client.get(f"{claims}/mounted").json()
-    assert "deletionTimestamp" in kept["metadata"]  # in use: kept, terminating
-    assert client.delete(f"{pods}/scheduled?gracePeriodSeconds=0").status_code == 200
-    assert gone(client, f"{claims}/mounted")
+    for name in ("idle", "pending", "scratch-data"):
+        assert gone(client, f"{claims}/{name}"), name
+    for name in ("mounted", "eph-data"):  # in use: kept, terminating
+        assert "deletionTimestamp" in client.get(f"{claims}/{name}").json()["metadata"]
+    for name in ("scheduled", "eph"):
+        assert client.delete(f"{pods}/{name}?gracePeriodSeconds=0").status_code == 200
+    assert gone(client, f"{claims}/mounted") and gone(client, f"{claims}/eph-data")
     client.patch(
         f"{claims}/own",
         json={"metadata": {"finalizers": None}},
         headers={"Content-Type": "application/merge-patch+json"},
     )
 
+
+def test_bound_volumes_are_protected(client: httpx.Client, namespace: str) -> None:
     volumes = "/api/v1/persistentvolumes"
     spec = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data"}}
     free, bound = f"{namespace}-free", f"{namespace}-bound"
