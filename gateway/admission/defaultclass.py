@@ -1,6 +1,6 @@
 """The cluster's default class of a kind (StorageClass, IngressClass): the classes one annotation
-marks as the default; of several, the newest (then the first by name), as upstream chooses since
-1.26 rather than refusing the object."""
+marks as the default; of several, the newest (then the first by name), as 1.32 chooses (older
+releases refused the object)."""
 
 from __future__ import annotations
 
