@@ -161,6 +161,9 @@ class Store:
 
     async def create(self, namespace: str, obj: Obj, options: WriteOptions) -> ObjectView:
         generated = bool(obj.metadata.generateName) and not obj.metadata.name
+        # the request's namespace in the object (or 400 on a conflicting one) before admission: mutating
+        # webhooks see it, as upstream's createHandler sets it (EnsureObjectNamespaceMatchesRequestNamespace)
+        self._set_namespace(obj, namespace)
         self.strategy.default(obj)
         self._track(None, obj, options)
         await self._admit(CREATE, namespace, obj.metadata.name, obj, None, options, mutating=True)
