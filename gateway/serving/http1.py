@@ -41,6 +41,7 @@ RAW_HEAD_SLACK = 64 * 1024  # a head is refused once this much more than the lim
 LINGER = 0.5  # seconds a closing connection reads (and drops) what the client still sends, as Go's
 CHUNKED, LENGTH, UNTIL_CLOSE, NO_BODY = range(4)  # how a response's body is framed
 NO_BODY_STATUSES = frozenset((204, 304))
+BODY_HEADERS = frozenset((b"content-length", b"content-type", b"transfer-encoding"))
 COMMON_STARTS = frozenset((b"GET ", b"POST", b"PUT ", b"PATC", b"DELE", b"HEAD", b"OPTI"))
 # The methods llhttp knows (any other token is a method to Go, and llhttp refuses it) and PRI, HTTP/2's preface.
 LLHTTP_METHODS = frozenset(
@@ -536,7 +537,10 @@ class Request:
         line = STATUS_LINES.get(status) if self.version == "1.1" else None
         head = bytearray(line or status_line(status, self.version.encode()))
         date = False
+        bodyless = status in NO_BODY_STATUSES or status < 200
         for name, value in headers:
+            if bodyless and name in BODY_HEADERS:
+                continue  # Go's server drops them from a response that cannot have a body
             if name == b"content-length":
                 if not value.isdigit():
                     raise RuntimeError(f"invalid Content-Length {value!r}")
