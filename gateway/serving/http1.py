@@ -132,7 +132,10 @@ class Http1Protocol(asyncio.Protocol):
         except httptools.HttpParserUpgrade as upgrade:
             self.upgrade(data[upgrade.args[0] :])
         except httptools.HttpParserError as err:
+            unreadable = self.parsing  # a request whose body cannot be read (a bad chunk size)
             self.refuse(431 if isinstance(err.__context__, HeadTooLarge) else 400)
+            if unreadable is not None and unreadable is self.current:
+                unreadable.disconnect()  # its handler stops; the client gets Go's 400 at once
 
     def eof_received(self) -> bool:
         """The client closed its end: as Go's server, that ends the connection and the request in
@@ -286,7 +289,7 @@ class Http1Protocol(asyncio.Protocol):
             return
         if not request.keep_alive or self.closing:
             self.close()
-        elif request.complete:
+        elif request.complete or self.refusal is not None:
             self.next()
         else:
             self.update_reading()  # the rest of its body is read and dropped, then the next request

@@ -125,6 +125,22 @@ def test_an_h2c_upgrade_is_ignored_as_go_ignores_it(server: GatewayProcess, name
     assert b"101 Switching" not in answer
 
 
+def test_a_chunk_size_that_overflows_gets_go_s_400_at_once(server: GatewayProcess) -> None:
+    """A body whose chunk size does not fit 64 bits cannot be read: Go's 400 at once (the handler
+    waiting for that body is stopped), not a 504 when the request times out."""
+    skip_on_hypercorn(server, "it waits for the body until the request times out")
+    head = (
+        b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
+        sock.sendall(head + b"1000000000000000000\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer == GO_400
+
+
 def test_head_has_the_length_and_no_body(server: GatewayProcess, client: httpx.Client) -> None:
     length = len(client.get("/version").content)
     answer = exchange(server, b"HEAD /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
