@@ -41,6 +41,9 @@ RAW_HEAD_SLACK = 64 * 1024  # a head is refused once this much more than the lim
 LINGER = 0.5  # seconds a closing connection reads (and drops) what the client still sends, as Go's
 CHUNKED, LENGTH, UNTIL_CLOSE, NO_BODY = range(4)  # how a response's body is framed
 NO_BODY_STATUSES = frozenset((204, 304))
+# kube-apiserver's ReadHeaderTimeout: a request's head must be complete this long after it began (a
+# new connection's first one: after the connection was made), else the connection is closed unanswered.
+HEADER_TIMEOUT = 32.0
 BODY_HEADERS = frozenset((b"content-length", b"content-type", b"transfer-encoding"))
 COMMON_STARTS = frozenset((b"GET ", b"POST", b"PUT ", b"PATC", b"DELE", b"HEAD", b"OPTI"))
 # The methods llhttp knows (any other token is a method to Go, and llhttp refuses it) and PRI, HTTP/2's preface.
@@ -84,6 +87,7 @@ class Http1Protocol(asyncio.Protocol):
         self.pipeline: deque[Any] = deque()  # those parsed after it, in order
         self.parsing: Request | None = None  # the request whose body the parser is reading
         self.upgraded: Any = None  # the WebSocket session the connection was handed over to
+        self.awaiting_head = False  # a request's head has begun (or the connection is new): HEADER_TIMEOUT runs
         self.ignored_upgrade = False  # the head asks for another upgrade (h2c), which is ignored
         self.priming = False  # a new parser is being given the head that frames an ignored upgrade's body
         self.url = b""
@@ -112,7 +116,8 @@ class Http1Protocol(asyncio.Protocol):
     # --- the transport's callbacks -------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
-        self.arm_idle_timer()
+        self.arm_idle_timer(HEADER_TIMEOUT)  # the first request's head is due from the start
+        self.awaiting_head = True
 
     def data_received(self, data: bytes) -> None:
         if self.upgraded is not None:
@@ -120,6 +125,9 @@ class Http1Protocol(asyncio.Protocol):
             return
         if self.discarding:
             return
+        if self.in_head and not self.awaiting_head:  # a request begins: its head is due within the timeout
+            self.awaiting_head = True
+            self.arm_idle_timer(HEADER_TIMEOUT)
         if self.in_head:
             self.raw_head += len(data)
             if self.raw_head > HEADER_LIMIT + RAW_HEAD_SLACK:
@@ -207,7 +215,7 @@ class Http1Protocol(asyncio.Protocol):
             return
         if len(self.url) + self.head_size > HEADER_LIMIT:
             raise HeadTooLarge
-        self.in_head = False
+        self.in_head = self.awaiting_head = False
         self.cancel_idle_timer()
         scope = self.scope()
         if self.parser.should_upgrade():
@@ -408,9 +416,11 @@ class Http1Protocol(asyncio.Protocol):
         if self.transport is not None and not self.lost:
             self.transport.abort()
 
-    def arm_idle_timer(self) -> None:
+    def arm_idle_timer(self, seconds: float | None = None) -> None:
+        """Close the connection if nothing is in flight ``seconds`` from now (the keep-alive timeout
+        by default)."""
         self.cancel_idle_timer()
-        self.idle_timer = self.loop.call_later(self.keep_alive_timeout, self.idle_timeout)
+        self.idle_timer = self.loop.call_later(seconds or self.keep_alive_timeout, self.idle_timeout)
 
     def cancel_idle_timer(self) -> None:
         if self.idle_timer is not None:

@@ -9,6 +9,7 @@ import re
 import socket
 import ssl
 import subprocess
+import time
 
 import httpx
 import pytest
@@ -139,6 +140,19 @@ def test_a_chunk_size_that_overflows_gets_go_s_400_at_once(server: GatewayProces
         while chunk := sock.recv(65536):
             answer += chunk
     assert answer == GO_400
+
+
+def test_a_head_not_complete_within_32_s_ends_the_connection(server: GatewayProcess) -> None:
+    """kube-apiserver's ReadHeaderTimeout (32 s): a client that sends a request's head slowly is
+    cut off, unanswered, as Go's server does (it waited for the 75 s keep-alive timeout)."""
+    skip_on_hypercorn(server, "it waits for its keep-alive timeout")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+        sock.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n")
+        began = time.monotonic()
+        answer = sock.recv(4096)
+        waited = time.monotonic() - began
+    assert answer == b""
+    assert 30 < waited < 60, f"closed after {waited:.0f} s"
 
 
 def test_head_has_the_length_and_no_body(server: GatewayProcess, client: httpx.Client) -> None:
