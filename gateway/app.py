@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from quart import Quart
 
 from gateway.admission import chain
-from gateway.admission.chain import PluginContext
+from gateway.admission.context import PluginContext
 from gateway.admission.options import AdmissionSettings, default_admission
 from gateway.apiextensions.controller import CustomResourceDefinitionController
 from gateway.apiextensions.serving import CustomResourceServing

@@ -11,11 +11,11 @@ never silently left out.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from gateway.admission import Admission, MutatingPlugin, Plugin, certificates, podsecurity
+from gateway.admission.context import PluginContext
 from gateway.admission.ingressclass import DefaultIngressClass
 from gateway.admission.inuseprotection import StorageObjectInUseProtection
 from gateway.admission.limitranger import LimitRanger
@@ -30,9 +30,6 @@ from gateway.admission.serviceaccount import ServiceAccount
 from gateway.admission.storageclass import DefaultStorageClass
 from gateway.admission.webhook.mutating import MutatingAdmissionWebhook
 from gateway.admission.webhook.validating import ValidatingAdmissionWebhook
-from gateway.auth.authorization import Authorizer
-from gateway.storage.cacher import Cacher
-from protokube.schema.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -100,21 +97,6 @@ DEFAULT_ON = frozenset(
         "ResourceQuota",
     }
 )
-
-
-@dataclass(frozen=True)
-class PluginContext:
-    """What plugins are made from. ``stores`` fills as the server serves resources: read it when a
-    request comes, not when the plugin is made."""
-
-    cachers: Mapping[tuple[str, str, str], Cacher]
-    stores: Mapping[tuple[str, str, str], Any]
-    authorizer: Authorizer
-    registry: Registry  # the resources served (custom ones come and go)
-    configuration: Mapping[str, Any] = field(default_factory=dict)  # by plugin name (--admission-control-config-file)
-
-    def cacher(self, key: tuple[str, str, str]) -> Cacher | None:
-        return self.cachers.get(key)
 
 
 NAMESPACES = ("", "v1", "namespaces")

@@ -23,7 +23,14 @@ from celpy import celtypes
 from celpy.celparser import CELParser
 from celpy.evaluation import CELEvalError, CELSyntaxError, TranspilerTree
 
-from gateway.cel import admission, lists, net, quantity, sets, strings, urls  # noqa: F401  (they register)
+# The libraries register their functions when imported.
+import gateway.cel.admission
+import gateway.cel.lists
+import gateway.cel.net
+import gateway.cel.quantity
+import gateway.cel.sets
+import gateway.cel.strings
+import gateway.cel.urls  # noqa: F401
 from gateway.cel.library import GLOBALS, METHODS, NAMESPACED, functions, standard_names
 from gateway.cel.lists import LIST_MIN
 from gateway.cel.values import to_cel

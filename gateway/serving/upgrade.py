@@ -13,15 +13,12 @@ import base64
 import hashlib
 import logging
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from wsproto.connection import Connection, ConnectionState, ConnectionType
 from wsproto.events import BytesMessage, CloseConnection, Ping, TextMessage
 
 from gateway.serving.heads import canonical, http_date, status_line
-
-if TYPE_CHECKING:
-    from gateway.serving.http1 import Http1Protocol
 
 log = logging.getLogger("protokube.serving")
 
@@ -30,6 +27,23 @@ GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455 section 1.3
 DENIAL = "websocket.http.response"
 CLOSE_TIMEOUT = 5.0  # seconds the client has to answer the server's close frame
 ABNORMAL_CLOSURE, NORMAL_CLOSURE, INTERNAL_ERROR = 1006, 1000, 1011
+
+
+class HttpConnection(Protocol):
+    """What a WebSocket session uses of the HTTP/1.1 connection it took over (http1.py's)."""
+
+    loop: asyncio.AbstractEventLoop
+    buffered: int
+
+    def write(self, *data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+    def update_reading(self) -> None: ...
+
+    async def drain(self) -> None: ...
+
+
 HANDSHAKE, DENYING, OPEN, CLOSING, CLOSED = range(5)
 
 
@@ -56,7 +70,7 @@ def offered_subprotocols(headers: list[tuple[bytes, bytes]]) -> list[str]:
 class WebSocketSession:
     """The ASGI ``receive`` and ``send`` of one WebSocket handshake and the session after it."""
 
-    def __init__(self, conn: Http1Protocol, scope: dict[str, Any]) -> None:
+    def __init__(self, conn: HttpConnection, scope: dict[str, Any]) -> None:
         self.conn = conn
         headers = scope["headers"]
         scope.pop("method", None)

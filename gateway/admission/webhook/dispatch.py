@@ -14,7 +14,7 @@ from gateway.objects.codec import Codec
 from protokube.schema.registry import Resource
 
 if TYPE_CHECKING:
-    from gateway.admission.chain import PluginContext
+    from gateway.admission.context import PluginContext
 
 D = TypeVar("D", bound="Dispatcher")
 
