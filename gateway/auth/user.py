@@ -4,6 +4,7 @@ pkg/authentication/user."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 ANONYMOUS = "system:anonymous"
 UNAUTHENTICATED = "system:unauthenticated"
@@ -43,3 +44,15 @@ def service_account_user(namespace: str, name: str, uid: str = "") -> UserInfo:
         uid,
         (SERVICE_ACCOUNTS, f"{SERVICE_ACCOUNTS}:{namespace}", AUTHENTICATED),
     )
+
+
+def user_info_json(user: UserInfo) -> dict[str, Any]:
+    """authentication.k8s.io/v1 UserInfo as JSON (an AdmissionReview's userInfo, CEL's request.userInfo)."""
+    found: dict[str, Any] = {"username": user.name}
+    if user.uid:
+        found["uid"] = user.uid
+    if user.groups:
+        found["groups"] = list(user.groups)
+    if user.extra:
+        found["extra"] = {key: list(values) for key, values in user.extra.items()}
+    return found

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from celpy import celtypes
 
 from gateway.auth.rbac import Attributes as AuthorizationAttributes
-from gateway.auth.user import UserInfo, service_account_user
+from gateway.auth.user import UserInfo, service_account_user, user_info_json
 from gateway.cel.library import method
 
 if TYPE_CHECKING:
@@ -163,17 +163,6 @@ def error(decision: Decision) -> String:
     return String(decision.error)
 
 
-def _user_info(user: UserInfo) -> dict[str, Any]:
-    info: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
-    if user.extra:
-        info["extra"] = {key: list(values) for key, values in user.extra.items()}
-    return info
-
-
 _OPTIONS_KINDS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
@@ -210,7 +199,7 @@ def request_map(
         "name": attributes.name,
         "namespace": attributes.namespace,
         "operation": attributes.operation,
-        "userInfo": _user_info(attributes.user),
+        "userInfo": user_info_json(attributes.user),
         "dryRun": attributes.dry_run,
         "options": _options(attributes),
     }

@@ -17,6 +17,7 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from gateway.admission import CREATE, Attributes
 from gateway.admission.webhook.client import CallFailed
 from gateway.admission.webhook.rules import NAMESPACES, Invocation
+from gateway.auth.user import user_info_json
 from gateway.params import DeleteOptions
 
 GROUP = "admission.k8s.io"
@@ -69,18 +70,6 @@ def _options(attributes: Attributes) -> dict[str, Any]:
     return found
 
 
-def _user(attributes: Attributes) -> dict[str, Any]:
-    user = attributes.user
-    found: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        found["uid"] = user.uid
-    if user.groups:
-        found["groups"] = list(user.groups)
-    if user.extra:
-        found["extra"] = {key: list(values) for key, values in user.extra.items()}
-    return found
-
-
 def request(
     attributes: Attributes, invocation: Invocation, version: str, obj: bytes | None, old: bytes | None
 ) -> tuple[str, bytes]:
@@ -108,7 +97,7 @@ def request(
     if namespace:
         body["namespace"] = namespace
     body["operation"] = attributes.operation
-    body["userInfo"] = _user(attributes)
+    body["userInfo"] = user_info_json(attributes.user)
     body["object"] = orjson.Fragment(obj) if obj is not None else None
     body["oldObject"] = orjson.Fragment(old) if old is not None else None
     body["dryRun"] = attributes.dry_run
