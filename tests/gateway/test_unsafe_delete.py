@@ -115,6 +115,10 @@ def test_get_and_list_report_the_corrupt_object(gated: GatewayProcess, api: http
 def test_watch_cache_carries_on_past_a_corrupt_object(gated: GatewayProcess, api: httpx.Client) -> None:
     ns = new_namespace(api, "corrupt-watch")
     path = f"/api/v1/namespaces/{ns}/configmaps"
+    published = time.monotonic() + SETTLE  # the root CA publisher's ConfigMap lands before the watch's start
+    while api.get(f"{path}/kube-root-ca.crt").status_code != 200:
+        assert time.monotonic() < published
+        time.sleep(0.05)
     assert api.post(path, json={"metadata": {"name": "before"}}).status_code == 201
     version = api.get(path).json()["metadata"]["resourceVersion"]
     events: list[dict] = []
