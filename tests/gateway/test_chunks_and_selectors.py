@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from .helpers import GatewayProcess, Kubectl, until_cached, watch_lines
+from .helpers import NO_ROOT_CA_PUBLISHER, GatewayProcess, Kubectl, until_cached, watch_lines
 
 ON_ETCD_TOO = True  # the tests using the shared server run against a real etcd as well
 
@@ -171,7 +171,7 @@ def test_deletecollection_with_selector(client: httpx.Client, labelled: str) -> 
 
 def test_bookmarks(tmp_path) -> None:
     """Periodic bookmarks (every second on this server) and one just before the timeout."""
-    server = GatewayProcess(tmp_path, "--bookmark-interval", "1").start()
+    server = GatewayProcess(tmp_path, "--bookmark-interval", "1", NO_ROOT_CA_PUBLISHER).start()
     try:
         with server.client() as client:
             path = "/api/v1/namespaces/default/configmaps"

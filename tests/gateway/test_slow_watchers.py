@@ -18,7 +18,7 @@ import httpx
 
 from gateway.watchcache.watcher import MAX_QUEUED
 
-from .helpers import GatewayProcess, store_copies
+from .helpers import NO_ROOT_CA_PUBLISHER, GatewayProcess, store_copies
 
 WRITES = MAX_QUEUED + 3_000
 PATH = "/api/v1/namespaces/default/configmaps"
@@ -72,7 +72,7 @@ def _events(chunked: bytes) -> list[dict]:
 
 
 def test_a_watcher_that_stops_reading_is_closed_and_others_go_on(tmp_path: Path) -> None:
-    gateway = GatewayProcess(tmp_path).start()
+    gateway = GatewayProcess(tmp_path, NO_ROOT_CA_PUBLISHER).start()
     try:
         with gateway.client() as client:
             template = client.post(PATH, json={"metadata": {"name": _name(0)}, "data": {"k": "v" * 1000}})
