@@ -1,4 +1,4 @@
-"""PATCH: change an object with a patch of its JSON form (seed: "Patch operations"; upstream's
+"""PATCH: change an object with a patch of its JSON form (Kubernetes API Concepts: "Patch operations"; upstream's
 k8s.io/apiserver pkg/endpoints/handlers/patch.go).
 
 The patch is applied to the current object inside the store's guaranteed update, so a concurrent

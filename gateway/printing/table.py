@@ -1,4 +1,4 @@
-"""Server-side printing: objects → meta.k8s.io/v1 Table (seed: "Receiving resources as Tables").
+"""Server-side printing: objects → meta.k8s.io/v1 Table (Kubernetes API Concepts: "Receiving resources as Tables").
 
 Columns come from the resource's printer-column options (or upstream's default Name and Created
 At); each cell from a JSONPath into the object or a named cell function. Every row carries the

@@ -1,4 +1,4 @@
-"""Server-side apply and managedFields against a running server (seed: "Server-side apply"):
+"""Server-side apply and managedFields against a running server (Kubernetes API Concepts: "Server-side apply"):
 ownership as managers apply and update, conflicts and force, fields a manager stops applying,
 shared ownership, no-op applies; then kubectl's client-side and server-side apply, label,
 annotate, patch, set image, edit and diff, and the official Python client."""

@@ -1,4 +1,4 @@
-"""Chunked lists (seed: "Retrieving large results sets in chunks") and label/field selectors."""
+"""Chunked lists (Kubernetes API Concepts: "Retrieving large results sets in chunks") and label/field selectors."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""CustomResourceDefinitions against a running server (seed: custom resources; apiextensions-apiserver
-1.32): kubectl's whole flow, the official Python client, waiting for Established with a watch,
+"""CustomResourceDefinitions against a running server (Kubernetes API Concepts: custom resources;
+apiextensions-apiserver 1.32): kubectl's whole flow, the official Python client, waiting for Established with a watch,
 schemas that prune, default and validate, versions, subresources, patches, lifecycle, bad CRDs.
 
 The module has a server of its own: the CRDs it installs would otherwise show in other modules'
@@ -165,7 +165,7 @@ def uninstall(client: httpx.Client, name: str) -> None:
 
 @pytest.fixture(scope="module")
 def crd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
-    gate = ("--feature-gates", "CBORServingAndStorage=true")  # custom objects in CBOR too (seed)
+    gate = ("--feature-gates", "CBORServingAndStorage=true")  # custom objects in CBOR too (Kubernetes API Concepts)
     process = GatewayProcess(tmp_path_factory.mktemp("crd-gateway"), *gate).start()
     yield process
     process.kill()
@@ -364,7 +364,7 @@ def test_schema_prunes_defaults_and_validates(api: httpx.Client, crontabs: dict[
         '299 - "unknown field \\"spec.junk\\""',
     ]
     assert warned.json()["spec"] == {"image": "x", "replicas": 1} and "extra" not in warned.json()
-    # protobuf: 406 unless JSON is acceptable too (seed)
+    # protobuf: 406 unless JSON is acceptable too (Kubernetes API Concepts)
     assert api.get(f"{CRONTABS}/good", headers={"Accept": "application/vnd.kubernetes.protobuf"}).status_code == 406
     both = api.get(f"{CRONTABS}/good", headers={"Accept": "application/vnd.kubernetes.protobuf, application/json"})
     assert both.status_code == 200 and both.headers["content-type"] == "application/json"

@@ -1,4 +1,4 @@
-"""PATCH against a running server (seed: "Patch operations", "Choosing an update mechanism"):
+"""PATCH against a running server (Kubernetes API Concepts: "Patch operations", "Choosing an update mechanism"):
 JSON patch, merge patch, strategic merge patch; conditional patches, retries, dry-run,
 fieldValidation, and the errors upstream answers — nothing stored when a patch is refused."""
 

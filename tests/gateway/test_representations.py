@@ -1,4 +1,4 @@
-"""Representations (seed: "HTTP media types", "JSON/YAML/Protobuf/CBOR resource encoding",
+"""Representations (Kubernetes API Concepts: "HTTP media types", "JSON/YAML/Protobuf/CBOR resource encoding",
 "Response compression", "Receiving resources as Tables"), for every verb the gateway serves.
 """
 

@@ -1,4 +1,4 @@
-"""resourceVersion semantics, cell by cell (seed: "Resource versions", both tables).
+"""resourceVersion semantics, cell by cell (Kubernetes API Concepts: "Resource versions", both tables).
 
 Every cell of the list table (resourceVersionMatch × paging × resourceVersion), get and watch
 semantics, 410 for what storage no longer holds and 504 for what it does not hold yet.

@@ -1,4 +1,4 @@
-"""Every verb on every scope, against a running server (seed: "API verbs", "Resource URIs").
+"""Every verb on every scope, against a running server (Kubernetes API Concepts: "API verbs", "Resource URIs").
 
 Namespaced (configmaps, pods, services), cluster-scoped (nodes, namespaces) and grouped
 (deployments.apps, leases.coordination.k8s.io) resources; get, list per namespace and across

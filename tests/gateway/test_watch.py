@@ -1,4 +1,4 @@
-"""Watch (seed: "Efficient detection of changes"): ordering, resume, timeouts, no leaked watches."""
+"""Watch (Kubernetes API Concepts: "Efficient detection of changes"): ordering, resume, timeouts, no leaked watches."""
 
 from __future__ import annotations
 

@@ -98,6 +98,6 @@ def test_invalid_cells_are_refused(query: dict[str, str], code: int, fragment: s
 
 
 def test_continue_with_resource_version_0_is_the_continue_token_alone() -> None:
-    """The seed: "Invalid, treated as Continue Token, Exact"."""
+    """Kubernetes API Concepts: "Invalid, treated as Continue Token, Exact"."""
     options = validate_list_options(list_options({"limit": "5", "continue": "x", "resourceVersion": "0"}))
     assert options.continue_token == "x"
