@@ -8,11 +8,12 @@ resource's Cacher; every update and delete is a transform of the current object.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
 
 from gateway import errors
 from gateway.admission import CREATE, DELETE, UPDATE, Admission, Attributes
@@ -56,6 +57,28 @@ def check_namespace(obj: Obj, namespace: str) -> None:
 
 # The field manager of writes the server makes itself (system namespaces, controllers).
 SERVER_MANAGER = "kube-apiserver"
+
+
+class Begun(Protocol):
+    """What a kind's begin-write hook took for one attempt of a write (upstream's FinishFunc)."""
+
+    async def commit(self) -> None:
+        """The write succeeded: keep what it took, free what it gave up."""
+
+    async def revert(self) -> None:
+        """The write failed, or this attempt is retried: give back what it took."""
+
+
+class _Attempts:
+    """The begin-write hook's result of a write's latest attempt; an earlier attempt's is reverted."""
+
+    def __init__(self) -> None:
+        self.begun: Begun | None = None
+
+    async def replace(self, begun: Begun | None) -> None:
+        if self.begun is not None:
+            await self.begun.revert()
+        self.begun = begun
 
 
 class Store:
@@ -132,6 +155,24 @@ class Store:
         await self._admit(DELETE, namespace, name, None, old, options, mutating=True)
         await self._admit(DELETE, namespace, name, None, old, options)
 
+    async def begin_write(self, obj: Obj, old: Obj | None, options: WriteOptions) -> Begun | None:
+        """Upstream's BeginCreate/BeginUpdate hooks: a kind's store takes what the write of ``obj``
+        (``old``: the stored object on update) needs, after mutating admission and before the
+        strategy and validation; the store commits or reverts it when the write ends. None here."""
+        return None
+
+    @contextlib.asynccontextmanager
+    async def _hooked(self) -> AsyncIterator[_Attempts]:
+        """Commit the latest attempt's begin-write result if the write succeeds, else revert it."""
+        attempts = _Attempts()
+        try:
+            yield attempts
+        except BaseException:
+            await attempts.replace(None)
+            raise
+        if attempts.begun is not None:
+            await attempts.begun.commit()
+
     # ---- create ----------------------------------------------------------------------------------
     def _prepare_create(self, namespace: str, obj: Obj) -> None:
         """System fields, the kind's create strategy and validation (upstream's BeforeCreate)."""
@@ -166,20 +207,22 @@ class Store:
         self._set_namespace(obj, namespace)
         self.strategy.default(obj)
         self._track(None, obj, options)
-        await self._admit(CREATE, namespace, obj.metadata.name, obj, None, options, mutating=True)
-        self._prepare_create(namespace, obj)
-        self.strategy.record_requester(obj, options.user)
-        meta = obj.metadata
-        await self._admit(CREATE, namespace, meta.name, obj, None, options)
-        for attempt in range(GENERATE_NAME_ATTEMPTS):
-            try:
-                return await self.storage.create(namespace, obj, dry_run=options.dry_run)
-            except KeyExists:
-                if not generated:
-                    raise errors.already_exists(self.resource, meta.name) from None
-                if attempt == GENERATE_NAME_ATTEMPTS - 1:
-                    raise errors.generate_name_conflict(self.resource, meta.name) from None
-                meta.name = generate_name(meta.generateName)
+        async with self._hooked() as attempts:
+            await self._admit(CREATE, namespace, obj.metadata.name, obj, None, options, mutating=True)
+            await attempts.replace(await self.begin_write(obj, None, options))
+            self._prepare_create(namespace, obj)
+            self.strategy.record_requester(obj, options.user)
+            meta = obj.metadata
+            await self._admit(CREATE, namespace, meta.name, obj, None, options)
+            for attempt in range(GENERATE_NAME_ATTEMPTS):
+                try:
+                    return await self.storage.create(namespace, obj, dry_run=options.dry_run)
+                except KeyExists:
+                    if not generated:
+                        raise errors.already_exists(self.resource, meta.name) from None
+                    if attempt == GENERATE_NAME_ATTEMPTS - 1:
+                        raise errors.generate_name_conflict(self.resource, meta.name) from None
+                    meta.name = generate_name(meta.generateName)
         raise AssertionError("unreachable")
 
     # ---- update ----------------------------------------------------------------------------------
@@ -225,6 +268,7 @@ class Store:
                 if wanted:
                     raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
                 await self._admit(CREATE, namespace, name, new, None, options, mutating=True)
+                await attempts.replace(await self.begin_write(new, None, options))
                 self._prepare_create(namespace, new)
                 if options.authorize_create is not None:  # as upstream, before validating admission
                     options.authorize_create()
@@ -235,6 +279,8 @@ class Store:
             assert old is not None
             self._keep_system_metadata(new, old)
             await self._admit(UPDATE, namespace, name, new, old, options, subresource, mutating=True)
+            if not subresource:
+                await attempts.replace(await self.begin_write(new, old, options))
             prepare(new, old)
             self.strategy.default(new)
             self.codec.normalize(new)  # in Go's shape, as the stored object is, before comparing them
@@ -243,7 +289,8 @@ class Store:
             await self._admit(UPDATE, namespace, name, new, old, options, subresource)
             return Removal(new) if self._finalized(new) else new
 
-        result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)
+        async with self._hooked() as attempts:
+            result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)
         return result.view, result.created
 
     async def apply(
