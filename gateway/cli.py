@@ -129,6 +129,11 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         help="the embedded storage's size limit: writes beyond it fail with NOSPACE, as etcd's (0: 2 GiB)",
     )
     p.add_argument(
+        "--storage-in-memory",
+        action="store_true",
+        help="the embedded storage keeps its database in memory, lost when it stops (tests)",
+    )
+    p.add_argument(
         "--etcd-compaction-interval",
         type=go_duration,
         default=300.0,
@@ -290,6 +295,8 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         p.error("--etcd-certfile and --etcd-keyfile go together")
     if args.storage is None and (args.etcd_cafile or args.etcd_certfile):
         p.error("--etcd-cafile, --etcd-certfile and --etcd-keyfile are for a --storage address")
+    if args.storage is not None and args.storage_in_memory:
+        p.error("--storage-in-memory is for the embedded storage, not a --storage address")
     return args
 
 
@@ -419,7 +426,9 @@ async def run(args: argparse.Namespace) -> None:
     embedded = None
     storage = args.storage
     if storage is None:
-        embedded = EmbeddedStorage(args.data_dir, args.compaction_retention, args.quota_backend_bytes)
+        embedded = EmbeddedStorage(
+            args.data_dir, args.compaction_retention, args.quota_backend_bytes, in_memory=args.storage_in_memory
+        )
         embedded.start()
         storage = embedded.address
         supervisor = asyncio.create_task(embedded.supervise())

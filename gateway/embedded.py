@@ -24,12 +24,13 @@ STABLE_AFTER = 60.0  # a child that ran this long resets the delay
 
 
 class EmbeddedStorage:
-    def __init__(self, data_dir: Path, retention: float, quota_backend_bytes: int = 0) -> None:
+    def __init__(self, data_dir: Path, retention: float, quota_backend_bytes: int = 0, in_memory: bool = False) -> None:
         self.data_dir = data_dir / "storage"
         self.address = f"unix://{(self.data_dir / 'storage.sock').resolve()}"
         self.command = [sys.executable, "-m", "protokube", "storage", "--listen", self.address]
         self.command += ["--data-dir", str(self.data_dir), "--compaction-retention", str(retention)]
         self.command += ["--quota-backend-bytes", str(quota_backend_bytes)]
+        self.command += ["--in-memory"] if in_memory else []
         self.child: subprocess.Popen[str] | None = None
         self.restarts = 0
         self._stopping = False

@@ -39,6 +39,7 @@ class StorageOptions:
     min_lease_ttl: int = 2  # etcd's minimum TTL with default election settings
     metrics_listen: str = ""  # HOST:PORT of the /metrics endpoint (etcd's --listen-metrics-urls); "" = none
     tls: ServerTLS | None = None  # TLS on a TCP listener (etcd's --cert-file, --key-file, --trusted-ca-file)
+    in_memory: bool = False  # the database in memory (server/memorydb.py), not in data_dir
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
         _split_listen(listen)  # refuse a malformed address before opening the database
 
     metrics = StorageMetrics()
-    backend = Backend(Path(data_dir), commit_duration=metrics.commit_duration)
+    backend = Backend(Path(data_dir), commit_duration=metrics.commit_duration, in_memory=opts.in_memory)
     store, meta = _load(backend, opts)
     hub = WatchHub(
         store,

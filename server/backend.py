@@ -29,6 +29,7 @@ from pathlib import Path
 
 from prometheus_client import Histogram
 
+from server import memorydb
 from server.writer import Writer
 
 SCHEMA = """
@@ -112,13 +113,14 @@ def _statements(batch: CommitBatch) -> list[tuple[str, list]]:
 
 
 class Backend:
-    """The SQLite database of one data directory."""
+    """The SQLite database of one data directory (or, ``in_memory``, of this process's memory)."""
 
-    def __init__(self, data_dir: Path, commit_duration: Histogram | None = None) -> None:
+    def __init__(self, data_dir: Path, commit_duration: Histogram | None = None, in_memory: bool = False) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
         self.commit_duration = commit_duration  # observes each commit's seconds (etcd's backend metric)
         self.path = data_dir / DB_FILE
-        self._writer = _connect(self.path)
+        self._connect = functools.partial(memorydb.connect, memorydb.new_database()) if in_memory else self._file
+        self._writer = self._connect()
         self._writer.executescript(SCHEMA)
         self.writer = Writer()
         self.read_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sqlite-reader")
@@ -129,10 +131,13 @@ class Backend:
         self._writes = 0  # writes attempted (commits, compaction steps, vacuums): each may change the size
         self._measured = (-1, 0)  # (_writes, disk bytes) when last measured
 
+    def _file(self) -> sqlite3.Connection:
+        return _connect(self.path)
+
     def _reader(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = self._local.conn = _connect(self.path)
+            conn = self._local.conn = self._connect()
             with self._readers_lock:
                 self._readers.append(conn)
         return conn

@@ -42,6 +42,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         metavar="N",
         help="backend size at which writes fail and the NOSPACE alarm is raised (0: 2 GiB, as etcd)",
     )
+    p.add_argument("--in-memory", action="store_true", help="keep the database in memory, lost at exit (tests)")
     p.add_argument("--no-group-commit", action="store_true", help="one SQLite commit per write request (benchmarking)")
     p.add_argument(
         "--progress-notify-interval",
@@ -105,6 +106,7 @@ async def serve(args: argparse.Namespace) -> None:
         watch_stream_buffer_bytes=args.watch_stream_buffer_bytes,
         metrics_listen=args.listen_metrics or "",
         tls=server_tls(args),
+        in_memory=args.in_memory,
     )
     heap.settle()  # the keyspace loaded: frozen (protokube/heap.py)
     stop = asyncio.Event()
