@@ -1,0 +1,416 @@
+"""The scripted requests, by area. Each scenario runs once against each server, names every
+answer it observes, and reads what it needs next (a resourceVersion, a continue token) from that
+server's own answers, so both servers are asked the same questions in their own terms."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from anchor.differential.session import PROTOBUF, Session
+
+NS = "diff"
+CM = f"/api/v1/namespaces/{NS}/configmaps"
+JSON_PATCH, MERGE_PATCH = "application/json-patch+json", "application/merge-patch+json"
+STRATEGIC_PATCH, APPLY_PATCH = "application/strategic-merge-patch+json", "application/apply-patch+yaml"
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+DISCOVERY_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+Scenario = Callable[[Session], None]
+
+
+def configmap(name: str, data: dict[str, str] | None = None, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": labels},
+        "data": data or {"a": "1"},
+    }
+
+
+def _rv(response: Any) -> str:
+    return response.json()["metadata"]["resourceVersion"]
+
+
+def setup(s: Session) -> None:
+    """The namespace and its default ServiceAccount (kube-apiserver alone has no controller that
+    would make it, and pods need it)."""
+    s.call("setup/namespace", "POST", "/api/v1/namespaces", json={"metadata": {"name": NS}})
+    s.client.post(f"/api/v1/namespaces/{NS}/serviceaccounts", json={"metadata": {"name": "default"}})
+
+
+KINDS: dict[str, tuple[str, dict[str, Any], Callable[[dict[str, Any]], None]]] = {
+    "configmap": (CM, configmap("crud"), lambda o: o["data"].update(b="2")),
+    "secret": (
+        f"/api/v1/namespaces/{NS}/secrets",
+        {"metadata": {"name": "crud"}, "stringData": {"token": "abc"}, "type": "Opaque"},
+        lambda o: o["data"].update(more="eHl6"),
+    ),
+    "service": (
+        f"/api/v1/namespaces/{NS}/services",
+        {"metadata": {"name": "crud"}, "spec": {"ports": [{"port": 80}], "selector": {"app": "x"}}},
+        lambda o: o["spec"].update(ports=[{"name": "a", "port": 80}, {"name": "b", "port": 81}]),
+    ),
+    "deployment": (
+        f"/apis/apps/v1/namespaces/{NS}/deployments",
+        {
+            "metadata": {"name": "crud"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "crud"}},
+                "template": {
+                    "metadata": {"labels": {"app": "crud"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                },
+            },
+        },
+        lambda o: o["spec"].update(replicas=3),
+    ),
+    "role": (
+        f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles",
+        {"metadata": {"name": "crud"}, "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+        lambda o: o["rules"][0]["verbs"].append("list"),
+    ),
+    "pod": (
+        f"/api/v1/namespaces/{NS}/pods",
+        {"metadata": {"name": "crud"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+        lambda o: o["metadata"].setdefault("labels", {}).update(x="y"),
+    ),
+}
+
+
+def crud(s: Session) -> None:
+    """Create, get, update, update with a stale resourceVersion, delete, get again: each kind."""
+    for kind, (path, obj, change) in KINDS.items():
+        created = s.call(f"crud/{kind}/create", "POST", path, json=obj)
+        s.call(f"crud/{kind}/create-again", "POST", path, json=obj)
+        current = s.call(f"crud/{kind}/get", "GET", f"{path}/crud").json()
+        change(current)
+        s.call(f"crud/{kind}/update", "PUT", f"{path}/crud", json=current)
+        stale = {**current, "metadata": {**current["metadata"], "resourceVersion": _rv(created)}}
+        s.call(f"crud/{kind}/update-stale", "PUT", f"{path}/crud", json=stale)
+        s.call(f"crud/{kind}/list-table", "GET", path, headers={"Accept": TABLE})
+        s.call(f"crud/{kind}/get-protobuf", "GET", f"{path}/crud", headers={"Accept": PROTOBUF})
+        s.call(f"crud/{kind}/delete", "DELETE", f"{path}/crud")
+        s.call(f"crud/{kind}/get-deleted", "GET", f"{path}/crud")
+        s.call(f"crud/{kind}/delete-deleted", "DELETE", f"{path}/crud")
+
+
+def lists(s: Session) -> None:
+    """Pages with limit and continue; every resourceVersion and resourceVersionMatch combination."""
+    for i in range(5):
+        s.client.post(CM, json=configmap(f"page-{i}", team="a" if i % 2 else "b"))
+    page = s.call("list/limit-2", "GET", CM, params={"limit": "2"}).json()
+    token = page["metadata"]["continue"]
+    page = s.call("list/limit-2-continue", "GET", CM, params={"limit": "2", "continue": token}).json()
+    s.call("list/limit-2-continue-last", "GET", CM, params={"limit": "2", "continue": page["metadata"]["continue"]})
+    s.call("list/continue-garbled", "GET", CM, params={"limit": "2", "continue": "not-a-token"})
+    s.call("list/continue-with-rv", "GET", CM, params={"limit": "2", "continue": token, "resourceVersion": "1"})
+    current = _rv(s.call("list/all", "GET", CM))
+    ahead = str(int(current) + 1000)
+    combos: dict[str, dict[str, str]] = {
+        "rv-0": {"resourceVersion": "0"},
+        "rv-0-limit": {"resourceVersion": "0", "limit": "2"},
+        "rv-current": {"resourceVersion": current},
+        "rv-current-limit": {"resourceVersion": current, "limit": "2"},
+        "match-notolderthan": {"resourceVersion": current, "resourceVersionMatch": "NotOlderThan"},
+        "match-notolderthan-0": {"resourceVersion": "0", "resourceVersionMatch": "NotOlderThan"},
+        "match-notolderthan-limit": {"resourceVersion": current, "resourceVersionMatch": "NotOlderThan", "limit": "2"},
+        "match-exact": {"resourceVersion": current, "resourceVersionMatch": "Exact"},
+        "match-exact-limit": {"resourceVersion": current, "resourceVersionMatch": "Exact", "limit": "2"},
+        "match-exact-0": {"resourceVersion": "0", "resourceVersionMatch": "Exact"},
+        "match-without-rv": {"resourceVersionMatch": "NotOlderThan"},
+        "match-unknown": {"resourceVersion": current, "resourceVersionMatch": "Newest"},
+        "match-with-continue": {"resourceVersionMatch": "Exact", "resourceVersion": current, "continue": token},
+        "rv-garbled": {"resourceVersion": "abc"},
+        "rv-ahead": {"resourceVersion": ahead, "resourceVersionMatch": "NotOlderThan"},
+        "label-selector": {"labelSelector": "team=a"},
+        "label-selector-bad": {"labelSelector": "team=="},
+        "field-selector": {"fieldSelector": "metadata.name=page-1"},
+        "field-selector-unknown": {"fieldSelector": "data.a=1"},
+        "limit-negative": {"limit": "-1"},
+    }
+    for name, params in combos.items():
+        s.call(f"list/{name}", "GET", CM, params=params)
+    s.call("list/protobuf", "GET", CM, params={"limit": "3"}, headers={"Accept": PROTOBUF})
+    s.call("list/table", "GET", CM, params={"limit": "3"}, headers={"Accept": TABLE})
+    s.call("list/table-no-object", "GET", CM, params={"includeObject": "None"}, headers={"Accept": TABLE})
+    s.call("list/all-namespaces", "GET", "/api/v1/configmaps", params={"labelSelector": "team"})
+
+
+def watches(s: Session) -> None:
+    """Watches replayed from a resourceVersion, with bookmarks, initial events, and a too-old start."""
+    start = _rv(s.client.get(CM))
+    s.client.post(CM, json=configmap("watched"))
+    s.client.patch(f"{CM}/watched", json={"data": {"a": "2"}}, headers={"Content-Type": MERGE_PATCH})
+    s.client.delete(f"{CM}/watched")
+    params = {"resourceVersion": start, "allowWatchBookmarks": "true", "timeoutSeconds": "4"}
+    s.watch("watch/from-rv-bookmarks", CM, params, until=4)
+    s.watch("watch/field-selector", CM, {**params, "fieldSelector": "metadata.name=watched"}, until=3)
+    initial = {
+        "sendInitialEvents": "true",
+        "resourceVersionMatch": "NotOlderThan",
+        "allowWatchBookmarks": "true",
+        "labelSelector": "team=a",
+        "timeoutSeconds": "4",
+    }
+    s.watch("watch/initial-events", CM, initial, until=3)
+    s.watch("watch/initial-events-no-bookmarks", CM, {**initial, "allowWatchBookmarks": "false"})
+    s.watch("watch/too-old", CM, {"resourceVersion": "1", "timeoutSeconds": "2"}, until=1)
+    s.watch("watch/rv-garbled", CM, {"resourceVersion": "x", "timeoutSeconds": "2"}, until=1)
+    s.call(
+        "watch/protobuf",
+        "GET",
+        CM,
+        params={**params, "watch": "true", "timeoutSeconds": "3"},
+        headers={"Accept": PROTOBUF},
+    )
+
+
+def patches(s: Session) -> None:
+    """Each patch type on a ConfigMap and a Deployment's containers; bad patches; a CRD-free 415."""
+    s.client.post(CM, json=configmap("patched", {"a": "1", "b": "2"}))
+    target = f"{CM}/patched"
+    cases: list[tuple[str, str, Any]] = [
+        ("merge", MERGE_PATCH, {"data": {"a": None, "c": "3"}}),
+        ("strategic", STRATEGIC_PATCH, {"data": {"d": "4"}, "metadata": {"labels": {"x": "1"}}}),
+        ("json", JSON_PATCH, [{"op": "add", "path": "/data/e", "value": "5"}]),
+        ("json-test-fails", JSON_PATCH, [{"op": "test", "path": "/data/e", "value": "nope"}]),
+        ("json-bad-path", JSON_PATCH, [{"op": "remove", "path": "/data/missing"}]),
+        ("json-not-a-list", JSON_PATCH, {"op": "add"}),
+        ("merge-not-json", MERGE_PATCH, "{nope"),
+        ("strategic-bad-directive", STRATEGIC_PATCH, {"data": {"$patch": "bogus"}}),
+        ("unsupported-type", "text/plain", {"data": {}}),
+        ("changes-name", MERGE_PATCH, {"metadata": {"name": "other"}}),
+        ("invalid-result", MERGE_PATCH, {"data": {"bad key!": "x"}}),
+    ]
+    for name, content_type, patch in cases:
+        content = patch if isinstance(patch, str) else json.dumps(patch)
+        s.call(f"patch/{name}", "PATCH", target, content=content, headers={"Content-Type": content_type})
+    s.call("patch/missing-object", "PATCH", f"{CM}/nothing", content="{}", headers={"Content-Type": MERGE_PATCH})
+    deployment = KINDS["deployment"][1] | {"metadata": {"name": "patched"}}
+    path = f"/apis/apps/v1/namespaces/{NS}/deployments"
+    s.client.post(path, json=deployment)
+    containers = {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox"}]}}}}
+    s.call(
+        "patch/deployment-strategic",
+        "PATCH",
+        f"{path}/patched",
+        json=containers,
+        headers={"Content-Type": STRATEGIC_PATCH},
+    )
+    s.call("patch/deployment-merge", "PATCH", f"{path}/patched", json=containers, headers={"Content-Type": MERGE_PATCH})
+
+
+def applies(s: Session) -> None:
+    """Server-side apply: create, an owned change, a conflict, a forced one, a missing manager."""
+    target = f"{CM}/applied"
+    body = json.dumps(configmap("applied", {"a": "1"}))
+    headers = {"Content-Type": APPLY_PATCH}
+    s.call("apply/create", "PATCH", target, content=body, params={"fieldManager": "one"}, headers=headers)
+    body_two = json.dumps(configmap("applied", {"a": "2"}))
+    s.call("apply/conflict", "PATCH", target, content=body_two, params={"fieldManager": "two"}, headers=headers)
+    s.call(
+        "apply/force",
+        "PATCH",
+        target,
+        content=body_two,
+        params={"fieldManager": "two", "force": "true"},
+        headers=headers,
+    )
+    s.call("apply/no-manager", "PATCH", target, content=body, headers=headers)
+    s.call(
+        "apply/force-on-merge",
+        "PATCH",
+        target,
+        content="{}",
+        params={"force": "true"},
+        headers={"Content-Type": MERGE_PATCH},
+    )
+    s.call(
+        "apply/yaml",
+        "PATCH",
+        target,
+        content="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  y: '1'\n",
+        params={"fieldManager": "three"},
+        headers=headers,
+    )
+    s.call(
+        "apply/wrong-kind",
+        "PATCH",
+        target,
+        content=json.dumps({"apiVersion": "v1", "kind": "Secret"}),
+        params={"fieldManager": "one"},
+        headers=headers,
+    )
+    s.call("apply/get", "GET", target)
+
+
+def dry_runs(s: Session) -> None:
+    s.call("dryrun/create", "POST", CM, params={"dryRun": "All"}, json=configmap("dry"))
+    s.call("dryrun/get-after-create", "GET", f"{CM}/dry")
+    s.client.post(CM, json=configmap("dry"))
+    s.call("dryrun/delete", "DELETE", f"{CM}/dry", params={"dryRun": "All"})
+    s.call("dryrun/get-after-delete", "GET", f"{CM}/dry")
+    s.call("dryrun/update", "PUT", f"{CM}/dry", params={"dryRun": "All"}, json=configmap("dry", {"z": "9"}))
+    s.call("dryrun/unknown-value", "POST", CM, params={"dryRun": "Some"}, json=configmap("dry2"))
+    s.call(
+        "dryrun/generate-name",
+        "POST",
+        CM,
+        params={"dryRun": "All"},
+        json={"metadata": {"generateName": "gen-"}, "data": {}},
+    )
+
+
+def field_validation(s: Session) -> None:
+    unknown = {**configmap("fv"), "spec": {"x": 1}}
+    duplicated = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fv-dup"},"data":{"a":"1","a":"2"}}'
+    for mode in ("Strict", "Warn", "Ignore", "Bogus"):
+        s.call(
+            f"fieldvalidation/unknown-{mode}",
+            "POST",
+            CM,
+            params={"fieldValidation": mode, "dryRun": "All"},
+            json=unknown,
+        )
+        s.call(
+            f"fieldvalidation/duplicate-{mode}",
+            "POST",
+            CM,
+            params={"fieldValidation": mode, "dryRun": "All"},
+            content=duplicated,
+            headers={"Content-Type": "application/json"},
+        )
+    s.call("fieldvalidation/unknown-default", "POST", CM, params={"dryRun": "All"}, json=unknown)
+    s.call(
+        "fieldvalidation/apply-strict",
+        "PATCH",
+        f"{CM}/fv-apply",
+        content=json.dumps(unknown | {"metadata": {"name": "fv-apply"}}),
+        params={"fieldManager": "m", "fieldValidation": "Strict", "dryRun": "All"},
+        headers={"Content-Type": APPLY_PATCH},
+    )
+
+
+def errors(s: Session) -> None:
+    """The error paths clients meet: 400, 404, 405, 406, 409, 413-free, 415, 422."""
+    s.call("error/404-object", "GET", f"{CM}/missing")
+    s.call("error/404-namespace", "GET", "/api/v1/namespaces/missing/configmaps/x")
+    s.call("error/404-resource", "GET", f"/api/v1/namespaces/{NS}/widgets")
+    s.call("error/404-group", "GET", "/apis/nope.example.com/v1")
+    s.call("error/404-path", "GET", "/nothing/here")
+    s.call("error/create-in-missing-namespace", "POST", "/api/v1/namespaces/missing/configmaps", json=configmap("x"))
+    s.call("error/422-name", "POST", CM, json=configmap("Bad_Name"))
+    s.call("error/422-data-key", "POST", CM, json=configmap("bad-key", {"a b": "1"}))
+    s.call(
+        "error/400-kind-mismatch", "POST", CM, json={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "k"}}
+    )
+    s.call(
+        "error/400-namespace-mismatch", "POST", CM, json={"metadata": {"name": "ns", "namespace": "other"}, "data": {}}
+    )
+    s.call("error/400-body-not-json", "POST", CM, content="{", headers={"Content-Type": "application/json"})
+    s.call("error/415", "POST", CM, content="a=1", headers={"Content-Type": "text/plain"})
+    s.call("error/406", "GET", f"{CM}", headers={"Accept": "text/plain"})
+    s.call(
+        "error/406-table-protobuf",
+        "GET",
+        CM,
+        headers={"Accept": "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"},
+    )
+    s.call("error/405-patch-collection", "PATCH", CM, content="{}", headers={"Content-Type": MERGE_PATCH})
+    s.call("error/405-post-object", "POST", f"{CM}/x", json=configmap("x"))
+    s.call("error/409-namespace-exists", "POST", "/api/v1/namespaces", json={"metadata": {"name": NS}})
+    s.call("error/put-name-mismatch", "PUT", f"{CM}/a", json=configmap("b"))
+    s.call("error/put-create-missing", "PUT", f"{CM}/a", json=configmap("a"))
+    s.call(
+        "error/delete-precondition",
+        "DELETE",
+        f"{CM}/page-0",
+        json={"preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}},
+    )
+    s.call("error/delete-options-bad", "DELETE", f"{CM}/page-0", params={"propagationPolicy": "Sometimes"})
+
+
+def protobuf(s: Session) -> None:
+    """Protobuf as accepted and as sent; Table negotiation on other kinds."""
+    s.call("protobuf/namespace", "GET", f"/api/v1/namespaces/{NS}", headers={"Accept": PROTOBUF})
+    s.call("protobuf/status-404", "GET", f"{CM}/missing", headers={"Accept": PROTOBUF})
+    s.call(
+        "protobuf/accept-list", "GET", CM, params={"limit": "1"}, headers={"Accept": f"{PROTOBUF}, application/json"}
+    )
+    s.call("protobuf/body-garbled", "POST", CM, content=b"k8s\x00garbage", headers={"Content-Type": PROTOBUF})
+    s.call("protobuf/body-no-magic", "POST", CM, content=b"\x0a\x02v1", headers={"Content-Type": PROTOBUF})
+    s.call(
+        "table/namespaces",
+        "GET",
+        "/api/v1/namespaces",
+        params={"labelSelector": "kubernetes.io/metadata.name=diff"},
+        headers={"Accept": TABLE},
+    )
+    s.call("table/object", "GET", f"/api/v1/namespaces/{NS}", headers={"Accept": TABLE})
+    s.call("table/v1beta1", "GET", CM, headers={"Accept": "application/json;as=Table;v=v1beta1;g=meta.k8s.io"})
+    s.call(
+        "metadata/partial-list",
+        "GET",
+        CM,
+        params={"limit": "2"},
+        headers={"Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"},
+    )
+
+
+def _group_entry(document: dict[str, Any], group: str) -> Any:
+    """A group's entry in /apis: APIGroupList's groups[] or APIGroupDiscoveryList's items[]."""
+    if "items" in document:
+        return next((g for g in document["items"] if g["metadata"].get("name", "") == group), None)
+    return next((g for g in document["groups"] if g["name"] == group), None)
+
+
+def discovery(s: Session) -> None:
+    """Discovery documents of groups both servers serve, and OpenAPI v3 of one group."""
+    for path in ("/api/v1", "/apis/apps/v1", "/apis/rbac.authorization.k8s.io/v1", "/api"):
+        s.call(f"discovery{path}", "GET", path)
+    legacy = s.client.get("/apis")
+    s.observe("discovery/apis-apps-group", legacy, _group_entry(legacy.json(), "apps"))
+    aggregated = s.client.get("/apis", headers={"Accept": DISCOVERY_V2})
+    s.observe("discovery/v2-apps", aggregated, _group_entry(aggregated.json(), "apps"))
+    core = s.client.get("/api", headers={"Accept": DISCOVERY_V2})
+    s.observe("discovery/v2-core", core, core.json())
+    version = s.client.get("/version")
+    s.observe("discovery/version-keys", version, sorted(version.json()))
+    root = s.client.get("/openapi/v3")
+    s.observe("openapi/v3-root-has-apps", root, {"apis/apps/v1": "apis/apps/v1" in root.json()["paths"]})
+    apps = s.client.get("/openapi/v3/apis/apps/v1")
+    document = apps.json()
+    schemas = document["components"]["schemas"]
+    s.observe("openapi/v3-apps-paths", apps, sorted(document["paths"]))
+    for name in (
+        "io.k8s.api.apps.v1.Deployment",
+        "io.k8s.api.apps.v1.DeploymentSpec",
+        "io.k8s.api.apps.v1.DeploymentStatus",
+    ):
+        s.observe(f"openapi/v3-{name.rsplit('.', 1)[1]}", apps, schemas.get(name))
+    s.call("openapi/v3-unknown-group", "GET", "/openapi/v3/apis/nope.example.com/v1")
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    setup,
+    crud,
+    lists,
+    watches,
+    patches,
+    applies,
+    dry_runs,
+    field_validation,
+    errors,
+    protobuf,
+    discovery,
+)
+
+
+def run(s: Session) -> float:
+    """Every scenario against one server; seconds taken."""
+    started = time.monotonic()
+    for scenario in SCENARIOS:
+        scenario(s)
+    return time.monotonic() - started
