@@ -48,6 +48,8 @@ def with_proto2_presence(file: descriptor_pb2.FileDescriptorProto) -> None:
     while pending:
         message = pending.pop()
         pending.extend(message.nested_type)
+        if message.options.map_entry:  # a map's key and value are not fields of their own
+            continue
         for field in message.field:
             if field.label == OPTIONAL and field.type not in COMPOSITE and not field.HasField("oneof_index"):
                 field.proto3_optional = True

@@ -12,6 +12,7 @@ Its only dependency besides the standard library is the betterproto2 runtime.
 from __future__ import annotations
 
 import http.client
+import itertools
 import struct
 import sys
 from collections.abc import Iterator
@@ -76,7 +77,7 @@ def main(server: str, namespace: str) -> None:
 
     # The watch starts with an ADDED event for each pod there is; after three the client hangs up.
     with request("GET", f"{base}/pods?watch=1") as response:
-        for _, event in zip(range(3), watch_events(response), strict=False):
+        for event in itertools.islice(watch_events(response), 3):
             unknown = unwrap(event.object.raw or b"")
             name = core.Pod.parse(unknown.raw or b"").metadata.name
             print(f"event {event.type} {unknown.type_meta.kind} {name}")
