@@ -108,8 +108,11 @@ class CustomResourceStrategy(UnstructuredStrategy):
         super().prepare_for_create(obj)
 
     def validate(self, obj: Unstructured, old: Unstructured | None) -> list[FieldError]:
+        return self.schema.validate_schema(self.codec.to_dict(obj))
+
+    async def validate_rules(self, obj: Unstructured, old: Unstructured | None) -> list[FieldError]:
         old_value = self.codec.to_dict(old) if old is not None else None
-        return self.schema.validate(self.codec.to_dict(obj), old_value)
+        return await self.schema.validate_rules(self.codec.to_dict(obj), old_value)
 
 
 def resources_of(crd: dict[str, Any]) -> list[Resource]:

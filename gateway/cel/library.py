@@ -4,13 +4,14 @@ argument (the receiver of a method), falling back on cel-python's own function o
 
 from __future__ import annotations
 
+import operator
 import types
 from collections.abc import Callable
 from typing import Any
 
 import celpy.evaluation
 from celpy.celtypes import BoolType
-from celpy.evaluation import CELEvalError, base_functions
+from celpy.evaluation import CELEvalError, base_functions, boolean
 
 Function = Callable[..., Any]
 
@@ -64,11 +65,18 @@ def register(name: str, first: type | tuple[type, ...]) -> Callable[[Function], 
 # cel-python's transpiler writes has() as a Python bool, which its logical operators refuse: they
 # get it as CEL's bool.
 BOOLEAN_OPERATORS = ("!_", "_&&_", "_||_", "_?_:_", "_==_", "_!=_")
+# cel-python's == and != wrap operator.eq anew on every call (most of a comparison's time): wrapped once here.
+_COMPARISONS = {"_==_": boolean(operator.eq), "_!=_": boolean(operator.ne)}
+
+
+def exposed_name(name: str) -> str:
+    """The attribute of ``celpy.evaluation.k8s`` the function ``name`` is (one per name)."""
+    return "f_" + "".join(c if c.isalnum() else f"_{ord(c)}_" for c in name)
 
 
 def _exposed(name: str, func: Function) -> Function:
     """``func`` where the transpiler's code finds it: ``celpy.evaluation.k8s.<attribute>``."""
-    attribute = "f_" + "".join(c if c.isalnum() else f"_{ord(c)}_" for c in name)  # one per name
+    attribute = exposed_name(name)
     func.__name__ = attribute
     func.__module__ = "celpy.evaluation"
     func.__qualname__ = f"k8s.{attribute}"
@@ -77,10 +85,10 @@ def _exposed(name: str, func: Function) -> Function:
 
 
 def _boolean_operator(name: str) -> Function:
-    operator = base_functions[name]
+    function = _COMPARISONS.get(name) or base_functions[name]
 
     def coerced(*args: Any) -> Any:
-        return operator(*(BoolType(arg) if type(arg) is bool else arg for arg in args))
+        return function(*[BoolType(arg) if type(arg) is bool else arg for arg in args])
 
     return _exposed(name, coerced)
 

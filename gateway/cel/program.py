@@ -31,6 +31,7 @@ import gateway.cel.quantity
 import gateway.cel.sets
 import gateway.cel.strings
 import gateway.cel.urls  # noqa: F401
+from gateway.cel import cost, metered
 from gateway.cel.library import GLOBALS, METHODS, NAMESPACED, functions, standard_names
 from gateway.cel.lists import LIST_MIN
 from gateway.cel.values import to_cel
@@ -111,31 +112,34 @@ class Program:
     """A compiled expression, evaluated with an activation of the declared variables.
 
     The transpiled code runs in globals of its own (a copy of cel-python's evaluation module's, as
-    its code expects): cel-python runs every program in that module's globals, where the lambdas
-    one program defines replace another's of the same number — and a composition variable is
-    evaluated in the middle of the expression reading it."""
+    its code expects, whose ``celpy`` and ``operator`` are metered.py's charging namespaces):
+    cel-python runs every program in that module's globals, where the lambdas one program defines
+    replace another's of the same number — and a composition variable is evaluated in the middle
+    of the expression reading it."""
 
     def __init__(self, expression: str, runner: celpy.CompiledRunner, names: frozenset[str] = frozenset()) -> None:
         self.expression = expression
         self.names = names  # the declared variables it reads
         self._code = runner.tp.executable_code
-        self._globals = dict(celpy.evaluation.result.__globals__)
+        self._globals = {**celpy.evaluation.result.__globals__, **metered.names()}
 
     def evaluate(self, activation: dict[str, Any]) -> Any:
-        """The result as a CEL value (``from_cel`` makes it plain Python)."""
-        space = self._globals
+        """The result as a CEL value (``from_cel`` makes it plain Python). Its cost is charged to
+        the meter of the work running it (cost.py), which may stop it."""
+        space = dict(self._globals)  # its own: evaluations run on threads too (cost.offloaded)
         space["base_activation"] = _Frame({name: to_cel(value) for name, value in activation.items()})
         try:
-            exec(self._code, space)  # code transpiled from a checked CEL expression
+            with cost.expression():
+                exec(self._code, space)  # code transpiled from a checked CEL expression
             result = space["CEL"]
         except CELEvalError as err:
             raise CELEvaluationError(error_text(err)) from None
+        except cost.LimitExceeded as err:
+            raise CELEvaluationError(str(err)) from None
         except RecursionError:
             raise CELEvaluationError("expression nested too deeply") from None
         except Exception as err:  # what the transpiler's evaluate wraps: an error of the evaluation
             raise CELEvaluationError(error_text(CELEvalError("evaluation error", type(err), err.args))) from None
-        finally:
-            space.pop("base_activation", None)
         if isinstance(result, CELEvalError):
             raise CELEvaluationError(error_text(result))
         return result

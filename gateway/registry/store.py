@@ -126,9 +126,10 @@ class Store:
         else:
             meta.namespace = ""
 
-    def _validate(self, obj: Obj, old: Obj | None) -> None:
+    async def _validate(self, obj: Obj, old: Obj | None) -> None:
         found = validate_object_meta(self.resource, obj.metadata, None if old is None else old.metadata)
         found += self.strategy.validate(obj, old)
+        found += await self.strategy.validate_rules(obj, old)
         if found:
             raise errors.invalid(self.resource.group, self.resource.kind, obj.metadata.name, found)
 
@@ -174,7 +175,7 @@ class Store:
             await attempts.begun.commit()
 
     # ---- create ----------------------------------------------------------------------------------
-    def _prepare_create(self, namespace: str, obj: Obj) -> None:
+    async def _prepare_create(self, namespace: str, obj: Obj) -> None:
         """System fields, the kind's create strategy and validation (upstream's BeforeCreate)."""
         self._set_namespace(obj, namespace)
         meta = obj.metadata
@@ -192,7 +193,7 @@ class Store:
         if meta.generateName and not meta.name:
             meta.name = generate_name(meta.generateName)
         self.strategy.default(obj)  # again, as upstream's read-back from storage defaults
-        self._validate(obj, None)
+        await self._validate(obj, None)
         self.codec.normalize(obj)
 
     def _track(self, old: Obj | None, new: Obj, options: WriteOptions, subresource: str = "") -> None:
@@ -210,7 +211,7 @@ class Store:
         async with self._hooked() as attempts:
             await self._admit(CREATE, namespace, obj.metadata.name, obj, None, options, mutating=True)
             await attempts.replace(await self.begin_write(obj, None, options))
-            self._prepare_create(namespace, obj)
+            await self._prepare_create(namespace, obj)
             self.strategy.record_requester(obj, options.user)
             meta = obj.metadata
             await self._admit(CREATE, namespace, meta.name, obj, None, options)
@@ -269,7 +270,7 @@ class Store:
                     raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
                 await self._admit(CREATE, namespace, name, new, None, options, mutating=True)
                 await attempts.replace(await self.begin_write(new, None, options))
-                self._prepare_create(namespace, new)
+                await self._prepare_create(namespace, new)
                 if options.authorize_create is not None:  # as upstream, before validating admission
                     options.authorize_create()
                 await self._admit(CREATE, namespace, name, new, None, options)
@@ -285,7 +286,7 @@ class Store:
             self.strategy.default(new)
             self.codec.normalize(new)  # in Go's shape, as the stored object is, before comparing them
             self._set_generation(new, old)
-            self._validate(new, old)
+            await self._validate(new, old)
             await self._admit(UPDATE, namespace, name, new, old, options, subresource)
             return Removal(new) if self._finalized(new) else new
 

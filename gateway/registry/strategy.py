@@ -52,6 +52,10 @@ class Strategy(Protocol):
     def validate(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         """The kind's own rules (``old``: the stored object on update, else None)."""
 
+    async def validate_rules(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+        """Rules whose evaluation may take long (a CRD's CEL rules): awaited, run where they cannot
+        hold the event loop, after ``validate``."""
+
     def grace_period_seconds(self, obj: Obj, requested: int | None) -> int:
         """Seconds a delete waits before the object is removed (0: remove now)."""
 
@@ -83,6 +87,9 @@ class _Common:
 
     def record_requester(self, obj: Obj, user: UserInfo) -> None:
         return None
+
+    async def validate_rules(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+        return []
 
     def field_values(self, obj: Obj) -> dict[str, str]:
         values = {"metadata.name": obj.metadata.name, "metadata.namespace": obj.metadata.namespace}

@@ -8,6 +8,7 @@ Fail and are ignored under Ignore."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,8 +24,9 @@ from gateway.admission.policy.params import ConfigurationError, collect, unknown
 from gateway.admission.webhook.objects import convert
 from gateway.admission.webhook.rules import Invocation, exempt
 from gateway.auth.authorization import Authorizer
-from gateway.cel import CELEvaluationError, LazyMap, Program, to_cel
+from gateway.cel import CELEvaluationError, LazyMap, Program, cost, to_cel
 from gateway.cel.admission import authorizer_value, request_map
+from gateway.cel.cost import offloaded
 from gateway.objects.codec import Codec
 from gateway.objects.codecs import codec_for
 from gateway.objects.view import ObjectView
@@ -171,7 +173,7 @@ class ValidatingAdmissionPolicy:
             for binding in policies.bindings[policy_name]:
                 if binding.match is not None and self._matches(binding.match, attributes) is None:
                     continue
-                error, failures = self._evaluate_binding(policy, binding, request, matched)
+                error, failures = await self._evaluate_binding(policy, binding, request, matched)
                 if error:
                     denials.append((policy, binding, Denial(error)))
                 for failure in failures:
@@ -197,7 +199,7 @@ class ValidatingAdmissionPolicy:
                     f"'{binding.name}': {denial.message}"
                 )
 
-    def _evaluate_binding(
+    async def _evaluate_binding(
         self, policy: Policy, binding: Binding, request: _Request, matched: Invocation
     ) -> tuple[str, list[Denial]]:
         """A configuration error (it denies whatever the binding's actions; "" under Ignore) and
@@ -215,7 +217,8 @@ class ValidatingAdmissionPolicy:
             return (error if policy.fail else ""), []
         failures: list[Denial] = []
         for param in params:
-            failures += _evaluate(policy, request.values(policy.uses, matched), param)
+            values = request.values(policy.uses, matched)
+            failures += await offloaded(functools.partial(_evaluate, policy, values, param))
         return "", failures
 
 
@@ -236,7 +239,26 @@ def _compiled(policies: list[ObjectView], bindings: list[ObjectView]) -> PolicyS
 
 
 def _evaluate(policy: Policy, base: dict[str, Any], params: dict[str, Any] | None) -> list[Denial]:
-    """One evaluation of the policy's conditions and validations with ``params``."""
+    """One evaluation of the policy's conditions and validations with ``params``, within one
+    runtime cost budget (when run with a meter: ``cost.offloaded``), as upstream's: once it is
+    spent, no further expression runs and the evaluation fails."""
+    try:
+        return _evaluate_within_budget(policy, base, params)
+    except _OutOfBudget:
+        return [Denial(cost.OUT_OF_BUDGET)] if policy.fail else []
+
+
+class _OutOfBudget(Exception):
+    """The evaluation's runtime cost budget is spent."""
+
+
+def _spent() -> None:
+    meter = cost.current()
+    if meter is not None and meter.total > cost.RUNTIME_BUDGET:
+        raise _OutOfBudget
+
+
+def _evaluate_within_budget(policy: Policy, base: dict[str, Any], params: dict[str, Any] | None) -> list[Denial]:
     activation = dict(base)
     activation["params"] = to_cel(params)
     programs = dict(policy.variables)
@@ -260,11 +282,14 @@ def _evaluate(policy: Policy, base: dict[str, Any], params: dict[str, Any] | Non
     denials: list[Denial] = []
     for validation in policy.validations:
         try:
-            if _result(validation.program, activation) is True:
-                continue
+            passed = _result(validation.program, activation) is True
         except CELEvaluationError as err:
+            _spent()
             if policy.fail:
                 denials.append(Denial(f"expression '{validation.expression}' resulted in error: {err}"))
+            continue
+        _spent()
+        if passed:
             continue
         message = _message(validation.message_program, activation) or validation.message.strip()
         message = message or f"failed expression: {validation.expression.strip()}"
@@ -273,9 +298,11 @@ def _evaluate(policy: Policy, base: dict[str, Any], params: dict[str, Any] | Non
         try:
             value = program.evaluate(activation)
         except CELEvaluationError as err:
+            _spent()
             if policy.fail:
                 denials.append(Denial(f"expression '{program.expression}' resulted in error: {err}"))
             continue
+        _spent()
         if value is not None and not isinstance(value, str) and policy.fail:
             denials.append(
                 Denial(

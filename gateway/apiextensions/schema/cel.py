@@ -13,7 +13,7 @@ import orjson
 from celpy import celtypes
 
 from gateway.apiextensions.schema.node import Node
-from gateway.cel import CELCompileError, CELEvaluationError, Program, compile
+from gateway.cel import CELCompileError, CELEvaluationError, Program, compile, cost
 from gateway.cel.values import to_cel
 from gateway.errors import FieldError
 
@@ -53,21 +53,42 @@ def compile_errors(props: dict[str, Any], path: str) -> list[FieldError]:
     return found
 
 
+class _OutOfBudget(Exception):
+    """No further rule runs: the object's cost budget is spent, or one rule went past its limit."""
+
+    def __init__(self, error: FieldError) -> None:
+        super().__init__(error.detail)
+        self.error = error
+
+
 def evaluate(node: Node, value: Any, old: Any, path: str = "") -> list[FieldError]:
-    """Every failed rule in ``value`` and below (``old``: the stored value, for transition rules)."""
+    """Every failed rule in ``value`` and below (``old``: the stored value, for transition rules).
+
+    As upstream, the rules of one object share a runtime cost budget (cost.RUNTIME_BUDGET) and
+    each rule has its own limit (cost.PER_CALL_LIMIT), when the work runs with a meter (see
+    ``cost.offloaded``): once either is exceeded no further rule runs."""
     found: list[FieldError] = []
-    _evaluate(node, value, old, path, found)
+    try:
+        _evaluate(node, value, old, path, found)
+    except _OutOfBudget as stop:
+        found.append(stop.error)
     return found
 
 
 def _evaluate(node: Node, value: Any, old: Any, path: str, found: list[FieldError]) -> None:
     if value is None:
         return
+    meter = cost.current()
     for rule in node.rules:
         transition = "oldSelf" in rule.get("rule", "")
         if transition and old is None:
             continue  # transition rules run only on updates of a value that existed
-        found += _run(rule, node, value, old, path)
+        if meter is not None and meter.total >= cost.RUNTIME_BUDGET:  # upstream: no budget left
+            raise _OutOfBudget(FieldError.invalid(path, node.type or "object", cost.OUT_OF_BUDGET))
+        failed = _run(rule, node, value, old, path)
+        if meter is not None and meter.total > cost.RUNTIME_BUDGET:  # this rule cost more than was left
+            raise _OutOfBudget(FieldError.invalid(path, node.type or "object", cost.OUT_OF_BUDGET))
+        found += failed
     if isinstance(value, dict):
         prefix = f"{path}." if path else ""
         old_map = old if isinstance(old, dict) else {}
@@ -104,7 +125,12 @@ def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> l
     shown = node.type or "object"
     try:
         result = _program(rule["rule"]).evaluate(activation)
-    except (CELEvaluationError, CELCompileError) as err:  # CELCompileError: a CRD stored before its check
+    except CELEvaluationError as err:
+        if str(err).startswith(cost.COST_LIMIT_EXCEEDED):
+            detail = f"'{err}': no further validation rules will be run due to call cost exceeds limit for rule: "
+            raise _OutOfBudget(FieldError.invalid(path, shown, detail + _rule_text(rule))) from None
+        return [FieldError.invalid(where, shown, f"{rule['rule']}: {err}")]
+    except CELCompileError as err:  # a CRD stored before its check
         return [FieldError.invalid(where, shown, f"{rule['rule']}: {err}")]
     if isinstance(result, bool | celtypes.BoolType) and result:
         return []
@@ -117,6 +143,11 @@ def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> l
     if reason == "FieldValueDuplicate":
         return [FieldError("FieldValueDuplicate", where, message, shown, True)]
     return [FieldError.invalid(where, shown, message)]
+
+
+def _rule_text(rule: dict[str, Any]) -> str:
+    """How upstream names a rule in errors (ruleErrorString): its message, else the rule."""
+    return (rule.get("message") or "").strip() or rule.get("rule", "").strip()
 
 
 def _message(rule: dict[str, Any], activation: dict[str, Any]) -> str:

@@ -10,11 +10,13 @@ from typing import Any
 
 # Submodules by their own names (not through the package, whose __init__ imports this module).
 import gateway.apiextensions.schema.cel as cel
+import gateway.apiextensions.schema.celcost as celcost
 import gateway.apiextensions.schema.defaulting as defaulting
 import gateway.apiextensions.schema.pruning as pruning
 import gateway.apiextensions.schema.typing_ as typing_
 import gateway.apiextensions.schema.validation as validation
 from gateway.apiextensions.schema.node import Node, parse
+from gateway.cel.cost import offloaded
 from gateway.errors import FieldError
 from protokube.schema.typetree import Type
 
@@ -59,6 +61,14 @@ class Structural:
     def validate(self, obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldError]:
         return validation.validate(obj, old, self.root)
 
+    def validate_schema(self, obj: dict[str, Any]) -> list[FieldError]:
+        """All but the CEL rules (``validate_rules``)."""
+        return validation.validate_schema(obj, self.root)
+
+    async def validate_rules(self, obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldError]:
+        """The CEL rules, within their runtime cost budget, off the event loop when they take long."""
+        return await offloaded(lambda: cel.evaluate(self.root, obj, old))
+
     def type_tree(self) -> Type:
         return typing_.type_tree(self.root)
 
@@ -85,6 +95,8 @@ def structural_errors(props: dict[str, Any], path: str) -> list[FieldError]:
                 )
             )
     _check(props, path, found)
+    if not found:  # upstream estimates the rules' cost of a schema without other errors
+        found += celcost.cost_errors(parse(props), path)
     return found
 
 

@@ -38,6 +38,11 @@ def json_type(value: Any) -> str:
 
 def validate(obj: dict[str, Any], old: dict[str, Any] | None, root: Node) -> list[FieldError]:
     """Every problem of a whole custom object (its metadata is ObjectMeta's business)."""
+    return validate_schema(obj, root) + evaluate_rules(root, obj, old)
+
+
+def validate_schema(obj: dict[str, Any], root: Node) -> list[FieldError]:
+    """The problems of a whole custom object but its CEL rules'."""
     found: list[FieldError] = []
     for name, node in root.properties.items():
         if name not in ROOT_FIELDS and name in obj:
@@ -45,7 +50,6 @@ def validate(obj: dict[str, Any], old: dict[str, Any] | None, root: Node) -> lis
     for name in root.required:
         if name not in obj and name not in ROOT_FIELDS:
             found.append(FieldError.required(name))
-    found += evaluate_rules(root, obj, old)
     return found
 
 

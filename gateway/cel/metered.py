@@ -1,0 +1,91 @@
+"""What the transpiled code of a program calls, charging the meter of the evaluation (cost.py):
+cel-python's transpiler writes every call as ``celpy.evaluation.<function>``,
+``celpy.evaluation.k8s.<function>`` (this package's library) or ``operator.<function>``, names a
+program's own globals resolve. ``names()`` gives those globals: namespaces holding the same
+functions, each charging its cost first — nothing of cel-python's is changed.
+
+Costs follow cel-go's: 1 a call, plus a tenth of the size of each string or bytes argument (its
+traversal; not the receiver of size, startsWith and endsWith), plus the size of a list or map an
+operator compares or searches; 2 a macro iteration.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import celpy
+import celpy.evaluation
+
+from gateway.cel.cost import charge
+from gateway.cel.library import exposed_name
+
+MACROS = ("macro_all", "macro_exists", "macro_exists_one", "macro_filter", "macro_map")
+# Functions that walk the lists or maps they are given (equality, membership, the list library).
+_TRAVERSING = frozenset(
+    {"bool_eq", "bool_ne", "operator_in", "eq", "ne", "contains", "add"}
+    | {exposed_name(name) for name in ("_==_", "_!=_", "isSorted", "sum", "max", "indexOf", "lastIndexOf")}
+)
+_UNCHARGED = frozenset({"result"})  # the transpiler's wrapping of every operand
+# Functions whose cost does not grow with their receiver: size() reads a length, startsWith()
+# and endsWith() traverse their argument only.
+_RECEIVER_FREE = frozenset({"function_size", "function_startsWith", "function_endsWith"})
+_SIZED = (str, bytes)
+_CONTAINERS = (list, dict)
+
+
+def _cost(args: tuple[Any, ...], containers: bool) -> int:
+    cost = 1
+    for arg in args:
+        if isinstance(arg, _SIZED):
+            cost += len(arg) // 10
+        elif containers and isinstance(arg, _CONTAINERS):
+            cost += len(arg)
+    return cost
+
+
+def _charged(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    containers = name in _TRAVERSING
+    first = 1 if name in _RECEIVER_FREE else 0
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        charge(_cost(args[first:], containers))
+        return func(*args, **kwargs)
+
+    return call
+
+
+def _macro(func: Callable[..., Any]) -> Callable[..., Any]:
+    def call(activation: Any, variable: str, expression: Callable[[Any], Any], source: Any) -> Any:
+        def step(nested: Any) -> Any:
+            charge(2)
+            return expression(nested)
+
+        return func(activation, variable, step, source)
+
+    return call
+
+
+def _namespace(members: Iterable[tuple[str, Any]]) -> types.SimpleNamespace:
+    space = types.SimpleNamespace()
+    for name, value in members:
+        if name in MACROS:
+            value = _macro(value)
+        elif isinstance(value, types.FunctionType | types.BuiltinFunctionType) and name not in _UNCHARGED:
+            value = _charged(value, name)
+        setattr(space, name, value)
+    return space
+
+
+@functools.cache
+def names() -> dict[str, Any]:
+    """The globals a program's code runs with in place of cel-python's ``celpy`` and ``operator``
+    (made once the library's functions are registered)."""
+    evaluation = _namespace(vars(celpy.evaluation).items())
+    evaluation.k8s = _namespace(vars(celpy.evaluation.k8s).items())  # type: ignore[attr-defined]
+    package = types.SimpleNamespace(evaluation=evaluation, celtypes=celpy.celtypes)
+    return {"celpy": package, "operator": _namespace(vars(operator).items())}
