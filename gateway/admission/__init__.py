@@ -17,7 +17,7 @@ from gateway import errors
 from gateway.auth.user import UserInfo
 from gateway.objects.codec import Obj
 from gateway.params import DeleteOptions, WriteOptions
-from protokube.schema.registry import Resource
+from protokube.schema.registry import GroupVersionKind, Resource
 
 CREATE, UPDATE, DELETE = "CREATE", "UPDATE", "DELETE"
 
@@ -32,6 +32,13 @@ class Attributes:
     obj: Obj | None  # the object to be written (None for DELETE)
     old: Obj | None  # the object as stored (None for CREATE)
     options: WriteOptions | DeleteOptions  # the request's Create/Update/Patch/DeleteOptions
+    # the objects' kind when it is not the resource's: a subresource's own (autoscaling/v1 Scale)
+    subresource_kind: GroupVersionKind | None = None
+
+    @property
+    def kind(self) -> GroupVersionKind:
+        """The kind of ``obj`` and ``old`` (upstream's GetKind): the resource's, or its subresource's."""
+        return self.subresource_kind or self.resource.gvk
 
     @property
     def user(self) -> UserInfo:

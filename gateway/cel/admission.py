@@ -182,8 +182,8 @@ def request_map(
     """The AdmissionRequest of ``attributes`` as JSON values (CEL's ``request``); ``matched``: the
     resource and kind a policy or webhook took the request as (matchPolicy Equivalent), which
     ``resource`` and ``kind`` name — ``requestResource`` and ``requestKind`` are the request's."""
-    resource = attributes.resource
-    request_kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    resource, requested = attributes.resource, attributes.kind
+    request_kind = {"group": requested.group, "version": requested.version, "kind": requested.kind}
     request_resource = {"group": resource.group, "version": resource.version, "resource": resource.plural}
     kind, gvr = request_kind, request_resource
     if matched is not None and matched[0] is not resource:

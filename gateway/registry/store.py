@@ -30,6 +30,7 @@ from gateway.selectors import Filter, field_selector, label_selector
 from gateway.storage.backend import KeyExists
 from gateway.storage.cacher import Cacher, Listed, WatchStream
 from gateway.storage.objectstore import Removal
+from protokube.schema.registry import GroupVersionKind
 
 # upstream's generateName: 5 characters from an alphabet without vowels and look-alikes.
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -67,6 +68,23 @@ class Begun(Protocol):
 
     async def revert(self) -> None:
         """The write failed, or this attempt is retried: give back what it took."""
+
+
+class AdmissionView(Protocol):
+    """How admission sees a subresource whose object is a kind of its own, made from its parent
+    (upstream's scale storages: an autoscaling/v1 Scale, mutated before it is written back to the
+    parent, validated as made from the updated parent by toScaleUpdateValidation)."""
+
+    @property
+    def kind(self) -> GroupVersionKind:
+        """The subresource's kind."""
+
+    def show(self, parent: Obj, *, mutating: bool) -> Obj:
+        """The subresource's object made from ``parent``, for mutating or for validating admission."""
+
+    def write_back(self, shown: Obj, parent: Obj) -> Obj:
+        """``parent`` with what mutating admission changed in ``shown`` (``parent`` itself when
+        nothing it keeps changed)."""
 
 
 class _Attempts:
@@ -144,10 +162,35 @@ class Store:
         subresource: str = "",
         *,
         mutating: bool = False,
+        kind: GroupVersionKind | None = None,
     ) -> None:
-        """Validating admission, or (``mutating``) the plugins that change the object first."""
-        attributes = Attributes(operation, self.resource, subresource, namespace, name, obj, old, options)
+        """Validating admission, or (``mutating``) the plugins that change the object first;
+        ``kind``: the objects' when they are a subresource's own kind."""
+        attributes = Attributes(operation, self.resource, subresource, namespace, name, obj, old, options, kind)
         await (self.admission.admit if mutating else self.admission.validate)(attributes)
+
+    async def _admit_update(
+        self,
+        namespace: str,
+        name: str,
+        new: Obj,
+        old: Obj,
+        options: WriteOptions,
+        subresource: str,
+        view: AdmissionView | None,
+        *,
+        mutating: bool = False,
+    ) -> Obj:
+        """Admission of an update of ``old`` to ``new``, or (``view``) of the subresource's objects
+        made from them; returns ``new`` with what mutating admission changed (a copy through a view)."""
+        if view is None:
+            await self._admit(UPDATE, namespace, name, new, old, options, subresource, mutating=mutating)
+            return new
+        shown, shown_old = view.show(new, mutating=mutating), view.show(old, mutating=mutating)
+        await self._admit(
+            UPDATE, namespace, name, shown, shown_old, options, subresource, mutating=mutating, kind=view.kind
+        )
+        return view.write_back(shown, new) if mutating else new
 
     async def admit_delete(self, namespace: str, name: str, old: Obj | None, options: DeleteOptions) -> None:
         """Admission of the removal of ``old`` (None: an object that cannot be read): the mutating
@@ -244,13 +287,15 @@ class Store:
         *,
         subresource: str = "",
         applied: bool = False,
+        view: AdmissionView | None = None,
     ) -> tuple[ObjectView, bool]:
         """The update every writer shares: ``updated`` makes the new object from the current one,
         ``prepare`` keeps what this endpoint may not change; then field ownership (unless ``updated``
         is a server-side apply, which recorded it), system metadata, generation, validation and
-        admission, retried on conflicts by the storage's guaranteed update. Apply creates what is
-        missing; other updates only where the kind allows create-on-update; a subresource never
-        creates (upstream's subresource storages pass forceAllowCreate=false)."""
+        admission (through ``view`` for a subresource of a kind of its own), retried on conflicts by
+        the storage's guaranteed update. Apply creates what is missing; other updates only where the
+        kind allows create-on-update; a subresource never creates (upstream's subresource storages
+        pass forceAllowCreate=false)."""
         may_create = not subresource and (applied or self.resource.allow_create_on_update)
 
         async def transform(current: ObjectView | None) -> Obj | Removal:
@@ -279,7 +324,7 @@ class Store:
                 raise errors.conflict(self.resource, name, errors.OBJECT_MODIFIED)
             assert old is not None
             self._keep_system_metadata(new, old)
-            await self._admit(UPDATE, namespace, name, new, old, options, subresource, mutating=True)
+            new = await self._admit_update(namespace, name, new, old, options, subresource, view, mutating=True)
             if not subresource:
                 await attempts.replace(await self.begin_write(new, old, options))
             prepare(new, old)
@@ -287,7 +332,7 @@ class Store:
             self.codec.normalize(new)  # in Go's shape, as the stored object is, before comparing them
             self._set_generation(new, old)
             await self._validate(new, old)
-            await self._admit(UPDATE, namespace, name, new, old, options, subresource)
+            await self._admit_update(namespace, name, new, old, options, subresource, view)
             return Removal(new) if self._finalized(new) else new
 
         async with self._hooked() as attempts:

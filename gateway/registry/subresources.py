@@ -24,6 +24,7 @@ from gateway.registry import ownership
 from gateway.registry.rest import UpdatedObject
 from gateway.registry.store import Store, require_applied_name
 from gateway.selectors import label_selector_text
+from protokube.schema.registry import GroupVersionKind
 from protokube.schema.typetree import proto_type
 
 SCALE_MESSAGE = "k8s.io.api.autoscaling.v1.Scale"
@@ -139,7 +140,8 @@ class ScalePaths:
 class ScaleStore:
     """deployments/scale, replicasets/scale, …: the parent's replicas as an autoscaling/v1 Scale,
     read and written through the parent (upstream's ScaleREST), server-side apply included; the
-    Scale's managedFields are the parent's owners of the replicas (gateway/fieldmanager/scale.py)."""
+    Scale's managedFields are the parent's owners of the replicas (gateway/fieldmanager/scale.py).
+    Admission sees the Scale too: the store's AdmissionView of its writes is this."""
 
     def __init__(self, store: Store, scale_codec: Codec, paths: ScalePaths = ScalePaths()) -> None:
         self.store = store
@@ -148,22 +150,25 @@ class ScaleStore:
         self.replicas: tuple[str, ...] = tuple(paths.spec_replicas.split("."))
         self.fields = FieldManager(proto_type(SCALE_MESSAGE), SCALE_API_VERSION, "Scale")
 
-    def _scale_dict(self, data: dict[str, Any]) -> dict[str, Any]:
-        """The Scale of a parent (as JSON)."""
+    def _scale_dict(self, data: dict[str, Any], owners: bool = True) -> dict[str, Any]:
+        """The Scale of a parent (as JSON); ``owners``: with its managedFields."""
         meta = data["metadata"]
         scale_meta = {
             k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta
         }
-        if owners := scaleownership.to_scale(meta.get("managedFields"), self.replicas):
-            scale_meta["managedFields"] = owners
-        replicas = _at(data, self.paths.spec_replicas)
+        if owners and (managed := scaleownership.to_scale(meta.get("managedFields"), self.replicas)):
+            scale_meta["managedFields"] = managed
         return {
             "apiVersion": SCALE_API_VERSION,
             "kind": "Scale",
             "metadata": scale_meta,
-            "spec": {"replicas": DEFAULT_REPLICAS if replicas is None else replicas},
+            "spec": {"replicas": self._replicas(data)},
             "status": {"replicas": _at(data, self.paths.status_replicas) or 0, "selector": self._selector(data)},
         }
+
+    def _replicas(self, data: dict[str, Any]) -> Any:
+        replicas = _at(data, self.paths.spec_replicas)
+        return DEFAULT_REPLICAS if replicas is None else replicas
 
     def _scale(self, parent: ObjectView) -> ObjectView:
         scale = self._scale_dict(self.store.codec.to_dict(parent.obj))
@@ -178,6 +183,24 @@ class ScaleStore:
         if isinstance(selector, dict) and not {"matchLabels", "matchExpressions"} & set(selector):
             selector = {"matchLabels": selector}  # a plain label map (ReplicationController's selector)
         return label_selector_text(selector)
+
+    @property
+    def kind(self) -> GroupVersionKind:
+        return self.codec.gvk
+
+    def show(self, parent: Obj, *, mutating: bool) -> Obj:
+        """The Scale admission sees: for mutating admission with its managedFields (the Scale the
+        request made), for validating admission without (upstream's scaleFrom* of the parent)."""
+        return self.codec.from_dict(self._scale_dict(self.store.codec.to_dict(parent), owners=mutating)).obj
+
+    def write_back(self, shown: Obj, parent: Obj) -> Obj:
+        """The parent with the replicas mutating admission gave the Scale, checked as a request's."""
+        self._check(shown.spec.replicas, shown.metadata.uid, parent, parent.metadata.name)
+        data = self.store.codec.to_dict(parent)
+        if shown.spec.replicas == self._replicas(data):
+            return parent
+        _set(data, self.paths.spec_replicas, shown.spec.replicas)
+        return self.store.codec.from_dict(data).obj
 
     async def get(self, namespace: str, name: str, resource_version: str | None) -> ObjectView:
         return self._scale(await self.store.get(namespace, name, resource_version))
@@ -197,7 +220,9 @@ class ScaleStore:
             return parent_codec.from_dict(data).obj
 
         prepare = self.store.strategy.prepare_for_update
-        view, _ = await self.store.guaranteed_update(namespace, name, rescaled, options, prepare, subresource="scale")
+        view, _ = await self.store.guaranteed_update(
+            namespace, name, rescaled, options, prepare, subresource="scale", view=self
+        )
         return self._scale(view), False
 
     async def apply(
@@ -230,7 +255,7 @@ class ScaleStore:
 
         prepare = self.store.strategy.prepare_for_update
         view, _ = await self.store.guaranteed_update(
-            namespace, name, rescaled, options, prepare, subresource="scale", applied=True
+            namespace, name, rescaled, options, prepare, subresource="scale", applied=True, view=self
         )
         return self._scale(view), False
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from gateway.admission import DELETE, Attributes
 from gateway.admission.policy.compiled import MatchResources, ResourceRule
-from gateway.admission.webhook.rules import Invocation, invocation, kind_of
+from gateway.admission.webhook.rules import Invocation, invocation
 from protokube.schema.registry import Registry
 
 NAMESPACES = ("", "v1", "namespaces")
@@ -50,5 +50,5 @@ def matches(
     if rules_match(match.excluded, match.equivalent, attributes, registry) is not None:
         return None
     if not match.rules:
-        return Invocation(attributes.resource, kind_of(attributes.resource, attributes.subresource))
+        return Invocation(attributes.resource, attributes.kind)
     return rules_match(match.rules, match.equivalent, attributes, registry)

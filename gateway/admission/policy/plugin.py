@@ -21,7 +21,7 @@ from gateway.admission import Attributes, forbidden, warnings
 from gateway.admission.policy import matching
 from gateway.admission.policy.compiled import Binding, Policy, PolicySet, compile_binding, compile_policy
 from gateway.admission.policy.params import ConfigurationError, collect, unknown_param_kind
-from gateway.admission.webhook.objects import convert
+from gateway.admission.webhook.objects import codec_of, convert
 from gateway.admission.webhook.rules import Invocation, exempt
 from gateway.auth.authorization import Authorizer
 from gateway.cel import CELEvaluationError, LazyMap, Program, cost, to_cel
@@ -31,7 +31,7 @@ from gateway.objects.codec import Codec
 from gateway.objects.codecs import codec_for
 from gateway.objects.view import ObjectView
 from gateway.storage.cacher import Cacher
-from protokube.schema.registry import Registry, Resource
+from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 POLICIES = ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")
 BINDINGS = ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings")
@@ -117,17 +117,17 @@ class ValidatingAdmissionPolicy:
         return self._set
 
     # ---- the request's values ----------------------------------------------------------------------
-    def _codec(self, resource: Resource) -> Codec:
+    def _codec(self, resource: Resource, kind: GroupVersionKind) -> Codec:
         cacher = self.cachers.get(resource.key)
-        return cacher.codec if cacher is not None else codec_for(resource)
+        return codec_of(resource, kind, cacher.codec if cacher is not None else codec_for(resource))
 
     def as_dict(self, attributes: Attributes, obj: Any, matched: Invocation) -> dict[str, Any] | None:
         """``obj`` as JSON values, in the matched version (converted when that is another)."""
         if obj is None:
             return None
-        codec = self._codec(matched.resource)
+        codec = self._codec(matched.resource, matched.kind)
         if matched.resource is not attributes.resource:
-            obj = convert(obj, self._codec(attributes.resource), codec)
+            obj = convert(obj, self._codec(attributes.resource, attributes.kind), codec)
         return codec.to_dict(obj)
 
     def _namespace_view(self, attributes: Attributes) -> Any:

@@ -11,7 +11,7 @@ from gateway.admission.webhook.configurations import MUTATING, VALIDATING, Confi
 from gateway.admission.webhook.rules import NAMESPACES, Invocation, exempt
 from gateway.admission.webhook.selection import Selection
 from gateway.objects.codec import Codec
-from protokube.schema.registry import Resource
+from protokube.schema.registry import GroupVersionKind, Resource
 
 if TYPE_CHECKING:
     from gateway.admission.context import PluginContext
@@ -40,8 +40,8 @@ class Dispatcher:
                 found.append((hook, invocation))
         return found
 
-    def codec(self, resource: Resource) -> Codec:
-        return self.selection.codec(resource)
+    def codec(self, resource: Resource, kind: GroupVersionKind) -> Codec:
+        return self.selection.codec(resource, kind)
 
     @classmethod
     def of(cls: type[D], context: PluginContext, mutating: bool) -> D:

@@ -38,7 +38,8 @@ class MutatingAdmissionWebhook(Dispatcher):
 
     async def _call(self, hook: Webhook, invocation: Invocation, attributes: Attributes) -> bool:
         """Call one webhook and apply its patch; whether it changed the object."""
-        source, target = self.codec(attributes.resource), self.codec(invocation.resource)
+        source = self.codec(attributes.resource, attributes.kind)
+        target = self.codec(invocation.resource, invocation.kind)
         obj = convert(attributes.obj, source, target)
         old = convert(attributes.old, source, target)
         answer = await call(

@@ -1,12 +1,32 @@
-"""The request's objects as a webhook sees them: JSON as the API serves it, in the version the
-webhook is called with (converted through the stored form when matchPolicy Equivalent chose
-another served version), and a changed object put back in place of the request's."""
+"""The request's objects as a webhook sees them: JSON as the API serves it, of the request's
+kind (a subresource's own, such as a Scale, has a codec of its own), in the version the webhook
+is called with (converted through the stored form when matchPolicy Equivalent chose another
+served version), and a changed object put back in place of the request's."""
 
 from __future__ import annotations
 
+import functools
+
 from gateway.objects.codec import Codec, Obj
+from gateway.objects.codecs import kind_codec
 from gateway.objects.unstructured import Unstructured
 from protokube.schema import deep
+from protokube.schema.registry import GroupVersionKind, Resource
+
+
+def codec_of(resource: Resource, kind: GroupVersionKind, resource_codec: Codec) -> Codec:
+    """The codec of the objects a request on ``resource`` carries as ``kind``: ``resource_codec``
+    for the resource's own kind, else its subresource's of that kind (autoscaling/v1 Scale)."""
+    if kind == resource.gvk:
+        return resource_codec
+    found = next(sub for sub in resource.subresources.values() if sub.gvk == kind)
+    return _subresource_codec(found.gvk, found.message)
+
+
+@functools.cache
+def _subresource_codec(gvk: GroupVersionKind, message: str) -> Codec:
+    """One codec per subresource kind, so that objects of one kind are never converted."""
+    return kind_codec(gvk, message)
 
 
 def as_json(codec: Codec, obj: Obj | None) -> bytes | None:

@@ -77,7 +77,7 @@ def request(
     uid = str(uuid.uuid4())
     resource, requested = invocation.resource, attributes.resource
     kind = invocation.kind
-    requested_kind = requested.gvk
+    requested_kind = attributes.kind
     body: dict[str, Any] = {
         "uid": uid,
         "kind": _gvk(kind.group, kind.version, kind.kind),

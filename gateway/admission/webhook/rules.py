@@ -75,9 +75,8 @@ def _any(items: Iterable[str], wanted: str) -> bool:
 @dataclass(frozen=True, slots=True)
 class Invocation:
     """The resource and kind a webhook is called for (another version than the request's when it
-    matched through matchPolicy Equivalent). The kind is the resource's, subresources included:
-    the store admits a scale write as the parent object it changes, not as upstream's
-    autoscaling/v1 Scale, and the review names the kind of the object it carries."""
+    matched through matchPolicy Equivalent); the kind is that of the objects the webhook is sent:
+    the resource's, or a subresource's own (autoscaling/v1 Scale for ``*/scale``)."""
 
     resource: Resource
     kind: GroupVersionKind
@@ -90,7 +89,7 @@ def invocation(
     request's own resource first."""
     op, resource, sub, ns = attributes.operation, attributes.resource, attributes.subresource, attributes.namespace
     if any(rule.matches(op, resource, sub, ns) for rule in rules):
-        return Invocation(resource, kind_of(resource, sub))
+        return Invocation(resource, attributes.kind)
     if not equivalent:
         return None
     others = [
@@ -106,6 +105,7 @@ def invocation(
 
 
 def kind_of(resource: Resource, subresource: str) -> GroupVersionKind:
-    """The kind a request on a (sub)resource carries: the resource's (the store admits a
-    subresource's write as the parent object it changes, scale included)."""
-    return resource.gvk
+    """The kind a request on a (sub)resource carries (upstream's KindFor): the subresource's own
+    kind when it has one (autoscaling/v1 Scale), else the resource's."""
+    found = resource.subresources.get(subresource) if subresource else None
+    return found.gvk if found is not None else resource.gvk

@@ -11,12 +11,12 @@ from gateway import errors
 from gateway.admission import CREATE, UPDATE, Attributes
 from gateway.admission.webhook import conditions
 from gateway.admission.webhook.configurations import Webhook
-from gateway.admission.webhook.objects import as_value, convert
+from gateway.admission.webhook.objects import as_value, codec_of, convert
 from gateway.admission.webhook.rules import NAMESPACES, Invocation, invocation
 from gateway.auth.authorization import Authorizer
 from gateway.objects.codec import Codec
 from gateway.storage.cacher import Cacher
-from protokube.schema.registry import Registry, Resource
+from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 
 class Selection:
@@ -43,13 +43,15 @@ class Selection:
         return found
 
     def _conditions_match(self, hook: Webhook, invocation: Invocation, attributes: Attributes) -> bool:
-        source, target = self.codec(attributes.resource), self.codec(invocation.resource)
+        source = self.codec(attributes.resource, attributes.kind)
+        target = self.codec(invocation.resource, invocation.kind)
         obj, old = (convert(o, source, target) for o in (attributes.obj, attributes.old))
         values = [None if o is None else as_value(target, o) for o in (obj, old)]
         return conditions.matches(hook.match_conditions, not hook.ignore_failures, attributes, *values, self.authorizer)
 
-    def codec(self, resource: Resource) -> Codec:
-        return self.stores[resource.key].codec
+    def codec(self, resource: Resource, kind: GroupVersionKind) -> Codec:
+        """The codec of the objects a request on ``resource`` carries as ``kind``."""
+        return codec_of(resource, kind, self.stores[resource.key].codec)
 
     async def _namespace_matches(self, hook: Webhook, attributes: Attributes) -> bool:
         resource = attributes.resource

@@ -17,11 +17,11 @@ class ValidatingAdmissionWebhook(Dispatcher):
         invocations = await self.invocations(attributes)
         if not invocations:
             return
-        source = self.codec(attributes.resource)
+        source = self.codec(attributes.resource, attributes.kind)
         objects = {}
         for _, invocation in invocations:
             if invocation.resource.key not in objects:
-                target = self.codec(invocation.resource)
+                target = self.codec(invocation.resource, invocation.kind)
                 objects[invocation.resource.key] = tuple(
                     as_json(target, convert(obj, source, target)) for obj in (attributes.obj, attributes.old)
                 )
