@@ -283,9 +283,9 @@ SCALERS_CRD = {
         "names": {"plural": "scalers", "singular": "scaler", "kind": "Scaler"},
         "versions": [
             {
-                "name": "v1",
+                "name": version,
                 "served": True,
-                "storage": True,
+                "storage": version == "v1",
                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
                 "subresources": {
                     "status": {},
@@ -296,6 +296,7 @@ SCALERS_CRD = {
                     },
                 },
             }
+            for version in ("v1", "v2")
         ],
     },
 }
@@ -309,15 +310,18 @@ def test_a_custom_resources_scale(api: httpx.Client, ns: str, hooks: WebhookServ
         made = eventually(lambda: api.post(scalers, json={**body, "spec": {"replicas": 1}}).status_code == 201)
         assert made, "the custom resource was not served"
         hooks.handlers["/scaler-plus-one"] = lambda request: replicas_to(request["object"]["spec"]["replicas"] + 1)
-        hooks.handlers["/scaler-seen"] = allow
+        hooks.handlers["/scaler-seen"] = hooks.handlers["/scaler-v2"] = allow
         rule = {
             "operations": ["UPDATE"],
             "apiGroups": ["scale.example.com"],
-            "apiVersions": ["*"],
+            "apiVersions": ["v1"],
             "resources": ["scalers/scale"],
         }
         configured.add(MUTATING, webhook("plus-one.scalers.example.com", "/scaler-plus-one", hooks, rules=[rule]))
         configured.add(VALIDATING, webhook("seen.scalers.example.com", "/scaler-seen", hooks, rules=[rule]))
+        v2_rule = {**rule, "apiVersions": ["v2"]}
+        equivalent = webhook("v2.scalers.example.com", "/scaler-v2", hooks, rules=[v2_rule], matchPolicy="Equivalent")
+        configured.add(VALIDATING, equivalent)
         patched = api.patch(f"{scalers}/s1/scale", json={"spec": {"replicas": 2}}, headers=MERGE)
         assert patched.status_code == 200, patched.text
         assert patched.json()["spec"] == {"replicas": 3}
@@ -329,5 +333,11 @@ def test_a_custom_resources_scale(api: httpx.Client, ns: str, hooks: WebhookServ
             assert request["subResource"] == "scale"
             assert (request["object"]["kind"], request["oldObject"]["spec"]) == ("Scale", {"replicas": 1})
         assert reviewed(hooks, "/scaler-seen", "s1")["object"]["spec"] == {"replicas": 3}
+        # matchPolicy Equivalent: called for v2's scalers/scale, whose kind is the same Scale
+        request = reviewed(hooks, "/scaler-v2", "s1")
+        assert request["resource"] == {"group": "scale.example.com", "version": "v2", "resource": "scalers"}
+        assert request["requestResource"] == {"group": "scale.example.com", "version": "v1", "resource": "scalers"}
+        assert request["kind"] == request["requestKind"] == SCALE_KIND
+        assert (request["object"]["kind"], request["object"]["spec"]) == ("Scale", {"replicas": 3})
     finally:
         api.delete(f"{CRDS}/scalers.scale.example.com")
