@@ -85,6 +85,7 @@ types: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/buf lint
 
 # The suite runs on PYTEST_WORKERS processes (one module per worker at a time: a module's server is

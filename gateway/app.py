@@ -2,9 +2,10 @@
 
 From the storage backend and the resource registry it builds, per resource, the storage layers
 (object store → watch cache → Cacher), the generic registry store and its subresource storages,
-and their request scopes; then the router, the filter chain around it, and the controllers. When
-the registry gains or loses a resource while the server runs, its storage, watch cache and routes
-come and go with it. Nothing outside this module and the CLI builds these parts or imports it.
+and their routes (each verb's handler bound to the storage typed by its role); then the router, the
+filter chain around it, and the controllers. When the registry gains or loses a resource while the
+server runs, its storage, watch cache and routes come and go with it. Nothing outside this module
+and the CLI builds these parts or imports it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from quart import Quart
 
@@ -62,6 +63,7 @@ from gateway.errors import StatusError
 from gateway.filters.chain import build_handler_chain
 from gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT
 from gateway.flowcontrol.system import FlowControl
+from gateway.handlers.installer import Routes, install
 from gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from gateway.metrics import Metrics, RequestLabels
 from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
@@ -71,14 +73,14 @@ from gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERV
 from gateway.registry.componentstatus import ComponentStatuses
 from gateway.registry.kinds import strategy_for
 from gateway.registry.ownership import Ownership
-from gateway.registry.rest import verbs_served
+from gateway.registry.rest import Storage
 from gateway.registry.services import SERVICE, ServiceStore
 from gateway.registry.store import Store
 from gateway.registry.subresources import FinalizeStore
 from gateway.registry.substorages import subresource_storage, virtual_storage
 from gateway.registry.unsafedelete import UnsafeDeleter
 from gateway.routes import NonResourceRoutes
-from gateway.routing import Router, ScopeKey
+from gateway.routing import Router, RoutesKey
 from gateway.scope import RequestScope
 from gateway.storage.backend import Backend
 from gateway.storage.cacher import Cacher
@@ -174,7 +176,7 @@ class APIServer:
         self.service_allocator = ServiceAllocator(
             backend, settings.service_cluster_ip_range, settings.service_node_port_range
         )
-        self.scopes: dict[ScopeKey, RequestScope] = {}
+        self.routes: dict[RoutesKey, Routes] = {}
         for resource in sorted(registry.resources.values(), key=lambda r: r.virtual):  # virtual ones use others
             self._serve(resource)
         self._cache_tasks: dict[tuple[str, str, str], asyncio.Task[None]] = {}
@@ -218,7 +220,7 @@ class APIServer:
             extra=extra,
             posts=posts,
         )
-        router = Router(registry, self.scopes, non_resource)
+        router = Router(registry, self.routes, non_resource)
         self.handler = build_handler_chain(
             router,
             formats=settings.formats,
@@ -231,9 +233,7 @@ class APIServer:
             min_request_timeout=settings.min_request_timeout,
         )
         namespaces = self.stores[NAMESPACES]
-        finalize = self.scopes[(*NAMESPACES, "finalize")].storage
-        assert isinstance(finalize, FinalizeStore)
-        self.namespace_controller = NamespaceController(namespaces, finalize, self.stores.values)
+        self.namespace_controller = NamespaceController(namespaces, FinalizeStore(namespaces), self.stores.values)
         self.garbage_collector = GarbageCollector(self.stores.values)
         enabled = settings.controllers.enabled
         controllers = [
@@ -288,11 +288,11 @@ class APIServer:
         return EncryptedBackend(self.backend, transformers) if transformers else self.backend
 
     def _serve(self, resource: Resource) -> None:
-        """The registry store of a resource, its subresource storages, and their request scopes."""
+        """The registry store of a resource, its subresource storages, and their routes."""
         if resource.virtual or resource.key in self.computed:
             storage = self.computed.get(resource.key) or virtual_storage(resource, codec_for(resource), self.stores)
             if storage is not None:
-                self.scopes[(*resource.key, "")] = self._scope(resource, "", storage, resource.verbs)
+                self._install(resource, "", storage, resource.verbs)
             return
         cacher = self.cachers[resource.key]
         strategy = strategy_for(resource, cacher.codec)
@@ -302,31 +302,38 @@ class APIServer:
         else:
             store = Store(cacher, strategy, self.admission, ownership)
         self.stores[resource.key] = store
-        scope = self._scope(resource, "", store, resource.verbs)
-        if self.settings.unsafe_corrupt_object_deletion:
-            scope = replace(scope, unsafe_deleter=UnsafeDeleter(store, self.authorizer))
-        self.scopes[(*resource.key, "")] = scope
+        unsafe_deleter = UnsafeDeleter(store, self.authorizer) if self.settings.unsafe_corrupt_object_deletion else None
+        self._install(resource, "", store, resource.verbs, unsafe_deleter)
         for name, sub in resource.subresources.items():
-            storage: object | None
+            storage: Storage | None
             if name == "token" and self.settings.service_account_tokens is not None:
                 codec = kind_codec(sub.gvk, sub.message)
                 storage = TokenRequestStore(codec, self.settings.service_account_tokens, self.objects)
             else:
                 storage = subresource_storage(resource, sub, store, self.stores)
             if storage is not None:
-                self.scopes[(*resource.key, name)] = self._scope(resource, name, storage, sub.verbs)
+                self._install(resource, name, storage, sub.verbs)
 
-    def _scope(self, resource: Resource, subresource: str, storage: object, verbs: tuple[str, ...]) -> RequestScope:
-        codec = storage.codec  # type: ignore[attr-defined]
-        return RequestScope(
+    def _install(
+        self,
+        resource: Resource,
+        subresource: str,
+        storage: Storage,
+        verbs: tuple[str, ...],
+        unsafe_deleter: UnsafeDeleter | None = None,
+    ) -> None:
+        """The routes of a resource or subresource: its scope, and its storage bound to the handlers
+        of the verbs it declares by the roles the storage plays."""
+        scope = RequestScope(
             resource=resource,
             subresource=subresource,
-            storage=storage,
-            verbs=verbs_served(storage) & frozenset(verbs),
-            formats=self.settings.formats.for_codec(codec.protobuf),
+            codec=storage.codec,
+            formats=self.settings.formats.for_codec(storage.codec.protobuf),
             registry=self.registry,
             authorizer=self.authorizer,
+            unsafe_deleter=unsafe_deleter,
         )
+        self.routes[(*resource.key, subresource)] = install(scope, storage, verbs)
 
     def _tokens(self) -> Tokens:
         """The bearer token authenticators: the token file, then service account tokens."""
@@ -343,8 +350,8 @@ class APIServer:
     def _authenticators(self) -> list[Authenticator]:
         return [InsecurePort(), ClientCertificate(), BearerToken(self.tokens)]
 
-    def _computed_storages(self, registry: Registry) -> dict[tuple[str, str, str], object]:
-        found: dict[tuple[str, str, str], object] = {}
+    def _computed_storages(self, registry: Registry) -> dict[tuple[str, str, str], Storage]:
+        found: dict[tuple[str, str, str], Storage] = {}
         for key, answer in review_answers(self.authorizer).items():
             if key in registry.resources:
                 found[key] = Review(codec_for(registry.resources[key]), answer)
@@ -424,8 +431,8 @@ class APIServer:
             if self._started:
                 self._cache_tasks[resource.key] = asyncio.create_task(cacher.run())
             return
-        for key in [k for k in self.scopes if k[:3] == resource.key]:
-            del self.scopes[key]
+        for key in [k for k in self.routes if k[:3] == resource.key]:
+            del self.routes[key]
         self.stores.pop(resource.key, None)
         cacher = self.cachers.pop(resource.key, None)
         task = self._cache_tasks.pop(resource.key, None)

@@ -1,8 +1,8 @@
 """What a handler needs to serve one resource (upstream's RequestScope), and nothing more.
 
-The composition root builds a scope per (resource, subresource) once; the router hands it to the
-verb's handler with the request. A handler reaches storage only through ``storage`` and the roles
-it plays (registry/rest.py).
+The composition root builds a scope per (resource, subresource) once, when it installs the routes
+(handlers/installer.py); each verb's handler is bound there to the scope and to the storage typed by
+the role that verb needs (registry/rest.py), so a scope carries no storage of its own.
 """
 
 from __future__ import annotations
@@ -24,17 +24,12 @@ if TYPE_CHECKING:
 class RequestScope:
     resource: Resource
     subresource: str
-    storage: object  # plays the roles of registry/rest.py that ``verbs`` name
-    verbs: frozenset[str]  # what this storage can serve
+    codec: Codec  # of the objects the storage takes and returns (a subresource's may be its own kind)
     formats: Formats  # the wire formats this resource is served in
     registry: Registry  # every kind the server knows (to word errors about a body's kind)
     authorizer: Authorizer  # the filter chain's, for what a handler authorizes itself (create on update)
     # Deletes corrupt objects (only with the AllowUnsafeMalformedObjectDeletion gate on).
     unsafe_deleter: UnsafeDeleter | None = None
-
-    @property
-    def codec(self) -> Codec:
-        return self.storage.codec  # type: ignore[attr-defined]
 
     def namespace(self, info: RequestInfo) -> str:
         return info.namespace if self.resource.namespaced else ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from google.protobuf.message import Message
 from k8s.io.api.apidiscovery.v2 import types_pb2 as v2
 from k8s.io.api.apidiscovery.v2beta1 import types_pb2 as v2beta1
 from quart import Response
@@ -27,7 +28,7 @@ from gateway.responses import not_modified, respond
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 GROUP, KIND = "apidiscovery.k8s.io", "APIGroupDiscoveryList"
-MESSAGES = {"v2": v2.APIGroupDiscoveryList, "v2beta1": v2beta1.APIGroupDiscoveryList}
+MESSAGES: dict[str, type[Message]] = {"v2": v2.APIGroupDiscoveryList, "v2beta1": v2beta1.APIGroupDiscoveryList}
 CORE, GROUPS = "api", "apis"  # the two documents, by the path that serves them
 FRESHNESS_CURRENT = "Current"
 
@@ -115,7 +116,7 @@ class AggregatedDiscovery:
         key = (document, want, pretty)
         body = self._bodies.get(key)
         if body is None:
-            message, _ = self._document(document)
+            message: Message = self._document(document)[0]
             if want.version != "v2":  # the same wire shape in another package
                 message = MESSAGES[want.version].FromString(message.SerializeToString())
             body = self._bodies[key] = encoder.message(message, _gvk(want.version))

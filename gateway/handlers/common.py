@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
+
+from quart import Response
 
 from gateway import errors
 from gateway.auth.authorization import CreateAuthorization
@@ -14,6 +17,10 @@ from gateway.params import WriteOptions, write_options
 from gateway.request import ApiRequest
 from gateway.requestinfo import RequestInfo
 from gateway.scope import RequestScope
+
+# A verb's handler as the router calls it: bound, when the routes are installed, to its scope and
+# to the storage typed by the role it needs (handlers/installer.py).
+VerbHandler = Callable[[ApiRequest], Awaitable[Response]]
 
 
 def info_of(request: ApiRequest) -> RequestInfo:

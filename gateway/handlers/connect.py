@@ -3,8 +3,6 @@ services proxy), whatever their method: the storage finds the backend, or says w
 
 from __future__ import annotations
 
-from typing import cast
-
 from quart import Response
 
 from gateway.handlers.common import info_of
@@ -15,8 +13,7 @@ from gateway.scope import RequestScope
 NO_CONTENT = 204
 
 
-async def connect(request: ApiRequest, scope: RequestScope) -> Response:
-    storage = cast(Connecter, scope.storage)  # the router sends here only storage that plays Connecter
+async def connect(storage: Connecter, scope: RequestScope, request: ApiRequest) -> Response:
     info = info_of(request)
     upgrade = "upgrade" in request.header("Connection").lower() and bool(request.header("Upgrade"))
     await storage.connect(Connection(scope.namespace(info), info.name, info.subpath, request.query_lists(), upgrade))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import cast
+from dataclasses import dataclass
+from typing import Protocol
 
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
@@ -14,7 +15,11 @@ from gateway.handlers.common import (
     negotiated,
     request_write_options,
 )
-from gateway.registry.rest import Creater, NamedCreater, plays
+from gateway.negotiation.negotiate import Target
+from gateway.objects.codec import Obj
+from gateway.objects.view import ObjectView
+from gateway.params import WriteOptions
+from gateway.registry.rest import Creater, NamedCreater
 from gateway.representation import object_body
 from gateway.request import ApiRequest
 from gateway.responses import STATUS_GVK, add_warnings, respond
@@ -23,22 +28,53 @@ from gateway.scope import RequestScope
 CREATED = 201
 
 
-async def create(request: ApiRequest, scope: RequestScope) -> Response:
+@dataclass(frozen=True, slots=True)
+class _Posted:
+    """A create request, read: the response's target, the body's object, the options, the warnings."""
+
+    target: Target
+    obj: Obj
+    options: WriteOptions
+    warnings: list[str]
+
+
+async def _posted(request: ApiRequest, scope: RequestScope) -> _Posted:
     target = negotiated(request, scope)
-    storage = scope.storage
     options = request_write_options(request, "CreateOptions")
     decoded = await decode_request(request, scope)
-    warnings = field_validation_warnings(decoded, options, scope)
+    return _Posted(target, decoded.obj, options, field_validation_warnings(decoded, options, scope))
+
+
+async def create(storage: Creater, scope: RequestScope, request: ApiRequest) -> Response:
+    """The body's object, created in the collection (a name in the URL plays no part)."""
+    posted = await _posted(request, scope)
+    view = await storage.create(scope.namespace(info_of(request)), posted.obj, posted.options)
+    return _answer(request, scope, posted, view)
+
+
+async def create_named(storage: NamedCreater, scope: RequestScope, request: ApiRequest) -> Response:
+    """Something created for the object the URL names."""
+    posted = await _posted(request, scope)
     info = info_of(request)
-    namespace = scope.namespace(info)
-    if info.name and plays(storage, NamedCreater):
-        result = await cast(NamedCreater, storage).create_for(namespace, info.name, decoded.obj, options)
-    else:  # the router serves create only for storage that plays one of the two
-        result = await cast(Creater, storage).create(namespace, decoded.obj, options)
+    result = await storage.create_for(scope.namespace(info), info.name, posted.obj, posted.options)
+    return _answer(request, scope, posted, result)
+
+
+class BothCreater(Creater, NamedCreater, Protocol):
+    """A storage that creates in its collection and for a named object (bindings)."""
+
+
+async def create_by_name(storage: BothCreater, scope: RequestScope, request: ApiRequest) -> Response:
+    """A POST that names an object creates for it, any other in the collection."""
+    return await (create_named if info_of(request).name else create)(storage, scope, request)
+
+
+def _answer(request: ApiRequest, scope: RequestScope, posted: _Posted, result: ObjectView | meta.Status) -> Response:
+    target = posted.target
     if isinstance(result, meta.Status):  # upstream's createHandler: a Status without a code gets 201
         result.code = result.code or CREATED
         response = respond(request, target.encoder.message(result, STATUS_GVK), result.code, target.encoder)
     else:
         response = respond(request, object_body(request, scope, target, result), CREATED, target.encoder)
-    add_warnings(response, warnings)
+    add_warnings(response, posted.warnings)
     return response

@@ -72,13 +72,13 @@ def _decoded_delete_options(body: bytes, content_type: str | None) -> tuple[str,
         raise errors.bad_request(
             f"the object provided is unrecognized (must be of type DeleteOptions): {err}"
         ) from None
+    assert isinstance(decoded.message, meta.DeleteOptions)  # the generated class DELETE_OPTIONS names
     return decoded.kind, decoded.api_version, decoded.message
 
 
-async def delete(request: ApiRequest, scope: RequestScope) -> Response:
+async def delete(storage: GracefulDeleter, scope: RequestScope, request: ApiRequest) -> Response:
     target = negotiated(request, scope)
     encoder = target.encoder
-    storage: GracefulDeleter = scope.storage  # type: ignore[assignment]
     info = info_of(request)
     namespace = scope.namespace(info)
     options = await delete_options(request, scope)
@@ -114,10 +114,9 @@ async def _delete_unsafely(
     return respond(request, encoder.message(status, STATUS_GVK), 200, encoder)
 
 
-async def delete_collection(request: ApiRequest, scope: RequestScope) -> Response:
+async def delete_collection(storage: CollectionDeleter, scope: RequestScope, request: ApiRequest) -> Response:
     """Delete every object the list options select; answers with the list of them."""
     target = negotiated(request, scope, COLLECTION)
-    storage: CollectionDeleter = scope.storage  # type: ignore[assignment]
     options = await delete_options(request, scope)
     if options.unsafe:
         problem = FieldError.invalid(

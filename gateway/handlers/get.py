@@ -12,9 +12,8 @@ from gateway.responses import respond
 from gateway.scope import RequestScope
 
 
-async def get(request: ApiRequest, scope: RequestScope) -> Response:
+async def get(storage: Getter, scope: RequestScope, request: ApiRequest) -> Response:
     target = negotiated(request, scope)
-    storage: Getter = scope.storage  # type: ignore[assignment]
     info = info_of(request)
     view = await storage.get(scope.namespace(info), info.name, request.args.get("resourceVersion"))
     return respond(request, object_body(request, scope, target, view), 200, target.encoder)

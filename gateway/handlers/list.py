@@ -14,9 +14,8 @@ from gateway.responses import respond
 from gateway.scope import RequestScope
 
 
-async def list_(request: ApiRequest, scope: RequestScope) -> Response:
+async def list_(storage: Lister, scope: RequestScope, request: ApiRequest) -> Response:
     target = negotiated(request, scope, COLLECTION)
-    storage: Lister = scope.storage  # type: ignore[assignment]
     options = validate_list_options(list_options(request.query()))
     listed = await storage.list(scope.namespace(info_of(request)), options)
     return respond(request, list_body(request, scope, target, listed.items, listed.list_meta), 200, target.encoder)

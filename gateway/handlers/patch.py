@@ -10,7 +10,7 @@ with fieldValidation deciding what unknown and duplicate fields do.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, Protocol
 
 from quart import Response
 
@@ -18,7 +18,6 @@ from gateway import errors
 from gateway.errors import FieldError
 from gateway.handlers.common import info_of, may_create_write_options, negotiated
 from gateway.negotiation import yamlworker
-from gateway.negotiation.bodies import MAX_BODY_BYTES
 from gateway.negotiation.negotiate import Target
 from gateway.objects.codec import Obj
 from gateway.params import APPLY_PATCH_TYPES, WriteOptions
@@ -33,9 +32,9 @@ from gateway.patch.dispatch import (
 )
 from gateway.patch.gofmt import ServerPanic
 from gateway.patch.gojson import type_error
-from gateway.registry.rest import Applier, Updater, plays
+from gateway.registry.rest import Applier, Updater
 from gateway.representation import object_body
-from gateway.request import ApiRequest
+from gateway.request import MAX_BODY_BYTES, ApiRequest
 from gateway.responses import add_warnings, respond
 from gateway.scope import RequestScope
 from protokube.schema.jsondecode import DecodeError
@@ -86,9 +85,22 @@ def decode_patched(
     return decoded.obj
 
 
-async def patch(request: ApiRequest, scope: RequestScope) -> Response:
+class UpdaterApplier(Updater, Applier, Protocol):
+    """A storage that serves server-side apply besides patches (not every subresource does)."""
+
+
+async def patch(storage: Updater, scope: RequestScope, request: ApiRequest) -> Response:
+    """PATCH where the storage does not play Applier: an apply patch is refused."""
+    return await _patch(storage, None, scope, request)
+
+
+async def patch_or_apply(storage: UpdaterApplier, scope: RequestScope, request: ApiRequest) -> Response:
+    """PATCH where the storage plays Applier: an apply patch is server-side apply."""
+    return await _patch(storage, storage, scope, request)
+
+
+async def _patch(storage: Updater, applier: Applier | None, scope: RequestScope, request: ApiRequest) -> Response:
     target = negotiated(request, scope)
-    storage: Updater = scope.storage  # type: ignore[assignment]
     info = info_of(request)
     content_type = request.headers.get("Content-Type")
     kind = patch_type(content_type)
@@ -103,7 +115,7 @@ async def patch(request: ApiRequest, scope: RequestScope) -> Response:
     if len(body) > MAX_BODY_BYTES:
         raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
     if kind in APPLY_PATCH_TYPES:
-        return await apply(request, scope, target, body, options)
+        return await apply(applier, scope, request, target, body, options)
     warnings: list[str] = []
     codec, resource, name = scope.codec, scope.resource, info.name
 
@@ -159,17 +171,21 @@ async def apply_configuration(body: bytes, options: WriteOptions, warnings: list
 
 
 async def apply(
-    request: ApiRequest, scope: RequestScope, target: Target, body: bytes, options: WriteOptions
+    storage: Applier | None,
+    scope: RequestScope,
+    request: ApiRequest,
+    target: Target,
+    body: bytes,
+    options: WriteOptions,
 ) -> Response:
     """Server-side apply: the body is the manager's whole intent for the fields it names."""
-    storage = scope.storage
     info = info_of(request)
-    if not plays(storage, Applier):  # a subresource with no field management of its own
+    if storage is None:  # a subresource with no field management of its own
         what = f"{scope.resource.group_resource}/{info.subresource}" if info.subresource else "this resource"
         raise errors.unsupported_media_type(f"{what} does not support server-side apply")
     warnings: list[str] = []
     applied = await apply_configuration(body, options, warnings)
-    view, created = await cast(Applier, storage).apply(scope.namespace(info), info.name, applied, options)
+    view, created = await storage.apply(scope.namespace(info), info.name, applied, options)
     response = respond(request, object_body(request, scope, target, view), 201 if created else 200, target.encoder)
     add_warnings(response, warnings)
     return response

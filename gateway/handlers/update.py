@@ -34,9 +34,8 @@ def replacement(scope: RequestScope, obj: Obj, namespace: str, name: str) -> Upd
     return lambda current: codec.copy(obj)
 
 
-async def update(request: ApiRequest, scope: RequestScope) -> Response:
+async def update(storage: Updater, scope: RequestScope, request: ApiRequest) -> Response:
     target = negotiated(request, scope)
-    storage: Updater = scope.storage  # type: ignore[assignment]
     info = info_of(request)
     options = may_create_write_options(request, scope, "UpdateOptions")
     decoded = await decode_request(request, scope)

@@ -32,9 +32,8 @@ T = TypeVar("T")
 MAX_WRITE_BYTES = 1 << 20  # the initial events' frames per write: a slow reader holds about one write
 
 
-async def watch(request: ApiRequest, scope: RequestScope) -> Response:
+async def watch(storage: Watcher, scope: RequestScope, request: ApiRequest) -> Response:
     target = negotiate.watch_target(request.header("Accept"), request.pretty, scope.formats)
-    storage: Watcher = scope.storage  # type: ignore[assignment]
     options = validate_list_options(list_options(request.query()))
     frames = WatchFrames(request, scope, target)
     deadline = time.monotonic() + watch_timeout(options.timeout_seconds, request.min_request_timeout)

@@ -1,8 +1,9 @@
 """The roles a resource's storage can play, one per verb (upstream's k8s.io/apiserver rest package).
 
-The router looks up the storage of a (resource, subresource) and serves a verb only if that
-storage plays the verb's role; a storage plays the roles it implements — the main resource most of
-them, a subresource (status, finalize, …) a few. Handlers talk to storage only through these.
+A storage plays the roles it implements — the main resource most of them, a subresource (status,
+finalize, …) a few. When the routes are installed (handlers/installer.py) each verb's handler is
+bound to the storage typed by the role it needs; a verb whose role the storage does not play gets
+no handler. Handlers talk to storage only through these.
 """
 
 from __future__ import annotations
@@ -115,39 +116,5 @@ class CollectionDeleter(Protocol):
     async def delete_collection(self, namespace: str, options: DeleteOptions, list_options: ListOptions) -> Listed: ...
 
 
-# The role each verb needs (either of them, where there are two).
-ROLES: dict[str, type | tuple[type, ...]] = {
-    "get": Getter,
-    "list": Lister,
-    "watch": Watcher,
-    "create": (Creater, NamedCreater),
-    "update": Updater,
-    "patch": Updater,  # upstream's Patcher: Getter and Updater (apply needs Applier too)
-    "delete": GracefulDeleter,
-    "deletecollection": CollectionDeleter,
-}
-
-
 # What a Connecter serves: every verb an HTTP method maps to but list, watch and deletecollection.
 CONNECT_VERBS = frozenset({"get", "create", "update", "patch", "delete"})
-
-
-_PLAYS: dict[tuple[type, type | tuple[type, ...]], bool] = {}
-
-
-def plays(storage: object, role: type | tuple[type, ...]) -> bool:
-    """``isinstance(storage, role)``, remembered per storage class: the roles are methods and
-    class attributes, and a runtime-checkable protocol looks each of its members up (3-7 µs a check,
-    on every request)."""
-    key = (type(storage), role)
-    found = _PLAYS.get(key)
-    if found is None:
-        found = _PLAYS[key] = isinstance(storage, role)
-    return found
-
-
-def verbs_served(storage: object) -> frozenset[str]:
-    """The verbs a storage can serve, by the roles it plays."""
-    if plays(storage, Connecter):
-        return CONNECT_VERBS
-    return frozenset(verb for verb, role in ROLES.items() if plays(storage, role))
