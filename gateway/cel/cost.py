@@ -159,5 +159,6 @@ async def offloaded(work: Callable[[], T]) -> T:
     try:
         return await asyncio.shield(done)
     except asyncio.CancelledError:
-        meter.cancelled = True
+        meter.cancelled = True  # the thread stops at its next charge ...
+        done.cancel()  # ... and what it ends with goes nowhere
         raise

@@ -12,6 +12,7 @@ each element the range may hold, its body and 2 for the loop (list-building macr
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,7 +64,13 @@ class _Scope:
 
 def estimate(expression: str, variables: dict[str, Shape]) -> int:
     """The largest cost of ``expression`` with values of these shapes (it must compile)."""
-    return _Estimator().cost(parse(expression), _Scope(dict(variables)))[0]
+    return _Estimator().cost(_tree(expression), _Scope(dict(variables)))[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def _tree(expression: str) -> lark.Tree:
+    """The parse tree (read, never changed, here): a CRD's every write estimates all its rules."""
+    return parse(expression)
 
 
 def _tenth(size: int) -> int:

@@ -282,6 +282,7 @@ def test_sigterm_stops_a_server_during_an_expensive_evaluation(tmp_path: Path) -
             os.killpg(server.proc.pid, signal.SIGTERM)
             server.proc.wait(30)
             assert time.monotonic() - started < 10
+            assert "Traceback" not in "".join(server.log), "".join(server.log)
     finally:
         server.kill()
 

@@ -73,8 +73,9 @@ class Structural:
         return typing_.type_tree(self.root)
 
 
-def structural_errors(props: dict[str, Any], path: str) -> list[FieldError]:
-    """Why ``props`` (a version's openAPIV3Schema) is not an acceptable structural schema."""
+def structural_errors(props: dict[str, Any], path: str, *, expression_costs: bool = True) -> list[FieldError]:
+    """Why ``props`` (a version's openAPIV3Schema) is not an acceptable structural schema
+    (``expression_costs``: whether one rule may be refused for its cost, not only all together)."""
     levels = depth(props)
     if levels > MAX_DEPTH:
         detail = f"must not nest schemas more than {MAX_DEPTH} levels deep (this server's limit), found {levels}"
@@ -96,7 +97,7 @@ def structural_errors(props: dict[str, Any], path: str) -> list[FieldError]:
             )
     _check(props, path, found)
     if not found:  # upstream estimates the rules' cost of a schema without other errors
-        found += celcost.cost_errors(parse(props), path)
+        found += celcost.cost_errors(parse(props), path, expression_costs=expression_costs)
     return found
 
 

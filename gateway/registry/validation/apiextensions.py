@@ -41,10 +41,11 @@ def custom_resource_definition(obj: Message, old: Message | None) -> list[FieldE
         found.append(FieldError.required("spec.scope", ""))
     elif scope not in SCOPES:
         found.append(FieldError.not_supported("spec.scope", scope, SCOPES))
-    found += _versions(spec.get("versions") or [])
+    old_spec = (jsonencode.to_dict(old).get("spec") or {}) if old is not None else {}
+    found += _versions(spec.get("versions") or [], _schemas(old_spec))
     found += _conversion(spec.get("conversion") or {})
     if old is not None:
-        old_scope = (jsonencode.to_dict(old).get("spec") or {}).get("scope")
+        old_scope = old_spec.get("scope")
         if old_scope and scope != old_scope:
             found.append(FieldError.invalid("spec.scope", scope, "field is immutable"))
     return found
@@ -92,7 +93,14 @@ def _names(names: dict[str, Any]) -> list[FieldError]:
     return found
 
 
-def _versions(versions: list[dict[str, Any]]) -> list[FieldError]:
+def _schemas(spec: dict[str, Any]) -> dict[str, Any]:
+    """Each version's openAPIV3Schema, by version name."""
+    return {v.get("name"): (v.get("schema") or {}).get("openAPIV3Schema") for v in spec.get("versions") or ()}
+
+
+def _versions(versions: list[dict[str, Any]], old_schemas: dict[str, Any]) -> list[FieldError]:
+    """``old_schemas``: the stored CRD's (an update), whose unchanged versions keep rules that cost
+    more than one expression may now (upstream's suppressPerExpressionCost)."""
     if not versions:
         return [
             FieldError.invalid("spec.versions", GoText("[]"), "must have exactly one version marked as storage version")
@@ -117,7 +125,8 @@ def _versions(versions: list[dict[str, Any]]) -> list[FieldError]:
         if not props:
             found.append(FieldError.required(f"{where}.schema.openAPIV3Schema", "schemas are required"))
         else:
-            found += structural_errors(props, f"{where}.schema.openAPIV3Schema")
+            unchanged = old_schemas.get(name) == props
+            found += structural_errors(props, f"{where}.schema.openAPIV3Schema", expression_costs=not unchanged)
         found += _columns(version.get("additionalPrinterColumns") or [], where)
         scale = (version.get("subresources") or {}).get("scale")
         if scale is not None:
