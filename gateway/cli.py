@@ -429,9 +429,9 @@ async def run(args: argparse.Namespace) -> None:
         embedded = EmbeddedStorage(
             args.data_dir, args.compaction_retention, args.quota_backend_bytes, in_memory=args.storage_in_memory
         )
-        embedded.start()
+        embedded.launch()  # it starts while this process builds the server (below), on another core
         storage = embedded.address
-        supervisor = asyncio.create_task(embedded.supervise())
+    supervisor: asyncio.Task[None] | None = None
     try:
         backend = EtcdBackend(storage, storage_tls(args))
     except EndpointError as err:
@@ -439,7 +439,6 @@ async def run(args: argparse.Namespace) -> None:
     shared = args.gateways > 1 or args.gateway_index > 0  # one of several gateways on these addresses
     workers: list[subprocess.Popen[bytes]] = []
     try:
-        await backend.wait_available(args.storage_initialization_timeout)
         tls, admin_config = transport(args)
         settings = Settings(
             watch_cache_window=args.watch_cache_window,
@@ -470,6 +469,10 @@ async def run(args: argparse.Namespace) -> None:
         registry = build(descriptors.all_messages())
         args.runtime_config.apply(registry)
         server = APIServer(backend, args.listen, registry, settings)
+        if embedded is not None:
+            embedded.wait_listening()
+            supervisor = asyncio.create_task(embedded.supervise())
+        await backend.wait_available(args.storage_initialization_timeout)
         await server.start()
         compactor = None
         if embedded is None and args.etcd_compaction_interval > 0:
@@ -513,6 +516,7 @@ async def run(args: argparse.Namespace) -> None:
         stop_workers(workers)
         if embedded is not None:
             embedded.stop()
+        if supervisor is not None:
             supervisor.cancel()
 
 

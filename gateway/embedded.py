@@ -37,16 +37,23 @@ class EmbeddedStorage:
 
     def start(self) -> None:
         """Start the child and wait until it listens (RuntimeError when it cannot)."""
+        self.launch()
+        self.wait_listening()
+
+    def launch(self) -> None:
+        """Start the child; ``wait_listening`` waits for it, so that the caller can work meanwhile."""
         # stderr is the gateway's own: the child's messages show where the gateway's do.
         # Its own process group: a signal to ours (Ctrl-C, `kill -- -PGID`) reaches the gateway, which
         # finishes its last writes (leader election's release) before it stops the child itself.
-        child = subprocess.Popen(self.command, stdout=subprocess.PIPE, text=True, env=child_env(), process_group=0)
-        assert child.stdout is not None
-        line = child.stdout.readline()
+        self.child = subprocess.Popen(self.command, stdout=subprocess.PIPE, text=True, env=child_env(), process_group=0)
+
+    def wait_listening(self) -> None:
+        """Wait until the launched child listens (RuntimeError when it cannot)."""
+        assert self.child is not None and self.child.stdout is not None
+        line = self.child.stdout.readline()
         if "listening" not in line:
-            child.kill()
+            self.child.kill()
             raise RuntimeError(f"embedded storage did not start: {line.strip() or 'see its message above'}")
-        self.child = child
 
     async def supervise(self) -> None:
         """Restart the child whenever it exits, until ``stop``."""
