@@ -18,7 +18,7 @@ import random
 import socket
 import ssl
 from collections.abc import Mapping
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import h11
 import orjson
@@ -34,6 +34,8 @@ SERVICES = ("", "v1", "services")
 ENDPOINT_SLICES = ("discovery.k8s.io", "v1", "endpointslices")
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+FOLLOWED_REDIRECTS = (307, 308)  # Go's http.Client repeats the method and body on these
+MAX_REDIRECTS = 10
 ROUTABLE_TYPES = ("", "ClusterIP", "NodePort", "LoadBalancer")
 
 
@@ -55,19 +57,12 @@ class Caller:
         self._contexts: dict[bytes, ssl.SSLContext] = {}
 
     async def post(self, config: ClientConfig, timeout: float, body: bytes) -> bytes:
-        """The answer's body (2xx), or CallFailed."""
+        """The answer's body (2xx), or CallFailed. A 307 or 308 with a Location is followed with
+        the same POST, up to 10 times, as Go's http.Client does (envtest's webhook URLs have a
+        double slash, which Go's ServeMux answers with a 307 to the clean path)."""
         context = self._context(config.ca_bundle)
         url = f"{_url(config)}?timeout={int(timeout)}s"
-        parts = urlsplit(url)
-        headers = [("Host", parts.netloc), ("Content-Type", "application/json"), ("Accept", "application/json")]
-        target = f"{parts.path}?{parts.query}"
-        host = parts.hostname or ""
-        try:
-            port = parts.port or 443
-        except ValueError:  # out of range: Go's url.Parse takes it, its dialer refuses it
-            raise CallFailed(
-                f'failed to call webhook: Post "{url}": dial tcp: address {_port_text(parts.netloc)}: invalid port'
-            ) from None
+        host, port = urlsplit(url).hostname or "", _port(url)
         try:
             async with asyncio.timeout(timeout):
                 server_name = host
@@ -75,7 +70,25 @@ class Caller:
                     server_name = _server_name(config.service)
                     host, port = await self._resolve(config.service)
                 destination = Destination(host, port, server_name, context)
-                answer = await self.transport.post(destination, target, headers, body, MAX_RESPONSE_BYTES)
+                for _ in range(MAX_REDIRECTS + 1):
+                    parts = urlsplit(url)
+                    headers = [
+                        ("Host", parts.netloc),
+                        ("Content-Type", "application/json"),
+                        ("Accept", "application/json"),
+                    ]
+                    target = f"{parts.path or '/'}?{parts.query}" if parts.query else parts.path or "/"
+                    answer = await self.transport.post(destination, target, headers, body, MAX_RESPONSE_BYTES)
+                    if answer.status not in FOLLOWED_REDIRECTS or not answer.location:
+                        break
+                    following = urljoin(url, answer.location)
+                    if urlsplit(following).netloc != parts.netloc:
+                        host = urlsplit(following).hostname or ""
+                        port = _port(following)
+                        destination = Destination(host, port, host, context)
+                    url = following
+                else:
+                    raise CallFailed(f'failed to call webhook: Post "{url}": stopped after {MAX_REDIRECTS} redirects')
         except TimeoutError:
             raise CallFailed(f'failed to call webhook: Post "{url}": context deadline exceeded') from None
         except _Unresolved as err:
@@ -89,7 +102,10 @@ class Caller:
         return answer.body
 
     def _context(self, ca_bundle: bytes) -> ssl.SSLContext:
-        """The TLS context verifying servers with ``ca_bundle`` (PEM; none: the system's roots)."""
+        """The TLS context verifying servers with ``ca_bundle`` (PEM; none: the system's roots).
+        Every certificate of the bundle is a trust anchor, as Go's crypto/x509 takes its roots: a
+        bundle holding the serving certificate itself (controller-runtime's envtest registers its
+        webhooks so) verifies that server, which OpenSSL refuses without partial chains."""
         context = self._contexts.get(ca_bundle)
         if context is None:
             try:
@@ -98,6 +114,7 @@ class Caller:
                 raise CallFailed(
                     "could not get REST client: unable to load root certificates: unable to parse bytes as PEM block"
                 ) from None
+            context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
             self._contexts[ca_bundle] = context
         return context
 
@@ -182,8 +199,14 @@ def _url(config: ClientConfig) -> str:
     return f"https://{_service_host(config.service)}{config.service.path or '/'}"
 
 
-def _port_text(netloc: str) -> str:
-    return netloc.rpartition(":")[2]
+def _port(url: str) -> int:
+    """The URL's port (443 when none); out of range: Go's url.Parse takes it, its dialer refuses it."""
+    parts = urlsplit(url)
+    try:
+        return parts.port or 443
+    except ValueError:
+        port = parts.netloc.rpartition(":")[2]
+        raise CallFailed(f'failed to call webhook: Post "{url}": dial tcp: address {port}: invalid port') from None
 
 
 def _service_host(service: Service) -> str:

@@ -34,6 +34,7 @@ class Reply:
     status: int
     content_type: str
     body: bytes
+    location: str = ""  # a redirect's Location header
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +140,9 @@ async def _answer(connection: _Connection, limit: int) -> Reply:
         elif isinstance(event, h11.EndOfMessage):
             assert response is not None
             content_type = next((v for k, v in response.headers if k == b"content-type"), b"")
-            return Reply(response.status_code, content_type.decode("latin-1"), b"".join(chunks))
+            location = next((v for k, v in response.headers if k == b"location"), b"")
+            return Reply(
+                response.status_code, content_type.decode("latin-1"), b"".join(chunks), location.decode("latin-1")
+            )
         elif isinstance(event, h11.ConnectionClosed):
             raise ConnectionResetError("EOF")
