@@ -84,7 +84,7 @@ class CustomResourceDefinitionController:
                 continue
             status = self._status(name, crd)
             if _without_times(status) != _without_times(crd.get("status") or {}):
-                await self._write_status(name, status)
+                await self._write_status(name, crd["metadata"]["uid"], status)
         return again
 
     # ---- naming and establishing ----
@@ -141,35 +141,52 @@ class CustomResourceDefinitionController:
                     return reason, f'"{value}" is already in use'
         return None
 
-    async def _write_status(self, name: str, status: dict[str, Any]) -> None:
+    async def _write_status(self, name: str, uid: str, status: dict[str, Any]) -> None:
+        """Write the status of the CRD ``uid``; nothing when it is gone (the informer's view was
+        older than storage, e.g. a CRD deleted and made again under its name: its event follows)."""
+
         def updated(current: Obj | None) -> Obj:
-            if current is None:
+            if current is None or current.metadata.uid != uid:
                 raise errors.not_found(self.crds.resource, name)
             value = self.crds.codec.to_dict(current)
             value["status"] = status
             return self.crds.codec.from_dict(value).obj
 
-        await self.status.update("", name, updated, WriteOptions())
+        try:
+            await self.status.update("", name, updated, WriteOptions())
+        except StatusError as err:
+            if err.code != 404:
+                raise
 
     # ---- deletion ----
     async def _finalize(self, name: str, crd: dict[str, Any]) -> bool:
         """Delete every object of a terminating CRD, then let it go; False while objects remain."""
-        if CRD_CLEANUP_FINALIZER not in (crd["metadata"].get("finalizers") or []):
-            return True
+        uid = crd["metadata"]["uid"]
+        if CRD_CLEANUP_FINALIZER not in (crd["metadata"].get("finalizers") or []) or not await self._stored(name, uid):
+            return True  # done, or an older view than storage's: not the objects of a CRD made since
         status = dict(crd.get("status") or {})
         conditions = list(status.get("conditions") or [])
         if _set(
             conditions, "Terminating", "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress"
         ):
             status["conditions"] = conditions
-            await self._write_status(name, status)
+            await self._write_status(name, uid, status)
         store = self._storage_version_store(crd)
         if store is not None:
             await store.delete_collection("", DeleteOptions(), ListOptions())
             if (await store.list("", ListOptions(limit=1))).items:
                 return False  # objects with finalizers of their own: look again later
-        await self._remove_finalizer(name)
+        await self._remove_finalizer(name, uid)
         return True
+
+    async def _stored(self, name: str, uid: str) -> bool:
+        """Whether storage holds the CRD ``uid`` (while it does, no other CRD can take its name)."""
+        try:
+            return (await self.crds.get("", name, None)).obj.metadata.uid == uid
+        except StatusError as err:
+            if err.code != 404:
+                raise
+            return False
 
     def _storage_version_store(self, crd: dict[str, Any]) -> Store | None:
         accepted = (crd.get("status") or {}).get("acceptedNames") or {}
@@ -183,9 +200,9 @@ class CustomResourceDefinitionController:
         served = [k for k in stores if (k[0], k[2]) == (key[0], key[2])]
         return stores[served[0]] if served else None
 
-    async def _remove_finalizer(self, name: str) -> None:
+    async def _remove_finalizer(self, name: str, uid: str) -> None:
         def updated(current: Obj | None) -> Obj:
-            if current is None:
+            if current is None or current.metadata.uid != uid:
                 raise errors.not_found(self.crds.resource, name)
             obj = self.crds.codec.copy(current)
             kept = [f for f in obj.metadata.finalizers if f != CRD_CLEANUP_FINALIZER]
