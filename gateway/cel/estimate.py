@@ -100,7 +100,9 @@ class _Estimator:
     def _literal(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
         token = node.children[0]
         if token.type in ("STRING_LIT", "MLSTRING_LIT", "BYTES_LIT"):
-            return 0, Shape(STRING, len(str(token)))
+            text = str(token).lstrip("bBrR")
+            quotes = 6 if text[:3] in ('"""', "'''") else 2
+            return 0, Shape(STRING, len(text) - quotes)
         return 0, Shape(SCALAR, 0)
 
     def _ident(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:

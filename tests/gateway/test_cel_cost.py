@@ -159,6 +159,34 @@ def test_rule_on_each_item_of_an_unbounded_list_counts_every_item(api: httpx.Cli
     assert refused.json()["details"]["causes"][0]["field"] == "spec.items[1]"
 
 
+@pytest.mark.parametrize(
+    ("max_length", "max_items", "factor"), [(16, 909_090, "1.000000x"), (1024, 24_154, "1.000017x")]
+)
+def test_the_estimate_refuses_where_upstream_does(
+    api: httpx.Client, max_length: int, max_items: int, factor: str
+) -> None:
+    """``self.all(x, x.contains('gpu'))`` over strings of maxLength L: the largest maxItems
+    apiextensions-apiserver's validator accepts (measured with it: 909,090 for 16, 24,154 for 1,024,
+    at 11 and 414 an item); one more item and the rule's estimate passes 10 million."""
+    plural = f"tags{max_length}s"
+
+    def tags(count: int) -> dict[str, Any]:
+        rules = [{"rule": "self.all(x, x.contains('gpu'))"}]
+        items = {"type": "string", "maxLength": max_length}
+        array = {"type": "array", "maxItems": count, "items": items, "x-kubernetes-validations": rules}
+        return crd(plural, {"type": "object", "properties": {"tags": array}})
+
+    refused = api.post(CRDS, json=tags(max_items + 1))
+    assert refused.status_code == 422, refused.text
+    assert [(c["field"], c["message"]) for c in refused.json()["details"]["causes"]] == [
+        (
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[tags].x-kubernetes-validations[0].rule",
+            f"Forbidden: estimated rule cost exceeds budget by factor of {factor} {HINT}",
+        )
+    ]
+    install(api, tags(max_items))
+
+
 def test_the_same_rule_with_bounds_is_accepted_and_enforced(api: httpx.Client, squares: str) -> None:
     made = api.post(squares, json=custom("Square", "small", {"items": quadratic_items(50)}))
     assert made.status_code == 201, made.text
@@ -348,3 +376,49 @@ def test_policy_expression_past_the_per_call_limit(api: httpx.Client) -> None:
     finally:
         api.delete(f"{BINDINGS}/scans-binding")
         api.delete(f"{POLICIES}/scans.cost.example.com")
+
+
+def test_policy_evaluation_past_the_runtime_budget(api: httpx.Client) -> None:
+    """12 validations of 9 scans (900,000 each): the 12th takes the evaluation past 10 million;
+    upstream then fails the whole evaluation with its budget error."""
+    validations = [
+        {"expression": "[" + ", ".join(str(i) for i in range(9)) + f"].all(i, !object.data.text.contains('z{n}'))"}
+        for n in range(12)
+    ]
+    policy = {
+        "metadata": {"name": "budget.cost.example.com"},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
+                ],
+                "objectSelector": {"matchLabels": {"cost": "budget"}},
+            },
+            "validations": validations,
+        },
+    }
+    assert api.post(POLICIES, json=policy).status_code == 201
+    binding = {
+        "metadata": {"name": "budget-binding"},
+        "spec": {"policyName": "budget.cost.example.com", "validationActions": ["Deny"]},
+    }
+    assert api.post(BINDINGS, json=binding).status_code == 201
+    configmaps = "/api/v1/namespaces/default/configmaps"
+
+    def create(name: str, text: str, dry_run: bool = False) -> httpx.Response:
+        body = {"metadata": {"name": name, "labels": {"cost": "budget"}}, "data": {"text": text}}
+        return api.post(configmaps, json=body, params={"dryRun": "All"} if dry_run else {})
+
+    try:
+        assert eventually(lambda: create("probe", "a" * 1_000_000, dry_run=True).status_code == 422)
+        response = create("budget-long", "a" * 1_000_000)
+        assert response.status_code == 422, response.text
+        assert response.json()["message"] == (
+            "configmaps \"budget-long\" is forbidden: ValidatingAdmissionPolicy 'budget.cost.example.com' with binding "
+            f"'budget-binding' denied request: {OUT_OF_BUDGET}"
+        )
+        assert create("budget-short", "a" * 1000).status_code == 201
+    finally:
+        api.delete(f"{BINDINGS}/budget-binding")
+        api.delete(f"{POLICIES}/budget.cost.example.com")
