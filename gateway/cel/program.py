@@ -40,8 +40,14 @@ MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 MAX_DEPTH = 250  # cel-go's parser's recursion limit
 # Programs are transpiled to Python by cel-python (several times faster than its interpreter); it
 # logs every evaluation error at ERROR level, which are answers here, not faults.
-_ENV = celpy.Environment(runner_class=celpy.CompiledRunner)
 logging.getLogger("celpy.Transpiler").setLevel(logging.CRITICAL)
+
+
+@functools.cache
+def _environment() -> celpy.Environment:
+    """cel-python's environment, made on first use: it builds a Lark parser (unused here: _parser's
+    trees are compiled) that took a tenth of a second of every server's start (issue 33)."""
+    return celpy.Environment(runner_class=celpy.CompiledRunner)
 
 
 class _Parser:
@@ -71,7 +77,10 @@ class _Parser:
             raise celpy.CELParseError(str(err).splitlines()[0]) from err
 
 
-_PARSER = _Parser()
+@functools.cache
+def _parser() -> _Parser:
+    """The parser, built on first use (a tenth of a second: Lark's LALR tables)."""
+    return _Parser()
 
 
 class CELCompileError(ValueError):
@@ -200,7 +209,7 @@ def compile(expression: str, variables: Iterable[str], composition: Iterable[str
 @functools.lru_cache(maxsize=4096)
 def _compile(expression: str, variables: frozenset[str], composition: frozenset[str]) -> Program:
     try:
-        ast = _PARSER.parse(expression)
+        ast = _parser().parse(expression)
     except celpy.CELParseError as err:
         line, column = err.line or 1, err.column or 1
         raise CELCompileError(
@@ -212,7 +221,7 @@ def _compile(expression: str, variables: frozenset[str], composition: frozenset[
         raise CELCompileError("compilation failed: " + "\n".join(issues))
     _rewrite_calls(ast, variables)
     try:
-        runner = _ENV.program(ast, functions=_functions())
+        runner = _environment().program(ast, functions=_functions())
     except (RecursionError, MemoryError, SyntaxError):  # nested beyond the transpiler's or Python's limits
         raise CELCompileError(
             "compilation failed: " + issue(expression, 1, 1, f"expression recursion limit exceeded: {MAX_DEPTH}")
@@ -256,7 +265,7 @@ def _functions() -> dict[str, Any]:
 def parse(expression: str) -> lark.Tree:
     """The expression's parse tree (CELCompileError when it does not parse)."""
     try:
-        return _PARSER.parse(expression)
+        return _parser().parse(expression)
     except celpy.CELParseError as err:
         raise CELCompileError(f"compilation failed: {err}") from None
 
