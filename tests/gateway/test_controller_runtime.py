@@ -21,10 +21,12 @@ the Go test_client_go finds.
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import hashlib
 import os
 import re
+import ssl
 import subprocess
 import time
 from collections.abc import Iterator
@@ -32,9 +34,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from aiohttp import web
 
 from .helpers import ROOT, GatewayProcess, eventually
 from .test_client_go import CACHE, find_go
+from .webhookserver import WebhookServer
 
 pytestmark = pytest.mark.timeout(1800)  # the first build of controller-runtime on a slow machine
 
@@ -128,7 +132,61 @@ def test_widget_controller(controller_test: str, gateway: GatewayProcess, conten
     print(f"envtest setup ({content_type}): {setup.group(1)}")
 
 
-# The server bug the envtest runs found, as plain requests.
+# The server bugs the envtest runs found, as plain requests.
+
+
+def test_webhook_ca_bundle_of_its_certificate_and_a_redirect(gateway: GatewayProcess) -> None:
+    """envtest registers a webhook with the serving certificate itself as caBundle, at a URL with a
+    double slash (https://127.0.0.1:PORT//validate-...), which Go's ServeMux answers with a 307 to
+    the clean path. kube-apiserver's webhook client (Go's crypto/x509 and http.Client) trusts every
+    certificate of the bundle and repeats the POST at the Location; this server answered 'x509:
+    certificate signed by unknown authority', then 'the server responded with the status code 307'."""
+    server = WebhookServer().start()
+    try:
+        certificate = ssl.get_server_certificate(("127.0.0.1", server.port))  # the leaf, not its CA
+
+        def redirect(_: dict[str, object]) -> dict[str, object]:
+            raise web.HTTPTemporaryRedirect("/validate")
+
+        server.handlers["//validate"] = redirect
+        server.handlers["/validate"] = lambda _: {"allowed": False, "status": {"code": 403, "message": "redirected"}}
+        with gateway.client() as client:
+            labels = {"pin": "webhook-redirect"}
+            namespace = {"metadata": {"name": "pin-redirect", "labels": labels}}
+            assert client.post("/api/v1/namespaces", json=namespace).status_code == 201
+            hook = {
+                "name": "redirect.pin.protokube.dev",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "clientConfig": {
+                    "url": f"https://127.0.0.1:{server.port}//validate",
+                    "caBundle": base64.b64encode(certificate.encode()).decode(),
+                },
+                "namespaceSelector": {"matchLabels": labels},
+                "rules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
+                ],
+            }
+            configurations = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+            made = client.post(configurations, json={"metadata": {"name": "pin-redirect"}, "webhooks": [hook]})
+            assert made.status_code == 201, made.text
+            try:
+                answers: list[httpx.Response] = []
+
+                def denied() -> bool:  # once the server has seen the configuration
+                    cm = {"metadata": {"generateName": "c-"}}
+                    answers.append(client.post("/api/v1/namespaces/pin-redirect/configmaps", json=cm))
+                    return answers[-1].status_code == 403
+
+                assert eventually(denied), answers[-1].text
+                message = 'admission webhook "redirect.pin.protokube.dev" denied the request: redirected'
+                assert answers[-1].json()["message"] == message, answers[-1].text
+                assert len(server.reviews["//validate"]) == len(server.reviews["/validate"]) >= 1
+            finally:
+                client.delete(f"{configurations}/pin-redirect")
+    finally:
+        server.stop()
+
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GADGETS = "/apis/pin.protokube.dev/v1/namespaces/default/gadgets"
