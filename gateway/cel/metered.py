@@ -6,7 +6,8 @@ functions, each charging its cost first — nothing of cel-python's is changed.
 
 Costs follow cel-go's: 1 a call, plus a tenth of the size of each string or bytes argument (its
 traversal; not the receiver of size, startsWith and endsWith), plus the size of a list or map an
-operator compares or searches; 2 a macro iteration.
+operator compares or searches; 2 a macro iteration. all() stops at its first false and exists()
+at its first true, as cel-go's do (cel-python's go on).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import functools
 import operator
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import celpy
@@ -59,13 +60,31 @@ def _charged(func: Callable[..., Any], name: str) -> Callable[..., Any]:
     return call
 
 
-def _macro(func: Callable[..., Any]) -> Callable[..., Any]:
-    def call(activation: Any, variable: str, expression: Callable[[Any], Any], source: Any) -> Any:
-        def step(nested: Any) -> Any:
-            charge(2)
-            return expression(nested)
+# The value that ends a macro's loop, as cel-go's loop conditions do (the result is the one of the
+# whole loop: false absorbs the errors of all, true those of exists).
+_DECISIVE = {"macro_all": False, "macro_exists": True}
 
-        return func(activation, variable, step, source)
+
+def _macro(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    decisive = _DECISIVE.get(name)
+
+    def call(activation: Any, variable: str, expression: Callable[[Any], Any], source: Any) -> Any:
+        decided = False
+
+        def step(nested: Any) -> Any:
+            nonlocal decided
+            charge(2)
+            value = expression(nested)
+            decided = isinstance(value, celpy.celtypes.BoolType) and bool(value) is decisive
+            return value
+
+        def items(outer: Any) -> Iterator[Any]:
+            for item in source(outer):
+                if decided:
+                    return
+                yield item
+
+        return func(activation, variable, step, items if decisive is not None else source)
 
     return call
 
@@ -74,7 +93,7 @@ def _namespace(members: Iterable[tuple[str, Any]]) -> types.SimpleNamespace:
     space = types.SimpleNamespace()
     for name, value in members:
         if name in MACROS:
-            value = _macro(value)
+            value = _macro(value, name)
         elif isinstance(value, types.FunctionType | types.BuiltinFunctionType) and name not in _UNCHARGED:
             value = _charged(value, name)
         setattr(space, name, value)

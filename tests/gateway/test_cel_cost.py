@@ -422,3 +422,47 @@ def test_policy_evaluation_past_the_runtime_budget(api: httpx.Client) -> None:
     finally:
         api.delete(f"{BINDINGS}/budget-binding")
         api.delete(f"{POLICIES}/budget.cost.example.com")
+
+
+def test_webhook_match_condition_past_the_per_call_limit(api: httpx.Client) -> None:
+    """A webhook's matchCondition past its limit is an error: under failurePolicy Fail the request is
+    refused before the webhook is called; a cheap object passes the condition and the webhook (at a
+    port nobody listens on) is called."""
+    webhooks = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+    config = {
+        "metadata": {"name": "scans.cost.example.com"},
+        "webhooks": [
+            {
+                "name": "scans.cost.example.com",
+                "clientConfig": {"url": "https://127.0.0.1:9/never"},
+                "rules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
+                ],
+                "objectSelector": {"matchLabels": {"cost": "webhook"}},
+                "matchConditions": [{"name": "scans", "expression": POLICY_SCANS}],
+                "failurePolicy": "Fail",
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "timeoutSeconds": 2,
+            }
+        ],
+    }
+    assert api.post(webhooks, json=config).status_code == 201
+    configmaps = "/api/v1/namespaces/default/configmaps"
+
+    def create(name: str, text: str) -> httpx.Response:
+        body = {"metadata": {"name": name, "labels": {"cost": "webhook"}}, "data": {"text": text}}
+        return api.post(configmaps, json=body)
+
+    try:
+        assert eventually(lambda: create("webhook-probe", "a").status_code == 500)
+        response = create("webhook-long", "a" * 1_000_000)
+        assert response.status_code == 403, response.text
+        assert response.json()["message"] == (
+            f"configmaps \"webhook-long\" is forbidden: expression '{POLICY_SCANS}' resulted in error: "
+            "operation cancelled: actual cost limit exceeded"
+        )
+        called = create("webhook-short", "a" * 1000)
+        assert called.status_code == 500 and "failed calling webhook" in called.json()["message"], called.text
+    finally:
+        api.delete(f"{webhooks}/scans.cost.example.com")

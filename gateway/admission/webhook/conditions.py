@@ -15,7 +15,7 @@ from google.protobuf.message import Message
 from gateway import errors
 from gateway.admission import Attributes
 from gateway.auth.authorization import Authorizer
-from gateway.cel import CELCompileError, CELEvaluationError, Program, compile, to_cel
+from gateway.cel import CELCompileError, CELEvaluationError, Program, compile, cost, to_cel
 from gateway.cel.admission import authorizer_value, request_map
 from gateway.errors import FieldError
 from gateway.registry.validation.common import qualified_name_problems
@@ -79,7 +79,8 @@ def matches(
     authorizer: Authorizer,
 ) -> bool:
     """Whether the webhook is called; raises upstream's Forbidden when a condition erred and none
-    was false under failurePolicy Fail."""
+    was false under failurePolicy Fail. Within a runtime cost budget when run with a meter
+    (``cost.offloaded``): each expression's per-call limit, all of them RUNTIME_BUDGET."""
     activation = {
         "object": to_cel(obj),
         "oldObject": to_cel(old),
@@ -95,9 +96,14 @@ def matches(
         try:
             value = condition.program.evaluate(activation)
         except CELEvaluationError as err:
-            failures.append(f"expression '{condition.expression}' resulted in error: {err}")
-            continue
-        if not isinstance(value, bool | celtypes.BoolType):
+            value = err
+        meter = cost.current()
+        if meter is not None and meter.total > cost.RUNTIME_BUDGET:  # no further expression runs
+            failures.append(cost.OUT_OF_BUDGET)
+            break
+        if isinstance(value, CELEvaluationError):
+            failures.append(f"expression '{condition.expression}' resulted in error: {value}")
+        elif not isinstance(value, bool | celtypes.BoolType):
             failures.append(f"expression '{condition.expression}' resulted in error: no such overload")
         elif not value:
             return False

@@ -4,6 +4,7 @@ objectSelector (on the new or the old object's labels), its rules, then its matc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +15,7 @@ from gateway.admission.webhook.configurations import Webhook
 from gateway.admission.webhook.objects import as_value, codec_of, convert
 from gateway.admission.webhook.rules import NAMESPACES, Invocation, invocation
 from gateway.auth.authorization import Authorizer
+from gateway.cel.cost import offloaded
 from gateway.objects.codec import Codec
 from gateway.storage.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
@@ -38,16 +40,19 @@ class Selection:
         found = invocation(hook.rules, hook.equivalent, attributes, self.registry)
         if found is None or not await self._namespace_matches(hook, attributes):
             return None
-        if hook.match_conditions and not self._conditions_match(hook, found, attributes):
+        if hook.match_conditions and not await self._conditions_match(hook, found, attributes):
             return None
         return found
 
-    def _conditions_match(self, hook: Webhook, invocation: Invocation, attributes: Attributes) -> bool:
+    async def _conditions_match(self, hook: Webhook, invocation: Invocation, attributes: Attributes) -> bool:
         source = self.codec(attributes.resource, attributes.kind)
         target = self.codec(invocation.resource, invocation.kind)
         obj, old = (convert(o, source, target) for o in (attributes.obj, attributes.old))
         values = [None if o is None else as_value(target, o) for o in (obj, old)]
-        return conditions.matches(hook.match_conditions, not hook.ignore_failures, attributes, *values, self.authorizer)
+        fail = not hook.ignore_failures
+        return await offloaded(
+            functools.partial(conditions.matches, hook.match_conditions, fail, attributes, *values, self.authorizer)
+        )
 
     def codec(self, resource: Resource, kind: GroupVersionKind) -> Codec:
         """The codec of the objects a request on ``resource`` carries as ``kind``."""
