@@ -1,5 +1,8 @@
 // Package controller is a small controller-runtime controller: a Widget (example.protokube.dev/v1,
-// crd/widgets.yaml) is reconciled into a child ConfigMap it controls, and its status says so.
+// crd/widgets.yaml) is reconciled into a child ConfigMap it controls, and its status says so; its
+// webhooks (webhook/manifests.yaml) default and validate Widgets. Its envtest suite runs against an
+// existing server: KUBECONFIG=<a protokube admin kubeconfig> go test -v . (here, in this folder);
+// tests/gateway/test_controller_runtime.py builds it and runs it against a started protokube.
 package controller
 
 import (
@@ -54,7 +57,6 @@ func (w *Widget) ChildName() string {
 // DeepCopyInto copies w into out.
 func (w *Widget) DeepCopyInto(out *Widget) {
 	*out = *w
-	out.TypeMeta = w.TypeMeta
 	w.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	if w.Spec.Data != nil {
 		out.Spec.Data = make(map[string]string, len(w.Spec.Data))
