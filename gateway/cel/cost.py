@@ -26,8 +26,10 @@ RUNTIME_BUDGET = 10_000_000  # celconfig.RuntimeCELCostBudget: one object's rule
 STATIC_EXPRESSION_LIMIT = 10_000_000  # apiextensions validation.StaticEstimatedCostLimit
 STATIC_CRD_LIMIT = 100_000_000  # apiextensions validation.StaticEstimatedCRDCostLimit
 MAX_REQUEST_SIZE = 3 * 1024 * 1024  # celconfig.MaxRequestSizeBytes: what sizes an unbounded value
-# What an evaluation may spend on the event loop before it is moved to a thread (a few ms here).
+# What an evaluation may spend on the event loop before it is moved to a thread: a cost (a few ms
+# here), and a time (for what costs nothing: converting a long list, walking a large object).
 INLINE_SLICE = 2_000
+INLINE_SECONDS = 0.005
 YIELD_EVERY = 50  # calls between two moments a thread's evaluation lets go of the GIL (well under 1 ms)
 
 COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go's interrupt
@@ -56,7 +58,7 @@ class Meter:
     """The cost of the evaluations of one piece of work: ``call`` is the expression being
     evaluated, ``total`` everything so far; ``slice`` bounds the total on the event loop."""
 
-    __slots__ = ("call", "calls", "cancelled", "depth", "slice", "total")
+    __slots__ = ("call", "calls", "cancelled", "deadline", "depth", "slice", "total")
 
     def __init__(self, slice_: int | None = None) -> None:
         self.call = 0
@@ -64,6 +66,7 @@ class Meter:
         self.calls = 0
         self.depth = 0  # expressions being evaluated (a composition variable within another)
         self.slice = slice_  # None: the work runs on a thread of its own
+        self.deadline = time.monotonic() + INLINE_SECONDS
         self.cancelled = False
 
     def charge(self, cost: int) -> None:
@@ -73,7 +76,7 @@ class Meter:
         if self.cancelled:
             raise Interrupted(INTERRUPTED)
         if self.slice is not None:
-            if self.total + self.call > self.slice:
+            if self.total + self.call > self.slice or time.monotonic() > self.deadline:
                 raise _SliceUsed("inline slice used")
             return
         self.calls += 1

@@ -12,10 +12,13 @@ from typing import Any
 
 from celpy import celtypes
 
+from gateway.cel.cost import charge
+
 _INT64 = 2**63
 _String, _Int, _Double, _Bool = celtypes.StringType, celtypes.IntType, celtypes.DoubleType, celtypes.BoolType
 _List = celtypes.ListType
 _RAW = frozenset({dict, list, str, int, float, bool})
+_CHUNK = 4096
 
 
 class _JSONMap(celtypes.MapType):
@@ -74,7 +77,9 @@ def to_cel(value: Any) -> Any:
     result = one(value)
     while pending:
         source, target = pending.pop()
-        list.extend(target, [one(v) for v in source])
+        for start in range(0, len(source), _CHUNK):
+            charge(0)  # a long list is converted where the evaluation may stop or leave the event loop
+            list.extend(target, [one(v) for v in source[start : start + _CHUNK]])
     return result
 
 

@@ -66,18 +66,54 @@ def evaluate(node: Node, value: Any, old: Any, path: str = "") -> list[FieldErro
 
     As upstream, the rules of one object share a runtime cost budget (cost.RUNTIME_BUDGET) and
     each rule has its own limit (cost.PER_CALL_LIMIT), when the work runs with a meter (see
-    ``cost.offloaded``): once either is exceeded no further rule runs."""
+    ``cost.offloaded``): once either is exceeded no further rule runs. Values whose schema has no
+    rule below are not walked."""
     found: list[FieldError] = []
     try:
-        _evaluate(node, value, old, path, found)
+        _Walk().evaluate(node, value, old, path, found)
     except _OutOfBudget as stop:
         found.append(stop.error)
     return found
 
 
-def _evaluate(node: Node, value: Any, old: Any, path: str, found: list[FieldError]) -> None:
-    if value is None:
-        return
+class _Walk:
+    def __init__(self) -> None:
+        self._ruled: dict[int, bool] = {}  # by id(node): nodes live as long as the walk
+
+    def ruled(self, node: Node) -> bool:
+        """Whether ``node`` or a schema below it has rules."""
+        known = self._ruled.get(id(node))
+        if known is None:
+            below = [*node.properties.values(), node.items, node.additional]
+            known = bool(node.rules) or any(sub is not None and self.ruled(sub) for sub in below)
+            self._ruled[id(node)] = known
+        return known
+
+    def evaluate(self, node: Node, value: Any, old: Any, path: str, found: list[FieldError]) -> None:
+        if value is None or not self.ruled(node):
+            return
+        cost.charge(0)  # a moment to stop, or to leave the event loop, between values
+        if node.rules:
+            found += _rules(node, value, old, path)
+        if isinstance(value, dict):
+            prefix = f"{path}." if path else ""
+            old_map = old if isinstance(old, dict) else {}
+            for key, item in value.items():
+                sub = node.properties.get(key) or node.additional
+                if sub is not None:
+                    self.evaluate(sub, item, old_map.get(key), f"{prefix}{key}", found)
+        elif isinstance(value, list) and node.items is not None and self.ruled(node.items):
+            old_items = _correlatable(node, old)
+            for i, item in enumerate(value):
+                self.evaluate(node.items, item, old_items.get(_map_key(node, item)), f"{path}[{i}]", found)
+
+
+def _rules(node: Node, value: Any, old: Any, path: str) -> list[FieldError]:
+    """The failed rules of one value: its activation is made once, for all its rules."""
+    found: list[FieldError] = []
+    activation = {"self": to_cel(value)}
+    if old is not None:
+        activation["oldSelf"] = to_cel(old)
     meter = cost.current()
     for rule in node.rules:
         transition = "oldSelf" in rule.get("rule", "")
@@ -85,21 +121,11 @@ def _evaluate(node: Node, value: Any, old: Any, path: str, found: list[FieldErro
             continue  # transition rules run only on updates of a value that existed
         if meter is not None and meter.total >= cost.RUNTIME_BUDGET:  # upstream: no budget left
             raise _OutOfBudget(FieldError.invalid(path, node.type or "object", cost.OUT_OF_BUDGET))
-        failed = _run(rule, node, value, old, path)
+        failed = _run(rule, node, activation, path)
         if meter is not None and meter.total > cost.RUNTIME_BUDGET:  # this rule cost more than was left
             raise _OutOfBudget(FieldError.invalid(path, node.type or "object", cost.OUT_OF_BUDGET))
         found += failed
-    if isinstance(value, dict):
-        prefix = f"{path}." if path else ""
-        old_map = old if isinstance(old, dict) else {}
-        for key, item in value.items():
-            sub = node.properties.get(key) or node.additional
-            if sub is not None:
-                _evaluate(sub, item, old_map.get(key), f"{prefix}{key}", found)
-    elif isinstance(value, list) and node.items is not None:
-        old_items = _correlatable(node, old)
-        for i, item in enumerate(value):
-            _evaluate(node.items, item, old_items.get(_map_key(node, item)), f"{path}[{i}]", found)
+    return found
 
 
 def _correlatable(node: Node, old: Any) -> dict[tuple[Any, ...], Any]:
@@ -116,10 +142,7 @@ def _map_key(node: Node, item: Any) -> tuple[Any, ...]:
     return tuple(orjson.dumps(item.get(key)) for key in node.list_map_keys)
 
 
-def _run(rule: dict[str, Any], node: Node, value: Any, old: Any, path: str) -> list[FieldError]:
-    activation = {"self": to_cel(value)}
-    if old is not None:
-        activation["oldSelf"] = to_cel(old)
+def _run(rule: dict[str, Any], node: Node, activation: dict[str, Any], path: str) -> list[FieldError]:
     where = path + (rule.get("fieldPath") or "") if path or rule.get("fieldPath") else path
     where = where.lstrip(".")
     shown = node.type or "object"
