@@ -68,7 +68,7 @@ def estimate(expression: str, variables: dict[str, Shape]) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def _tree(expression: str) -> lark.Tree:
+def _tree(expression: str) -> lark.Tree[Any]:
     """The parse tree (read, never changed, here): a CRD's every write estimates all its rules."""
     return parse(expression)
 
@@ -81,7 +81,7 @@ class _Estimator:
     def cost(self, node: Any, scope: _Scope) -> tuple[int, Shape]:
         if not isinstance(node, lark.Tree):
             return 0, Shape(SCALAR, 0)
-        visit = getattr(self, f"_{node.data}", None)
+        visit: Callable[[lark.Tree[Any], _Scope], tuple[int, Shape]] | None = getattr(self, f"_{node.data}", None)
         if visit is not None:
             return visit(node, scope)
         if len(node.children) == 1:  # the grammar's chains: expr -> conditionalor -> ... -> primary
@@ -97,21 +97,22 @@ class _Estimator:
         return total, shapes
 
     # ---- leaves ----------------------------------------------------------------------------------
-    def _literal(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _literal(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         token = node.children[0]
+        assert isinstance(token, lark.Token)
         if token.type in ("STRING_LIT", "MLSTRING_LIT", "BYTES_LIT"):
             text = str(token).lstrip("bBrR")
             quotes = 6 if text[:3] in ('"""', "'''") else 2
             return 0, Shape(STRING, len(text) - quotes)
         return 0, Shape(SCALAR, 0)
 
-    def _ident(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _ident(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         return 1, scope.variables.get(str(node.children[0]), Shape())
 
     _dot_ident = _ident
 
     # ---- structure -------------------------------------------------------------------------------
-    def _expr(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _expr(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         if len(node.children) == 1:
             return self.cost(node.children[0], scope)
         condition, _ = self.cost(node.children[0], scope)
@@ -119,31 +120,31 @@ class _Estimator:
         no, other = self.cost(node.children[2], scope)
         return condition + max(yes, no), shape if yes >= no else other
 
-    def _list_lit(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _list_lit(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         items = node.children[0].children if node.children and node.children[0] is not None else []
         spent, shapes = self._all(items, scope)
         element = shapes[0] if shapes else Shape(SCALAR, 0)
         return 10 + spent, Shape(LIST, len(items), lambda: element)
 
-    def _map_lit(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _map_lit(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         inits = node.children[0].children if node.children and node.children[0] is not None else []
         spent, shapes = self._all(inits, scope)
         value = shapes[1] if len(shapes) > 1 else Shape(SCALAR, 0)
         return 30 + spent, Shape(MAP, len(inits) // 2, lambda: value)
 
-    def _member_object(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _member_object(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         spent, _ = self._all(node.children[1:], scope)
         return 40 + spent, Shape(OBJECT, 0)
 
-    def _member_dot(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _member_dot(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         spent, shape = self.cost(node.children[0], scope)
         return spent + 1, shape.field(str(node.children[1]))
 
-    def _member_index(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _member_index(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         spent, shapes = self._all(node.children, scope)
         return spent + 1, shapes[0].item()
 
-    def _ident_arg(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _ident_arg(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         name = str(node.children[0])
         args = node.children[1].children if len(node.children) > 1 and node.children[1] is not None else []
         if name == "has":
@@ -154,7 +155,7 @@ class _Estimator:
 
     _dot_ident_arg = _ident_arg
 
-    def _member_dot_arg(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _member_dot_arg(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         member, name = node.children[0], str(node.children[1])
         args = node.children[2].children if len(node.children) > 2 and node.children[2] is not None else []
         if name in _MACROS and args:
@@ -181,7 +182,7 @@ class _Estimator:
         return spent + count * (body + step), result
 
     # ---- operators and calls ---------------------------------------------------------------------
-    def _operator(self, node: lark.Tree, scope: _Scope) -> tuple[int, Shape]:
+    def _operator(self, node: lark.Tree[Any], scope: _Scope) -> tuple[int, Shape]:
         """``a || b`` is [conditionalor, conditionaland]; a binary operator is
         [relation_eq(left), right] (likewise addition_*, multiplication_*); a unary one
         [unary_not, operand]."""
