@@ -229,7 +229,9 @@ def method_not_supported(resource: Resource, action: str) -> StatusError:
 
 
 def method_not_allowed() -> StatusError:
-    return new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+    """go-restful's 405 (no route for the method at the path), as upstream's serviceErrorHandler
+    writes it: a generic server response, its details present and empty."""
+    return generic_server_response(405, "")
 
 
 def path_not_found() -> StatusError:

@@ -22,6 +22,8 @@ from protokube.schema.registry import Registry
 
 # Verbs a namespaced resource serves at cluster scope (/api/v1/pods): list and watch only.
 CLUSTER_WIDE_VERBS = frozenset({"list", "watch"})
+# Verbs of one named object: their methods (PUT, PATCH) have no route on a collection's path.
+NAMED_VERBS = frozenset({"update", "patch"})
 # (group, version, plural, subresource) → the routes serving it.
 RoutesKey = tuple[str, str, str, str]
 
@@ -39,7 +41,7 @@ class Router:
             return await self.non_resource(request)
         routes = self.routes_of(info)
         handler = routes.handlers.get(info.verb)
-        if handler is None:
+        if handler is None or not _has_route(info):
             raise errors.method_not_allowed()
         response = await handler(request)
         warning = getattr(routes.scope.resource.extension, "warning", "")
@@ -65,3 +67,11 @@ class Router:
         if info.verb not in verbs:
             raise errors.method_not_supported(resource, info.verb)
         return routes
+
+
+def _has_route(info: RequestInfo) -> bool:
+    """Whether upstream's installer has a route for the method at this path: POST only on a
+    collection (or a subresource), PUT and PATCH only on an object; elsewhere go-restful's 405."""
+    if info.verb == "create":
+        return not info.name or bool(info.subresource)
+    return bool(info.name) or info.verb not in NAMED_VERBS

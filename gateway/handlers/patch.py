@@ -17,6 +17,7 @@ from quart import Response
 from gateway import errors
 from gateway.errors import FieldError
 from gateway.handlers.common import info_of, may_create_write_options, negotiated
+from gateway.handlers.update import check_name
 from gateway.negotiation import yamlworker
 from gateway.negotiation.negotiate import Target
 from gateway.objects.codec import Obj
@@ -123,7 +124,9 @@ async def _patch(storage: Updater, applier: Applier | None, scope: RequestScope,
         if current is None:  # a patch never creates (upstream's createNewObject: NotFound)
             raise errors.not_found(resource, name)
         result = patch_result(content_type, codec.to_dict(current), body, schema, options, scope.formats.cbor)
-        return decode_patched(scope, kind, result, options, warnings)
+        obj = decode_patched(scope, kind, result, options, warnings)
+        check_name(obj, name)
+        return obj
 
     view, _ = await storage.update(scope.namespace(info), name, patched, options)
     response = respond(request, object_body(request, scope, target, view), 200, target.encoder)

@@ -21,13 +21,19 @@ from gateway.responses import add_warnings, respond
 from gateway.scope import RequestScope
 
 
-def replacement(scope: RequestScope, obj: Obj, namespace: str, name: str) -> UpdatedObject:
-    """PUT's new object: the body, whatever is stored (upstream's DefaultUpdatedObjectInfo), once
-    its name and namespace agree with the URL (upstream's checkName)."""
+def check_name(obj: Obj, name: str) -> None:
+    """The object names the URL's object (upstream's checkName: 400 otherwise), as PUT's body and a
+    patch's result must."""
     if obj.metadata.name != name:
         raise errors.bad_request(
             f"the name of the object ({obj.metadata.name}) does not match the name on the URL ({name})"
         )
+
+
+def replacement(scope: RequestScope, obj: Obj, namespace: str, name: str) -> UpdatedObject:
+    """PUT's new object: the body, whatever is stored (upstream's DefaultUpdatedObjectInfo), once
+    its name and namespace agree with the URL (upstream's checkName)."""
+    check_name(obj, name)
     if scope.resource.namespaced:
         check_namespace(obj, namespace)
     codec = scope.codec

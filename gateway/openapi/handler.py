@@ -7,7 +7,8 @@
 - /openapi/v3/NAME: the document as JSON. With ``?hash=`` equal to its ETag it may be cached
   forever (``Cache-Control: public, immutable``, ``Expires`` a year ahead); with another hash,
   301 to the current URL; without, the default ``no-cache, private``. An unknown name gets an
-  empty 200, as kube-openapi 1.32's handler answers.
+  empty 404, as kube-aggregator's handler, in front of kube-openapi's, answers (kube-openapi's own
+  empty 200 is never reached in kube-apiserver).
 
 Every answer carries its ETag and Last-Modified, and a matching If-None-Match (or an
 If-Modified-Since not before Last-Modified) gets 304, as Go's http.ServeContent does.
@@ -77,11 +78,13 @@ class OpenAPIRoutes:
         return Response(b"", 406, headers={"Vary": "Accept"})
 
     def v3(self, request: ApiRequest, name: str) -> Response:
+        served = self.service.v3(name)
+        if served is None:  # kube-aggregator's handler: no group version of that name, before kube-openapi's
+            response = Response(b"", 404)
+            del response.headers["Content-Type"]
+            return response
         if not any(media.matches(JSON) for media in parse_accept(request.headers.get("Accept"))):
             return Response(b"", 406, headers={"Vary": "Accept"})
-        served = self.service.v3(name)
-        if served is None:
-            return Response(b"", 200, headers={"Vary": "Accept"})
         wanted = request.args.get("hash")
         if wanted and wanted != served.etag:
             location = server_relative_url(name, served.etag)

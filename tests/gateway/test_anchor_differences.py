@@ -1,0 +1,72 @@
+"""Differences `make anchor-diff` found between protokube and a running kube-apiserver, fixed here:
+each answer below is kube-apiserver's (checked side by side with v1.34.4; the code paths are 1.32's
+too: go-restful's routes, the patcher's checkName, kube-aggregator's OpenAPI v3 handler)."""
+
+from __future__ import annotations
+
+import httpx
+
+MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
+NO_ROUTE = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "the server does not allow this method on the requested resource",
+    "reason": "MethodNotAllowed",
+    "details": {},
+    "code": 405,
+}
+
+
+def test_post_to_an_object_path_has_no_route(client: httpx.Client, namespace: str) -> None:
+    """POST is routed on collections only: POST .../configmaps/x is go-restful's 405 and makes nothing."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    response = client.post(f"{path}/x", json={"metadata": {"name": "x"}, "data": {"a": "1"}})
+    assert (response.status_code, response.json()) == (405, NO_ROUTE)
+    assert client.get(f"{path}/x").status_code == 404
+
+
+def test_put_and_patch_of_a_collection_have_no_route(client: httpx.Client, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    patched = client.patch(path, content="{}", headers=MERGE_PATCH)
+    assert (patched.status_code, patched.json()) == (405, NO_ROUTE)
+    put = client.put(path, json={"metadata": {"name": "x"}})
+    assert (put.status_code, put.json()) == (405, NO_ROUTE)
+
+
+def test_subresource_post_on_an_object_still_routes(client: httpx.Client, namespace: str) -> None:
+    """A POST to an object's subresource (a TokenRequest) is a collection-like route upstream too."""
+    client.post(f"/api/v1/namespaces/{namespace}/serviceaccounts", json={"metadata": {"name": "robot"}})
+    response = client.post(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/robot/token",
+        json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+    )
+    assert response.status_code == 201, response.text
+
+
+def test_a_patch_that_renames_the_object_is_a_bad_request(client: httpx.Client, namespace: str) -> None:
+    """The patcher's checkName after the patch is applied: 400, not validation's immutable-name 422."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    assert client.post(path, json={"metadata": {"name": "patched"}}).status_code == 201
+    for content_type, body in (
+        ("application/merge-patch+json", '{"metadata": {"name": "other"}}'),
+        ("application/json-patch+json", '[{"op": "replace", "path": "/metadata/name", "value": "other"}]'),
+        ("application/strategic-merge-patch+json", '{"metadata": {"name": "other"}}'),
+    ):
+        response = client.patch(f"{path}/patched", content=body, headers={"Content-Type": content_type})
+        assert response.status_code == 400, (content_type, response.text)
+        assert response.json()["reason"] == "BadRequest"
+        assert response.json()["message"] == (
+            "the name of the object (other) does not match the name on the URL (patched)"
+        )
+    assert client.get(f"{path}/other").status_code == 404
+
+
+def test_openapi_v3_of_an_unknown_group_version_is_an_empty_404(client: httpx.Client) -> None:
+    """kube-aggregator's handler answers it before kube-openapi's (whose answer would be an empty 200)."""
+    response = client.get("/openapi/v3/apis/nope.example.com/v1")
+    assert response.status_code == 404
+    assert response.content == b""
+    assert "content-type" not in response.headers
+    assert client.get("/openapi/v3/apis/apps/v1").status_code == 200
