@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
@@ -69,15 +70,20 @@ async def ensure_local_apiservices(store: Store, registry: Registry) -> None:
         if automanaged and name not in wanted:
             with contextlib.suppress(StatusError):
                 await store.delete("", name, DeleteOptions())
-    for name, spec in wanted.items():
-        data = {"metadata": {"name": name, "labels": {AUTOMANAGED: ON_START}}, "spec": spec}
-        desired = store.codec.from_dict(data).obj
-        if name not in existing:
-            with contextlib.suppress(StatusError):
-                await store.create("", desired, WriteOptions())
-        elif store.codec.to_dict(existing[name].obj).get("spec") != spec:
-            await store.update("", name, lambda current, d=desired: _with_spec(store, current, d), WriteOptions())
-        await _mark_available(store, name)
+    # all at once: storage commits them in a few batches
+    await asyncio.gather(*(_ensure(store, name, spec, existing.get(name)) for name, spec in wanted.items()))
+
+
+async def _ensure(store: Store, name: str, spec: dict[str, Any], existing: Any) -> None:
+    """One local APIService as ``spec`` says, available."""
+    data = {"metadata": {"name": name, "labels": {AUTOMANAGED: ON_START}}, "spec": spec}
+    desired = store.codec.from_dict(data).obj
+    if existing is None:
+        with contextlib.suppress(StatusError):
+            await store.create("", desired, WriteOptions())
+    elif store.codec.to_dict(existing.obj).get("spec") != spec:
+        await store.update("", name, lambda current: _with_spec(store, current, desired), WriteOptions())
+    await _mark_available(store, name)
 
 
 def _with_spec(store: Store, current: Any, desired: Any) -> Any:

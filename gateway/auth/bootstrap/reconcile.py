@@ -10,6 +10,7 @@ cannot be changed), keeping its subjects.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 from typing import Any
@@ -32,9 +33,8 @@ async def reconcile_policy(policy: Policy, stores: dict[str, Store | None]) -> N
         ("rolebindings", policy.role_bindings, reconciled_binding),
     ):
         store = stores.get(plural)
-        if store is not None:
-            for expected in objects:
-                await _reconcile(store, expected, reconciled)
+        if store is not None:  # a kind's objects at once: storage commits them in a few batches
+            await asyncio.gather(*(_reconcile(store, expected, reconciled) for expected in objects))
 
 
 async def _reconcile(store: Store, expected: Value, reconciled: Any) -> None:
