@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -30,6 +31,7 @@ MAX_REQUEST_SIZE = 3 * 1024 * 1024  # celconfig.MaxRequestSizeBytes: what sizes 
 # here), and a time (for what costs nothing: converting a long list, walking a large object).
 INLINE_SLICE = 2_000
 INLINE_SECONDS = 0.005
+THREADS = 4  # evaluations on threads at once, a process (more wait: the GIL runs one at a time anyway)
 YIELD_EVERY = 50  # calls between two moments a thread's evaluation lets go of the GIL (well under 1 ms)
 
 COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go's interrupt
@@ -124,6 +126,9 @@ def expression() -> Iterator[None]:
             meter.call = 0
 
 
+_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
 def _run(work: Callable[[], T], meter: Meter) -> T:
     previous, _CURRENT.meter = _CURRENT.meter, meter
     try:
@@ -140,6 +145,8 @@ async def offloaded(work: Callable[[], T]) -> T:
         pass
     meter = Meter()
     loop = asyncio.get_running_loop()
+    slots = _SLOTS.setdefault(loop, asyncio.Semaphore(THREADS))
+    await slots.acquire()  # released when the thread ends, not when its request does
     done: asyncio.Future[T] = loop.create_future()
 
     def report(outcome: Callable[[], None]) -> None:
@@ -156,6 +163,7 @@ async def offloaded(work: Callable[[], T]) -> T:
             outcome = lambda: done.set_result(value)  # noqa: E731
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
             loop.call_soon_threadsafe(report, outcome)
+            loop.call_soon_threadsafe(slots.release)
 
     # A daemon thread: a process told to stop does not wait for it (and its meter is stopped).
     threading.Thread(target=body, name="cel-evaluation", daemon=True).start()
