@@ -227,8 +227,32 @@ def _split_term(term: str) -> tuple[str, str, bool] | None:
     return None
 
 
-def parse_fields(text: str, selectable: tuple[str, ...]) -> FieldSelector:
-    """Parse a field selector over the given fields; SelectorError as upstream words it."""
+# The kinds whose field labels a conversion function of their own checks in kube-apiserver 1.32
+# (pkg/apis/*/*/conversion.go's AddFieldLabelConversionFunc), by (group, version, kind); custom
+# resources have one too (apiextensions-apiserver's converter). Any other kind's labels go through
+# runtime.DefaultMetaV1FieldSelectorConversion, which words an unknown label its own way.
+FIELD_LABEL_CONVERSIONS = frozenset(
+    {("", "v1", kind) for kind in ("Pod", "Node", "ReplicationController", "Event", "Namespace", "Secret", "Service")}
+    | {("batch", "v1", "Job"), ("batch", "v1beta1", "Job"), ("batch", "v1beta1", "CronJob")}
+    | {("apps", version, "StatefulSet") for version in ("v1beta1", "v1beta2")}
+    | {("certificates.k8s.io", v, "CertificateSigningRequest") for v in ("v1", "v1beta1")}
+    | {("certificates.k8s.io", "v1alpha1", "ClusterTrustBundle")}
+    | {("events.k8s.io", version, "Event") for version in ("v1", "v1beta1")}
+    | {("resource.k8s.io", version, "ResourceSlice") for version in ("v1alpha3", "v1beta1")}
+)
+
+
+def unknown_field_label(field: str, own_conversion: bool) -> str:
+    """Upstream's error for a label the kind cannot select on: its conversion function's, or the
+    default conversion's."""
+    if own_conversion:
+        return f"field label not supported: {field}"
+    return f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+
+
+def parse_fields(text: str, selectable: tuple[str, ...], own_conversion: bool = True) -> FieldSelector:
+    """Parse a field selector over the given fields; SelectorError as upstream words it (for a kind
+    with a field label conversion of its own, or without)."""
     requirements = []
     for term in _split_unescaped(text, ","):
         if not term:
@@ -239,7 +263,7 @@ def parse_fields(text: str, selectable: tuple[str, ...]) -> FieldSelector:
         field, value, equal = split
         field = field.strip()
         if field not in selectable:
-            raise SelectorError(f"field label not supported: {field}")
+            raise SelectorError(unknown_field_label(field, own_conversion))
         requirements.append(FieldRequirement(field, _unescape(value), equal))
     return FieldSelector(tuple(requirements))
 
@@ -266,9 +290,9 @@ def label_selector(text: str) -> LabelSelector:
         raise errors.bad_request(str(err)) from None
 
 
-def field_selector(text: str, selectable: tuple[str, ...]) -> FieldSelector:
+def field_selector(text: str, selectable: tuple[str, ...], own_conversion: bool = True) -> FieldSelector:
     try:
-        return parse_fields(text, selectable) if text else NO_FIELDS
+        return parse_fields(text, selectable, own_conversion) if text else NO_FIELDS
     except SelectorError as err:
         raise errors.bad_request(str(err)) from None
 

@@ -26,7 +26,7 @@ from gateway.registry.ownership import Ownership
 from gateway.registry.rest import DeleteResult, UpdatedObject
 from gateway.registry.strategy import Strategy
 from gateway.registry.validation.meta import validate_object_meta
-from gateway.selectors import Filter, field_selector, label_selector
+from gateway.selectors import FIELD_LABEL_CONVERSIONS, Filter, field_selector, label_selector
 from gateway.storage.backend import KeyExists
 from gateway.storage.cacher import Cacher, Listed, WatchStream
 from gateway.storage.objectstore import Removal
@@ -122,11 +122,17 @@ class Store:
             raise errors.not_found(self.resource, name)
         return view
 
+    @property
+    def _own_field_conversion(self) -> bool:
+        """Whether upstream checks this kind's field labels with a conversion function of its own."""
+        gvk = self.resource.gvk
+        return self.resource.extension is not None or (gvk.group, gvk.version, gvk.kind) in FIELD_LABEL_CONVERSIONS
+
     def filter(self, namespace: str, options: ListOptions) -> Filter:
         return Filter(
             namespace,
             label_selector(options.label_selector),
-            field_selector(options.field_selector, self.resource.selectable_fields),
+            field_selector(options.field_selector, self.resource.selectable_fields, self._own_field_conversion),
         )
 
     async def list(self, namespace: str, options: ListOptions) -> Listed:

@@ -70,3 +70,15 @@ def test_openapi_v3_of_an_unknown_group_version_is_an_empty_404(client: httpx.Cl
     assert response.content == b""
     assert "content-type" not in response.headers
     assert client.get("/openapi/v3/apis/apps/v1").status_code == 200
+
+
+def test_unknown_field_label_is_worded_by_the_kinds_conversion(client: httpx.Client, namespace: str) -> None:
+    """A kind without a field label conversion of its own (ConfigMap) gets runtime's default one's
+    words; one with its own (Pod) gets that function's."""
+    configmaps = client.get(f"/api/v1/namespaces/{namespace}/configmaps", params={"fieldSelector": "data.a=1"})
+    assert configmaps.status_code == 400
+    assert configmaps.json()["message"] == (
+        '"data.a" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
+    pods = client.get(f"/api/v1/namespaces/{namespace}/pods", params={"fieldSelector": "data.a=1"})
+    assert (pods.status_code, pods.json()["message"]) == (400, "field label not supported: data.a")
