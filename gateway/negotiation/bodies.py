@@ -146,7 +146,7 @@ def _decode_protobuf(body: bytes, codec: Codec, known: Registry) -> DecodedObjec
         unknown = envelope.unwrap(body)
     except envelope.EnvelopeError as err:
         raise errors.bad_request(
-            f"the object provided is unrecognized (must be of type {expected.kind}): {err}"
+            f"the object provided is unrecognized (must be of type {expected.kind}): {err} ({_summary(body)})"
         ) from None
     type_meta = unknown.typeMeta
     _check_kind(type_meta.apiVersion, type_meta.kind, expected, known)

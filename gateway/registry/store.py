@@ -439,20 +439,24 @@ class Store:
         return DeleteResult(result.view, deleted=result.removed)
 
     def _check_preconditions(self, name: str, obj: Obj, options: DeleteOptions) -> None:
-        meta = obj.metadata
+        """DeleteOptions' preconditions, as upstream's BeforeDelete checks them: a conflict on the
+        kind (its GroupResource is the group and the kind, "ConfigMap", "Deployment.apps")."""
+        meta, gvk = obj.metadata, self.resource.gvk
+        kind = f"{gvk.kind}.{gvk.group}" if gvk.group else gvk.kind
         if options.precondition_uid is not None and options.precondition_uid != meta.uid:
-            raise errors.conflict(
-                self.resource,
+            raise errors.conflict_on(
+                kind,
                 name,
-                f"Precondition failed: UID in precondition: {options.precondition_uid}, UID in object meta: {meta.uid}",
+                f"the UID in the precondition ({options.precondition_uid}) does not match the UID in record "
+                f"({meta.uid}). The object might have been deleted and then recreated",
             )
         wanted = options.precondition_resource_version
         if wanted is not None and wanted != meta.resourceVersion:
-            raise errors.conflict(
-                self.resource,
+            raise errors.conflict_on(
+                kind,
                 name,
-                f"Precondition failed: ResourceVersion in precondition: {wanted}, "
-                f"ResourceVersion in object meta: {meta.resourceVersion}",
+                f"the ResourceVersion in the precondition ({wanted}) does not match the ResourceVersion in record "
+                f"({meta.resourceVersion}). The object might have been modified",
             )
 
     def _mark_deleting(self, current: ObjectView, grace: int, finalizers: list[str]) -> Obj:

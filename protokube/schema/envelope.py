@@ -45,7 +45,8 @@ def encode(message: Message, api_version: str, kind: str) -> bytes:
 def unwrap(data: bytes) -> runtime_pb2.Unknown:
     """Open an envelope; raises EnvelopeError when the magic or the Unknown is malformed."""
     if not data.startswith(MAGIC):
-        raise EnvelopeError(f"provided data does not appear to be a protobuf message, expected prefix {list(MAGIC)}")
+        prefix = " ".join(str(b) for b in MAGIC)  # Go's %v of a byte slice
+        raise EnvelopeError(f"provided data does not appear to be a protobuf message, expected prefix [{prefix}]")
     unknown = runtime_pb2.Unknown()
     try:
         unknown.ParseFromString(data[len(MAGIC) :])

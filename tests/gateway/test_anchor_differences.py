@@ -82,3 +82,18 @@ def test_unknown_field_label_is_worded_by_the_kinds_conversion(client: httpx.Cli
     )
     pods = client.get(f"/api/v1/namespaces/{namespace}/pods", params={"fieldSelector": "data.a=1"})
     assert (pods.status_code, pods.json()["message"]) == (400, "field label not supported: data.a")
+
+
+def test_an_unreadable_protobuf_body_is_named_with_its_first_bytes(client: httpx.Client, namespace: str) -> None:
+    """The envelope's error in Go's words (a byte slice printed with %v), then upstream's summary of
+    the body (hex, for anything but JSON)."""
+    response = client.post(
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        content=b"\x0a\x02v1",
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    )
+    assert (response.status_code, response.json()["message"]) == (
+        400,
+        "the object provided is unrecognized (must be of type ConfigMap): provided data does not appear to be "
+        "a protobuf message, expected prefix [107 56 115 0] (0a027631)",
+    )

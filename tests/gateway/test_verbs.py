@@ -136,7 +136,20 @@ def test_delete_preconditions(client: httpx.Client, namespace: str) -> None:
     body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "wrong"}}
     response = client.request("DELETE", f"{path}/pre", json=body)
     assert response.status_code == 409
-    assert "Precondition failed: UID in precondition: wrong" in response.json()["message"]
+    uid = client.get(f"{path}/pre").json()["metadata"]["uid"]
+    assert response.json()["message"] == (
+        'Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (wrong) does not match '
+        f"the UID in record ({uid}). The object might have been deleted and then recreated"
+    )
+    assert response.json()["details"] == {"name": "pre", "kind": "ConfigMap"}
+    body["preconditions"] = {"resourceVersion": "1"}
+    rv = client.get(f"{path}/pre").json()["metadata"]["resourceVersion"]
+    response = client.request("DELETE", f"{path}/pre", json=body)
+    assert (response.status_code, response.json()["message"]) == (
+        409,
+        'Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not '
+        f"match the ResourceVersion in record ({rv}). The object might have been modified",
+    )
 
 
 def test_delete_collection(client: httpx.Client, namespace: str) -> None:
