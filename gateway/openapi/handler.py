@@ -80,7 +80,7 @@ class OpenAPIRoutes:
     def v3(self, request: ApiRequest, name: str) -> Response:
         served = self.service.v3(name)
         if served is None:  # kube-aggregator's handler: no group version of that name, before kube-openapi's
-            response = Response(b"", 404)
+            response = Response(b"", 404, headers={"Cache-Control": "no-cache, private"})
             del response.headers["Content-Type"]
             return response
         if not any(media.matches(JSON) for media in parse_accept(request.headers.get("Accept"))):

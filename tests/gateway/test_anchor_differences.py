@@ -69,6 +69,7 @@ def test_openapi_v3_of_an_unknown_group_version_is_an_empty_404(client: httpx.Cl
     assert response.status_code == 404
     assert response.content == b""
     assert "content-type" not in response.headers
+    assert response.headers["cache-control"] == "no-cache, private"
     assert client.get("/openapi/v3/apis/apps/v1").status_code == 200
 
 
