@@ -32,6 +32,9 @@ from gateway.security import certs, kubeconfig
 
 ROOT = Path(__file__).resolve().parents[1]
 BINARY = ROOT / ".cache" / "anchor" / "kube-apiserver"
+# etcd v3.6 built by anchor/build.sh; Debian's 3.4.23 when it is missing (kube-apiserver then reads
+# consistently from etcd, not its cache, and refuses watch lists: it needs RequestWatchProgress).
+ETCD = ROOT / ".cache" / "anchor" / "etcd"
 START_TIMEOUT = 120.0
 # The same service range and issuer protokube serve uses by default, so both servers' defaults agree.
 SERVICE_CIDR = "10.96.0.0/12"
@@ -106,10 +109,11 @@ def _answers(url: str, path: str, **kwargs: Any) -> bool:
 
 @contextmanager
 def etcd(directory: Path) -> Iterator[tuple[str, int]]:
-    """Debian's etcd on two free ports, its data under ``directory``: (client URL, pid)."""
-    etcd_bin = shutil.which("etcd")
+    """etcd (anchor/build.sh's, else Debian's) on two free ports, its data under ``directory``:
+    (client URL, pid)."""
+    etcd_bin = str(ETCD) if ETCD.exists() else shutil.which("etcd")
     if etcd_bin is None:
-        raise RuntimeError("no etcd on PATH: install Debian's etcd-server (make debs)")
+        raise RuntimeError("no etcd: run anchor/build.sh or install Debian's etcd-server (make debs)")
     client, peer = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     argv = [etcd_bin, "--name=anchor", f"--data-dir={directory / 'etcd'}", f"--listen-client-urls={client}"]
     argv += [f"--advertise-client-urls={client}", f"--listen-peer-urls={peer}"]

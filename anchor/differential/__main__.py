@@ -5,11 +5,14 @@ unexplained one. The full report goes to .cache/anchor/diff-report.md."""
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 import tempfile
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 
 from anchor import launch
@@ -65,6 +68,7 @@ def _report(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m anchor.differential", description=__doc__.split("\n")[0])
     parser.add_argument("--report", type=Path, default=REPORT)
+    parser.add_argument("--show", metavar="REGEX", help="print both servers' observations whose names match")
     args = parser.parse_args(argv)
     started = time.monotonic()
     with (
@@ -80,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         with ThreadPoolExecutor(2) as pool:
             failures = dict(zip(("kube-apiserver", "protokube"), pool.map(_run, (theirs, ours)), strict=True))
         print(f"scenarios ran in {time.monotonic() - run_started:.1f} s", flush=True)
+    if args.show:
+        for name in theirs.observed.keys() & ours.observed.keys():
+            if re.search(args.show, name):
+                for session in (theirs, ours):
+                    print(f"== {name} ({session.label})\n{json.dumps(asdict(session.observed[name]), indent=1)}")
     found = differences(theirs, ours)
     entries = known.load()
     matched = [(d, known.explain(d, entries)) for d in found]

@@ -35,7 +35,34 @@ def _show(value: Any) -> str:
     return shown if len(shown) <= 200 else shown[:197] + "..."
 
 
+def _identity(item: Any) -> str | None:
+    """What names a list item, so lists of named things are compared by name, not by position
+    (a resource added in one release would shift every later one)."""
+    if not isinstance(item, dict):
+        return None
+    for key in ("name", "subresource"):
+        if isinstance(item.get(key), str):
+            return item[key]
+    meta = item.get("metadata")
+    return meta.get("name") if isinstance(meta, dict) and isinstance(meta.get("name"), str) else None
+
+
+def _keyed(items: list[Any]) -> dict[str, Any] | None:
+    names = [_identity(item) for item in items]
+    if not items or None in names or len(set(names)) != len(names):
+        return None
+    return dict(zip(names, items, strict=True))  # type: ignore[arg-type]
+
+
 def _body(path: str, theirs: Any, ours: Any) -> list[tuple[str, Any, Any]]:
+    if isinstance(theirs, list) and isinstance(ours, list):
+        left, right = _keyed(theirs), _keyed(ours)
+        if left is not None and right is not None:
+            common = [n for n in left if n in right]
+            found = [] if common == [n for n in right if n in left] else [(f"{path}.order", list(left), list(right))]
+            for name in [*left, *(n for n in right if n not in left)]:
+                found += _body(f"{path}[{name}]", left.get(name, MISSING), right.get(name, MISSING))
+            return found
     if isinstance(theirs, dict) and isinstance(ours, dict):
         found = []
         for key in [*theirs, *(k for k in ours if k not in theirs)]:
