@@ -143,9 +143,9 @@ bench: $(STAMP) debs
 bench-quick: $(STAMP) debs
 	$(BIN)/python -m bench --quick
 
-## kube-apiserver side by side (issue 36): anchor/build.sh builds it from the Go module proxy into
-# .cache/anchor (about 40 minutes the first time on 2 cores; then seconds). anchor starts it with
-# Debian's etcd, runs kubectl get ns and stops it; anchor-diff sends the same scripted requests to it
+## kube-apiserver side by side (issue 36): anchor/build.sh builds it and etcd v3.6 from the Go module
+# proxy into .cache/anchor (about 25 minutes the first time on 2 busy cores; then nothing). anchor starts
+# them, runs kubectl get ns and stops them; anchor-diff sends the same scripted requests to it
 # and to protokube and reports each difference anchor/known-differences.yaml does not explain;
 # anchor-bench measures both (and each process's CPU) in the same run.
 .PHONY: anchor anchor-diff anchor-bench
