@@ -8,7 +8,8 @@ import asyncio
 from pathlib import Path
 
 from etcdserverpb import rpc_pb2 as rpc
-from storage.helpers import StorageProcess, Stubs, run
+
+from tests.storage.helpers import StorageProcess, Stubs, run
 
 WRITERS, WRITES = 8, 40
 

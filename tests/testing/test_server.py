@@ -8,10 +8,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import grpc
 import httpx
 import pytest
+from etcdserverpb import rpc_pb2 as rpc
+from etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
 from protokube.testing import Server, ServerError
+from tests.gateway.helpers import etcd_process
 
 from .procs import gone
 
@@ -97,3 +101,13 @@ def test_runtime_config_reaches_the_server() -> None:
     with Server(storage="memory", runtime_config={"api/all": False, "api/v1": True}) as api, api.client() as client:
         assert client.get("/apis/apps/v1").status_code == 404
         assert client.get("/api/v1").status_code == 200
+
+
+@pytest.mark.skipif(shutil.which("etcd") is None, reason="etcd not installed (Debian package etcd-server)")
+def test_an_etcd_endpoint_as_storage(tmp_path: Path) -> None:
+    with etcd_process(tmp_path / "etcd") as address, Server(storage=address) as api:
+        kubectl(api, "create", "configmap", "on-etcd", "--from-literal=a=b")
+        with grpc.insecure_channel(address) as channel:
+            stored = rpc_grpc.KVStub(channel).Range(rpc.RangeRequest(key=b"/registry/configmaps/default/on-etcd"))
+        assert stored.count == 1  # in etcd itself
+        assert not (api.data_dir / "storage").exists()  # no embedded storage
