@@ -252,6 +252,11 @@ class FieldManager:
 
     # --- apply ----------------------------------------------------------------------------------
 
+    def check_kind(self, applied: dict[str, Any]) -> None:
+        """versionCheckManager.Apply: an apply configuration of another kind or version is a 400."""
+        if _gvk_text(applied) != _gvk_text({"apiVersion": self.api_version, "kind": self.kind}):
+            raise errors.bad_request(f"invalid object type: {_gvk_text(applied)}")
+
     def apply(
         self,
         live: dict[str, Any] | None,
@@ -276,9 +281,7 @@ class FieldManager:
             managed = managedfields.decode(_metadata(live_obj).get("managedFields"))
         except DecodeError as e:  # FieldManager.Apply
             raise errors.not_a_status(f"failed to decode managed fields: {e}") from None
-        # versionCheckManager.Apply
-        if _gvk_text(applied) != _gvk_text({"apiVersion": self.api_version, "kind": self.kind}):
-            raise errors.bad_request(f"invalid object type: {_gvk_text(applied)}")
+        self.check_kind(applied)
         try:
             obj, managed = self._apply_upgrading_client_side(
                 live_obj, applied, managed, manager, force, subresource, now

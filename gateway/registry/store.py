@@ -360,6 +360,7 @@ class Store:
         if self.ownership is None:
             raise errors.unsupported_media_type(f"{self.resource.group_resource} does not support server-side apply")
         ownership = self.ownership
+        ownership.fields.check_kind(applied)  # the field manager's version check comes before checkName
         require_applied_name(applied, name)
 
         def merged(current: Obj | None) -> Obj:

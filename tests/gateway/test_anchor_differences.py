@@ -98,3 +98,14 @@ def test_an_unreadable_protobuf_body_is_named_with_its_first_bytes(client: httpx
         "the object provided is unrecognized (must be of type ConfigMap): provided data does not appear to be "
         "a protobuf message, expected prefix [107 56 115 0] (0a027631)",
     )
+
+
+def test_an_apply_of_another_kind_is_refused_before_its_name_is_checked(client: httpx.Client, namespace: str) -> None:
+    """The field manager's version check (invalid object type) precedes the patcher's checkName."""
+    response = client.patch(
+        f"/api/v1/namespaces/{namespace}/configmaps/applied",
+        content='{"apiVersion": "v1", "kind": "Secret"}',
+        params={"fieldManager": "one"},
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert (response.status_code, response.json()["message"]) == (400, "invalid object type: /v1, Kind=Secret")
