@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -72,12 +73,14 @@ MARKED_TESTS = """
 
 
 def test_a_marked_module_gets_its_own_server_and_a_data_dir_to_inspect(tmp_path: Path) -> None:
-    path = project(tmp_path / "project", MARKED_TESTS, ini=f"kube_data_dir = {tmp_path / 'kept'}\n")
-    done = run_pytest(path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    kept = tmp_path / "kept" / "test-cluster-py"
-    assert "protokube serving on" in (kept / "serve.log").read_text()
-    assert (kept / "storage" / "storage.db").exists()
+    # A short path: the storage's socket is in the data dir, and a Unix socket's path has at most 107 bytes.
+    with tempfile.TemporaryDirectory(dir="/tmp") as kept_dir:
+        path = project(tmp_path / "project", MARKED_TESTS, ini=f"kube_data_dir = {kept_dir}\n")
+        done = run_pytest(path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        kept = Path(kept_dir) / "test-cluster-py"
+        assert "protokube serving on" in (kept / "serve.log").read_text()
+        assert (kept / "storage" / "storage.db").exists()
 
 
 def test_a_server_that_cannot_start_fails_the_test_with_its_own_words(tmp_path: Path) -> None:
