@@ -20,6 +20,7 @@ from quart import Quart
 from gateway.admission import chain
 from gateway.admission.context import PluginContext
 from gateway.admission.options import AdmissionSettings, default_admission
+from gateway.admission.webhook.client import Caller
 from gateway.apiextensions.controller import CustomResourceDefinitionController
 from gateway.apiextensions.serving import CustomResourceServing
 from gateway.asgi import mount
@@ -281,11 +282,15 @@ class APIServer:
         )
 
     def _storage_for(self, resource: Resource) -> Backend:
-        """The backend as the resource's stored objects see it: encrypted if configured so."""
+        """The backend as the resource's stored objects see it: encrypted if configured so, converted by a
+        CRD's conversion webhook."""
         encryption = self.settings.encryption
         stored_group = resource.storage_kind.gvk.group if resource.storage_kind else resource.group
         transformers = encryption and encryption.for_resource(stored_group, resource.plural)
-        return EncryptedBackend(self.backend, transformers) if transformers else self.backend
+        backend = EncryptedBackend(self.backend, transformers) if transformers else self.backend
+        if resource.extension is not None:  # a CRD's version: converted by its webhook, if it has one
+            backend = resource.extension.storage(resource, backend, Caller(self.cachers))
+        return backend
 
     def _serve(self, resource: Resource) -> None:
         """The registry store of a resource, its subresource storages, and their routes."""

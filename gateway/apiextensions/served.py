@@ -3,8 +3,11 @@
 (validation by the version's structural schema).
 
 A CRD's resources are named by its ``status.acceptedNames`` (what the naming controller accepted),
-as upstream serves them; all versions share one storage prefix, and conversion "None" rewrites only
+as upstream serves them; all versions share one storage prefix. Conversion "None" rewrites only
 apiVersion: every version's codec reads any stored object and writes the storage version's.
+Conversion "Webhook": every version's codec reads and writes its own version, and its storage is a
+ConvertingBackend that converts what it reads to the version and what it writes to the storage
+version by the CRD's conversion webhook.
 """
 
 from __future__ import annotations
@@ -15,13 +18,17 @@ from typing import Any
 import orjson
 
 from gateway import errors
+from gateway.admission.webhook.client import Caller
+from gateway.apiextensions.conversionbackend import ConvertingBackend
 from gateway.apiextensions.schema import Structural
+from gateway.apiextensions.webhookconversion import WebhookConversion, WebhookConverter
 from gateway.errors import FieldError
 from gateway.objects.codec import DecodedObject
 from gateway.objects.unstructured import OBJECT_META, JSONCodec, Unstructured
 from gateway.printing.table import NAME_DESCRIPTION
 from gateway.registry.strategy import UnstructuredStrategy
 from gateway.registry.subresources import SCALE_MESSAGE, ScalePaths
+from gateway.storage.backend import Backend
 from protokube.schema import deep
 from protokube.schema.registry import GroupVersionKind, PrinterColumn, Resource, Subresource, version_order
 from protokube.schema.typetree import MAP, STRUCT, Field, Type, proto_type
@@ -44,6 +51,7 @@ class CustomVersion:
     storage_version: GroupVersionKind  # what stored objects say they are
     scale: ScalePaths | None
     warning: str  # the Warning header of a deprecated version ("" when not deprecated)
+    conversion: WebhookConversion | None  # None: strategy None
     terminating: bool = False  # the CRD is being deleted: no new objects
 
     # ---- what the server asks of a run-time resource's extension ----
@@ -53,6 +61,13 @@ class CustomVersion:
 
     def strategy(self, resource: Resource, codec: CustomResourceCodec) -> CustomResourceStrategy:
         return CustomResourceStrategy(resource, codec)
+
+    def storage(self, resource: Resource, backend: Backend, caller: Caller) -> Backend:
+        """The backend this version's objects are read and written through."""
+        if self.conversion is None:
+            return backend
+        converter = WebhookConverter(self.conversion, caller, resource.kind, resource.list_kind)
+        return ConvertingBackend(backend, converter, resource.gvk.api_version, self.storage_version.api_version)
 
     def object_type(self) -> Type:
         """The type apply merges with: the schema's, with ObjectMeta's metadata (undeclared keys
@@ -88,7 +103,8 @@ class CustomResourceCodec(JSONCodec):
 
     def encode(self, obj: Unstructured) -> bytes:
         data = self._dict(obj)
-        data["apiVersion"] = self.version.storage_version.api_version
+        if self.version.conversion is None:  # webhook conversion: the storage converts
+            data["apiVersion"] = self.version.storage_version.api_version
         data["metadata"].pop("resourceVersion", None)
         return deep.dumps(data, orjson.OPT_SORT_KEYS)
 
@@ -172,7 +188,14 @@ def _resource(
         if not version.get("deprecationWarning") and newest:
             warning += f"; use {group}/{newest} {kind}"
     extension = CustomVersion(
-        crd, Structural.from_props(props), props, GroupVersionKind(group, storage, kind), scale, warning, terminating
+        crd,
+        Structural.from_props(props),
+        props,
+        GroupVersionKind(group, storage, kind),
+        scale,
+        warning,
+        WebhookConversion.of(spec.get("conversion") or {}),
+        terminating,
     )
     return Resource(
         gvk=gvk,

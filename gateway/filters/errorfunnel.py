@@ -20,7 +20,7 @@ from gateway.negotiation.encoders import JSONEncoder
 from gateway.negotiation.negotiate import Encoder, Formats
 from gateway.request import ApiRequest
 from gateway.responses import add_warnings, status_response
-from gateway.storage.backend import NoSpace, RequestTooLarge, StorageError, Unavailable
+from gateway.storage.backend import NoSpace, PlainFailure, RequestTooLarge, StorageError, Unavailable
 
 log = logging.getLogger("protokube.gateway")
 
@@ -33,7 +33,7 @@ def storage_error(err: StorageError) -> errors.StatusError:
         return errors.request_entity_too_large(str(err))
     if isinstance(err, Unavailable):
         return errors.service_unavailable(str(err))
-    if isinstance(err, NoSpace):  # not an API status upstream either: 500 with etcd's words
+    if isinstance(err, NoSpace | PlainFailure):  # not an API status upstream either: 500, its words
         return errors.not_a_status(str(err))
     return errors.internal(str(err))
 

@@ -57,6 +57,11 @@ class NoSpace(StorageError):
         super().__init__("etcdserver: mvcc: database space exceeded")
 
 
+class PlainFailure(StorageError):
+    """A failure below storage that upstream reports as a plain error: a 500 without a reason,
+    its message as it is (e.g. a CRD's conversion webhook failing)."""
+
+
 class Unavailable(StorageError):
     """Storage cannot be reached, or did not answer in time."""
 

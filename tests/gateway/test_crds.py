@@ -621,8 +621,7 @@ BAD_CRDS = [
     ),
     (
         {"spec": {"conversion": {"strategy": "Webhook"}}},
-        "spec.conversion.strategy: Forbidden: Webhook conversion is not supported by this server "
-        "(it calls no webhooks); use None",
+        "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
     ),
     (
         {"metadata": {"name": "things.apps"}, "spec": {"group": "apps"}},

@@ -1,7 +1,7 @@
 """apiextensions.k8s.io/v1 CustomResourceDefinitions (k8s.io/apiextensions-apiserver
 pkg/apis/apiextensions/validation/validation.go): the name is plural.group, names are DNS labels,
-exactly one storage version, a structural schema per version, conversion, printer columns and scale
-paths; webhook conversion is refused here (this server calls no webhooks)."""
+exactly one storage version, a structural schema per version, conversion (a webhook's client
+configuration and review versions), printer columns and scale paths."""
 
 from __future__ import annotations
 
@@ -11,13 +11,20 @@ from google.protobuf.message import Message
 
 from gateway.apiextensions.schema import structural_errors
 from gateway.errors import FieldError, GoText
+from gateway.registry.validation.admissionregistration import _service, _url
 from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import dns1035_label_problems, dns1123_subdomain_problems, invalid_each
+from gateway.registry.validation.common import (
+    dns1035_label_problems,
+    dns1123_subdomain_problems,
+    go_string_slice,
+    invalid_each,
+)
 from protokube.schema import jsonencode
 
 CRD = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
 SCOPES = ("Cluster", "Namespaced")
 CONVERSIONS = ("None", "Webhook")
+REVIEW_VERSIONS = ("v1", "v1beta1")
 COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
 APPROVAL = "api-approved.kubernetes.io"
 PROTECTED_SUFFIXES = (".k8s.io", ".kubernetes.io")
@@ -43,7 +50,7 @@ def custom_resource_definition(obj: Message, old: Message | None) -> list[FieldE
         found.append(FieldError.not_supported("spec.scope", scope, SCOPES))
     old_spec = (jsonencode.to_dict(old).get("spec") or {}) if old is not None else {}
     found += _versions(spec.get("versions") or [], _schemas(old_spec))
-    found += _conversion(spec.get("conversion") or {})
+    found += _conversion(spec, obj.spec.conversion.webhook.clientConfig)
     if old is not None:
         old_scope = old_spec.get("scope")
         if old_scope and scope != old_scope:
@@ -164,15 +171,58 @@ def _scale(scale: dict[str, Any], where: str) -> list[FieldError]:
     return found
 
 
-def _conversion(conversion: dict[str, Any]) -> list[FieldError]:
+def _conversion(spec: dict[str, Any], client: Message) -> list[FieldError]:
+    """spec.conversion (validateCustomResourceConversion); errors name the internal type's fields
+    (webhookClientConfig), as kube-apiserver reports them."""
+    conversion = spec.get("conversion") or {}
     strategy = conversion.get("strategy") or "None"
-    if strategy not in CONVERSIONS:
-        return [FieldError.not_supported("spec.conversion.strategy", strategy, CONVERSIONS)]
-    if strategy == "Webhook":
-        return [
-            FieldError.forbidden(
-                "spec.conversion.strategy",
-                "Webhook conversion is not supported by this server (it calls no webhooks); use None",
+    webhook = conversion.get("webhook") or {}
+    config, versions = webhook.get("clientConfig"), webhook.get("conversionReviewVersions") or []
+    found: list[FieldError] = []
+    if strategy != "None" and spec.get("preserveUnknownFields"):
+        found.append(
+            FieldError.invalid(
+                "spec.conversion.strategy", strategy, "must be None if spec.preserveUnknownFields is true"
             )
-        ]
-    return []
+        )
+    if strategy not in CONVERSIONS:
+        return [*found, FieldError.not_supported("spec.conversion.strategy", strategy, CONVERSIONS)]
+    where = "spec.conversion.webhookClientConfig"
+    if strategy == "None":
+        if config is not None:
+            found.append(FieldError.forbidden(where, "should not be set when strategy is not set to Webhook"))
+        if versions:
+            found.append(
+                FieldError.forbidden(
+                    "spec.conversion.conversionReviewVersions", "should not be set when strategy is not set to Webhook"
+                )
+            )
+        return found
+    if config is None:
+        found.append(FieldError.required(where, "required when strategy is set to Webhook"))
+    elif bool(config.get("url")) == bool(config.get("service")):
+        found.append(FieldError.required(where, "exactly one of url or service is required"))
+    elif config.get("url"):
+        found += _url(f"{where}.url", client.url)
+    else:
+        found += _service(client.service, f"{where}.service")
+    return found + _review_versions(versions)
+
+
+def _review_versions(versions: list[str]) -> list[FieldError]:
+    """validateConversionReviewVersions: one of v1 and v1beta1 at least, no duplicates, DNS labels."""
+    field = "spec.conversion.conversionReviewVersions"
+    if not versions:
+        return [FieldError.required(field, "")]
+    found: list[FieldError] = []
+    seen: set[str] = set()
+    for i, version in enumerate(versions):
+        if version in seen:
+            found.append(FieldError.invalid(f"{field}[{i}]", version, "duplicate version"))
+            continue
+        seen.add(version)
+        found += invalid_each(f"{field}[{i}]", version, dns1035_label_problems(version))
+    if not seen & set(REVIEW_VERSIONS):
+        shown = GoText(go_string_slice(versions))
+        found.append(FieldError.invalid(field, shown, "must include at least one of v1, v1beta1"))
+    return found

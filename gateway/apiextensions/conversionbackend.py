@@ -1,0 +1,140 @@
+"""A Backend that shows one served version of a webhook-converted CRD its objects in that version.
+
+Stored objects stay in whatever version they were written (the storage version, once written
+through this server); what this version reads, lists and watches is converted to it by the
+conversion webhook — one ConversionReview per read, list page or watch response — and what it
+writes is converted to the storage version first. Everything above (object store, watch cache,
+registry) then sees the version's own objects, as the EncryptedBackend's layers see plaintext.
+
+A failed conversion raises ``ConversionFailed``: reads and writes answer it (500, upstream's
+message); the watch cache resumes from its last revision and converts again, so its watchers
+see no gap once the webhook answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+import orjson
+
+from gateway.apiextensions.webhookconversion import WebhookConverter
+from gateway.storage.backend import Backend, KeyValue, ListResult, ModRevisionMismatch, Watch, WatchResponse
+from protokube.schema import deep
+
+
+class ConvertingBackend:
+    def __init__(self, backend: Backend, converter: WebhookConverter, api_version: str, storage_version: str) -> None:
+        self.backend = backend
+        self.converter = converter
+        self.api_version = api_version  # what this version's layers read and write
+        self.storage_version = storage_version  # what is written to storage
+
+    async def converted(self, kvs: Sequence[KeyValue]) -> list[KeyValue]:
+        """Copies of ``kvs`` whose values are in this version (empty values stay empty), the
+        objects carrying their resourceVersion while the webhook sees them."""
+        present = [kv for kv in kvs if kv.value]
+        if not present:
+            return list(kvs)
+        objects = []
+        for kv in present:
+            obj = orjson.loads(kv.value)
+            if isinstance(obj.get("metadata"), dict):
+                obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+            objects.append(obj)
+        values = iter(await self.converter.convert(objects, self.api_version))
+        out = []
+        for kv in kvs:
+            copy = KeyValue()
+            copy.CopyFrom(kv)
+            if kv.value:
+                copy.value = _stored(next(values))
+            out.append(copy)
+        return out
+
+    async def _one(self, kv: KeyValue | None) -> KeyValue | None:
+        return None if kv is None else (await self.converted([kv]))[0]
+
+    async def _to_storage(self, value: bytes) -> bytes:
+        obj = orjson.loads(value)
+        if obj.get("apiVersion") == self.storage_version:
+            return value
+        return _stored((await self.converter.convert([obj], self.storage_version))[0])
+
+    def stale(self, key: bytes, mod_revision: int) -> bool:
+        return self.backend.stale(key, mod_revision)
+
+    @property
+    def progress_notify(self) -> bool:
+        return self.backend.progress_notify
+
+    async def get(self, key: bytes, revision: int = 0) -> tuple[KeyValue | None, int]:
+        kv, at = await self.backend.get(key, revision)
+        return await self._one(kv), at
+
+    async def list(self, start: bytes, end: bytes, revision: int = 0, limit: int = 0) -> ListResult:
+        found = await self.backend.list(start, end, revision, limit)
+        return ListResult(await self.converted(found.kvs), found.revision, found.more, found.count)
+
+    async def current_revision(self) -> int:
+        return await self.backend.current_revision()
+
+    async def create(self, key: bytes, value: bytes) -> int:
+        return await self.backend.create(key, await self._to_storage(value))
+
+    async def update(self, key: bytes, value: bytes, mod_revision: int) -> int:
+        stored = await self._to_storage(value)
+        try:
+            return await self.backend.update(key, stored, mod_revision)
+        except ModRevisionMismatch as mismatch:
+            raise ModRevisionMismatch(await self._one(mismatch.current)) from None
+
+    async def delete(self, key: bytes, mod_revision: int) -> int:
+        try:
+            return await self.backend.delete(key, mod_revision)
+        except ModRevisionMismatch as mismatch:
+            raise ModRevisionMismatch(await self._one(mismatch.current)) from None
+
+    def watch(self, start: bytes, end: bytes, start_revision: int) -> Watch:
+        return ConvertingWatch(self, self.backend.watch(start, end, start_revision))
+
+    async def close(self) -> None:
+        await self.backend.close()
+
+
+class ConvertingWatch:
+    """The events of a watch response converted in one review (their objects and previous ones)."""
+
+    def __init__(self, owner: ConvertingBackend, watch: Watch) -> None:
+        self.owner = owner
+        self.watch = watch
+
+    async def __aenter__(self) -> ConvertingWatch:
+        await self.watch.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.watch.__aexit__(*exc)
+
+    def request_progress(self) -> None:
+        self.watch.request_progress()
+
+    async def responses(self) -> AsyncIterator[WatchResponse]:
+        async for response in self.watch.responses():
+            if not response.events:
+                yield response
+                continue
+            out = WatchResponse()
+            out.CopyFrom(response)
+            kvs = [event.kv for event in out.events]
+            kvs += [event.prev_kv for event in out.events if event.HasField("prev_kv")]
+            for kv, converted in zip(kvs, await self.owner.converted(kvs), strict=True):
+                kv.value = converted.value
+            yield out
+
+
+def _stored(obj: dict[str, object]) -> bytes:
+    """An object as the codec stores it: no resourceVersion, keys sorted."""
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("resourceVersion", None)
+    return deep.dumps(obj, orjson.OPT_SORT_KEYS)
