@@ -20,7 +20,6 @@ from quart import Quart
 from gateway.admission import chain
 from gateway.admission.context import PluginContext
 from gateway.admission.options import AdmissionSettings, default_admission
-from gateway.admission.webhook.client import Caller
 from gateway.apiextensions.controller import CustomResourceDefinitionController
 from gateway.apiextensions.serving import CustomResourceServing
 from gateway.asgi import mount
@@ -91,6 +90,7 @@ from gateway.storage.objectstore import ObjectStore
 from gateway.watchcache.cache import WatchCache
 from gateway.watchcache.entries import Selectable
 from gateway.watchcache.watcher import BOOKMARK_INTERVAL
+from gateway.webhooks.client import Caller
 from gateway.websocket import WebSocketApi
 from gateway.wireexplorer import routes as wireexplorer
 from protokube.schema.registry import ADDED, Registry, Resource

@@ -18,7 +18,6 @@ from typing import Any
 import orjson
 
 from gateway import errors
-from gateway.admission.webhook.client import Caller
 from gateway.apiextensions.conversionbackend import ConvertingBackend
 from gateway.apiextensions.schema import Structural
 from gateway.apiextensions.webhookconversion import WebhookConversion, WebhookConverter
@@ -29,6 +28,7 @@ from gateway.printing.table import NAME_DESCRIPTION
 from gateway.registry.strategy import UnstructuredStrategy
 from gateway.registry.subresources import SCALE_MESSAGE, ScalePaths
 from gateway.storage.backend import Backend
+from gateway.webhooks.client import Caller
 from protokube.schema import deep
 from protokube.schema.registry import GroupVersionKind, PrinterColumn, Resource, Subresource, version_order
 from protokube.schema.typetree import MAP, STRUCT, Field, Type, proto_type

@@ -18,11 +18,10 @@ from typing import Any
 
 import orjson
 
-from gateway.admission.webhook.client import Caller, CallFailed
-from gateway.admission.webhook.configurations import ClientConfig, Service
 from gateway.errors import FieldError, aggregate
 from gateway.registry.validation.common import annotations_errors, labels_errors
 from gateway.storage.backend import PlainFailure
+from gateway.webhooks.client import Caller, CallFailed, ClientConfig, Service
 from protokube.schema import deep
 
 REVIEW_GROUP = "apiextensions.k8s.io"

@@ -10,7 +10,7 @@ the garbage collector deletes (or orphans) the children; envtest uninstalls the 
 controller-runtime's default content types (protobuf for built-in kinds, JSON for Widgets), once
 with JSON throughout.
 
-What it found in the server (gateway/admission/webhook/client.py): a caBundle holding the serving
+What it found in the server (gateway/webhooks/client.py): a caBundle holding the serving
 certificate itself was refused (Go's crypto/x509 takes every root as a trust anchor), and the 307
 that Go's ServeMux answers envtest's double-slash webhook URLs with was not followed (Go's
 http.Client repeats the POST).

@@ -11,10 +11,10 @@ from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from gateway import errors
 from gateway.admission import Attributes, warnings
 from gateway.admission.webhook import review
-from gateway.admission.webhook.client import Caller, CallFailed
 from gateway.admission.webhook.configurations import Webhook
 from gateway.admission.webhook.review import Answer
 from gateway.admission.webhook.rules import Invocation
+from gateway.webhooks.client import Caller, CallFailed
 
 log = logging.getLogger(__name__)
 NO_SIDE_EFFECTS = ("None", "NoneOnDryRun")

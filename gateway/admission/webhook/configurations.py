@@ -13,25 +13,11 @@ from gateway.admission.webhook.conditions import Condition, compiled
 from gateway.admission.webhook.rules import Rule
 from gateway.selectors import LabelSelector, Requirement
 from gateway.storage.cacher import Cacher
+from gateway.webhooks.client import ClientConfig, Service
 
 MUTATING = ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations")
 VALIDATING = ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations")
 _OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
-
-
-@dataclass(frozen=True, slots=True)
-class Service:
-    namespace: str
-    name: str
-    path: str
-    port: int
-
-
-@dataclass(frozen=True, slots=True)
-class ClientConfig:
-    url: str  # "" when ``service`` is given
-    service: Service | None
-    ca_bundle: bytes  # PEM; empty: the system's roots
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 from gateway.admission import Attributes
-from gateway.admission.webhook.client import Caller
 from gateway.admission.webhook.configurations import MUTATING, VALIDATING, Configurations, Webhook
 from gateway.admission.webhook.rules import NAMESPACES, Invocation, exempt
 from gateway.admission.webhook.selection import Selection
 from gateway.objects.codec import Codec
+from gateway.webhooks.client import Caller
 from protokube.schema.registry import GroupVersionKind, Resource
 
 if TYPE_CHECKING:

@@ -8,12 +8,12 @@ from __future__ import annotations
 from gateway import errors
 from gateway.admission import Attributes
 from gateway.admission.webhook.call import call, failed
-from gateway.admission.webhook.client import CallFailed
 from gateway.admission.webhook.configurations import Webhook
 from gateway.admission.webhook.dispatch import Dispatcher
 from gateway.admission.webhook.objects import as_json, as_value, convert, replace
 from gateway.admission.webhook.patch import operations, patched
 from gateway.admission.webhook.rules import Invocation
+from gateway.webhooks.client import CallFailed
 
 
 class MutatingAdmissionWebhook(Dispatcher):

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from gateway import errors
-from gateway.admission.webhook.client import CallFailed
 from gateway.objects.codec import Codec, Obj
 from gateway.patch import jsonpatch
 from gateway.patch.lazynode import to_value
+from gateway.webhooks.client import CallFailed
 from protokube.schema.jsondecode import DecodeError
 
 JSON_PATCH = "JSONPatch"

@@ -15,10 +15,10 @@ from google.protobuf import json_format
 from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 from gateway.admission import CREATE, Attributes
-from gateway.admission.webhook.client import CallFailed
 from gateway.admission.webhook.rules import NAMESPACES, Invocation
 from gateway.auth.user import user_info_json
 from gateway.params import DeleteOptions
+from gateway.webhooks.client import CallFailed
 
 GROUP = "admission.k8s.io"
 INVALID = "received invalid webhook response: "

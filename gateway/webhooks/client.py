@@ -18,17 +18,17 @@ import random
 import socket
 import ssl
 from collections.abc import Mapping
+from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import h11
 import orjson
 
 from gateway import errors
-from gateway.admission.webhook.configurations import ClientConfig, Service
-from gateway.admission.webhook.transport import Destination, Reply, TooLarge, Transport
 from gateway.params import ListOptions
 from gateway.selectors import NO_FIELDS, Filter, LabelSelector, Requirement
 from gateway.storage.cacher import Cacher
+from gateway.webhooks.transport import Destination, Reply, TooLarge, Transport
 
 SERVICES = ("", "v1", "services")
 ENDPOINT_SLICES = ("discovery.k8s.io", "v1", "endpointslices")
@@ -37,6 +37,21 @@ MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 FOLLOWED_REDIRECTS = (307, 308)  # Go's http.Client repeats the method and body on these
 MAX_REDIRECTS = 10
 ROUTABLE_TYPES = ("", "ClusterIP", "NodePort", "LoadBalancer")
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    namespace: str
+    name: str
+    path: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    url: str  # "" when ``service`` is given
+    service: Service | None
+    ca_bundle: bytes  # PEM; empty: the system's roots
 
 
 class CallFailed(Exception):
@@ -49,7 +64,8 @@ class _Unresolved(Exception):
 
 
 class Caller:
-    """Posts AdmissionReviews; ``cachers``: the server's watch caches (Services, EndpointSlices)."""
+    """Posts reviews (AdmissionReview, ConversionReview); ``cachers``: the server's watch caches
+    (Services, EndpointSlices)."""
 
     def __init__(self, cachers: Mapping[tuple[str, str, str], Cacher]) -> None:
         self.cachers = cachers
