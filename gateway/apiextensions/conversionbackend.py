@@ -30,25 +30,27 @@ class ConvertingBackend:
         self.storage_version = storage_version  # what is written to storage
 
     async def converted(self, kvs: Sequence[KeyValue]) -> list[KeyValue]:
-        """Copies of ``kvs`` whose values are in this version (empty values stay empty), the
-        objects carrying their resourceVersion while the webhook sees them."""
-        present = [kv for kv in kvs if kv.value]
-        if not present:
-            return list(kvs)
-        objects = []
-        for kv in present:
+        """``kvs`` with their values in this version: those in another are copies with converted
+        values (their objects carry their resourceVersion while the webhook sees them)."""
+        out = list(kvs)
+        places, objects = [], []
+        for place, kv in enumerate(kvs):
+            if not kv.value:
+                continue
             obj = orjson.loads(kv.value)
+            if obj.get("apiVersion") == self.api_version:
+                continue
             if isinstance(obj.get("metadata"), dict):
                 obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+            places.append(place)
             objects.append(obj)
-        values = iter(await self.converter.convert(objects, self.api_version))
-        out = []
-        for kv in kvs:
+        if not objects:
+            return out
+        for place, obj in zip(places, await self.converter.convert(objects, self.api_version), strict=True):
             copy = KeyValue()
-            copy.CopyFrom(kv)
-            if kv.value:
-                copy.value = _stored(next(values))
-            out.append(copy)
+            copy.CopyFrom(kvs[place])
+            copy.value = _stored(obj)
+            out[place] = copy
         return out
 
     async def _one(self, kv: KeyValue | None) -> KeyValue | None:

@@ -41,7 +41,7 @@ SCHEMAS = {
 RENAMED = {"v1": ("dimension", "size"), "v2": ("size", "dimension")}  # to version: (from field, to field)
 
 
-def crd(plural: str, client_config: dict[str, Any]) -> dict[str, Any]:
+def crd(plural: str, client_config: dict[str, Any], review_versions: tuple[str, ...] = ("v1",)) -> dict[str, Any]:
     kind = plural.capitalize()[:-1]
     return {
         "metadata": {"name": f"{plural}.{GROUP}"},
@@ -61,7 +61,7 @@ def crd(plural: str, client_config: dict[str, Any]) -> dict[str, Any]:
             ],
             "conversion": {
                 "strategy": "Webhook",
-                "webhook": {"clientConfig": client_config, "conversionReviewVersions": ["v1"]},
+                "webhook": {"clientConfig": client_config, "conversionReviewVersions": list(review_versions)},
             },
         },
     }
@@ -80,8 +80,8 @@ def renaming(request: dict[str, Any]) -> bytes:
     return answer(request, {"result": {"status": "Success"}, "convertedObjects": converted})
 
 
-def answer(request: dict[str, Any], response: dict[str, Any]) -> bytes:
-    review = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview"}
+def answer(request: dict[str, Any], response: dict[str, Any], version: str = "v1") -> bytes:
+    review = {"apiVersion": f"apiextensions.k8s.io/{version}", "kind": "ConversionReview"}
     return json.dumps({**review, "response": {"uid": request["uid"], **response}}).encode()
 
 
@@ -123,14 +123,15 @@ class Served:
 
 
 @pytest.fixture
-def served(api: httpx.Client, hooks: WebhookServer) -> Iterator[Callable[[Any], Served]]:
+def served(api: httpx.Client, hooks: WebhookServer) -> Iterator[Callable[..., Served]]:
     """Makes a CRD converted by ``handler`` on the webhook server, served once it answers."""
     made: list[str] = []
 
-    def make(handler: Any) -> Served:
+    def make(handler: Any, review_versions: tuple[str, ...] = ("v1",)) -> Served:
         plural = f"gizmo{next(_names)}s"
         hooks.handlers[f"/{plural}"] = handler
-        created = api.post(CRDS, json=crd(plural, {"url": hooks.url(f"/{plural}"), "caBundle": hooks.ca_bundle}))
+        config = {"url": hooks.url(f"/{plural}"), "caBundle": hooks.ca_bundle}
+        created = api.post(CRDS, json=crd(plural, config, review_versions))
         assert created.status_code == 201, created.text
         made.append(plural)
         serving = Served(api, plural)
@@ -152,7 +153,7 @@ def stored(gateway: GatewayProcess, plural: str, name: str) -> dict[str, Any]:
 
 
 def test_objects_written_in_v2_are_stored_in_v1_and_read_in_either(
-    gateway: GatewayProcess, api: httpx.Client, hooks: WebhookServer, served: Callable[[Any], Served]
+    gateway: GatewayProcess, api: httpx.Client, hooks: WebhookServer, served: Callable[..., Served]
 ) -> None:
     gizmos = served(renaming)
     made = gizmos.create("v2", "a", 3)
@@ -204,7 +205,7 @@ def test_objects_written_in_v2_are_stored_in_v1_and_read_in_either(
     assert events[1]["object"]["status"] == {"phase": "Ready"}
 
 
-def test_a_failing_webhook_is_upstreams_500(api: httpx.Client, served: Callable[[Any], Served]) -> None:
+def test_a_failing_webhook_is_upstreams_500(api: httpx.Client, served: Callable[..., Served]) -> None:
     gizmos = served(lambda request: answer(request, {"result": {"status": "Failure", "message": "no way"}}))
     refused = gizmos.create("v2", "a", 1)
     assert refused.status_code == 500, refused.text
@@ -214,9 +215,7 @@ def test_a_failing_webhook_is_upstreams_500(api: httpx.Client, served: Callable[
     assert gizmos.create("v1", "b", 1).status_code == 201  # the storage version needs no conversion
 
 
-def test_a_webhook_changing_metadata(
-    gateway: GatewayProcess, api: httpx.Client, served: Callable[[Any], Served]
-) -> None:
+def test_a_webhook_changing_metadata(gateway: GatewayProcess, api: httpx.Client, served: Callable[..., Served]) -> None:
     """Only labels and annotations may change: a new name is refused; other metadata is restored."""
 
     def renames(request: dict[str, Any]) -> bytes:
@@ -307,7 +306,7 @@ def test_a_webhook_conversion_is_validated(api: httpx.Client, conversion: dict[s
 
 
 @pytest.mark.skipif(kubectl_path() is None, reason="kubectl is not installed")
-def test_kubectl_gets_either_version(gateway: GatewayProcess, served: Callable[[Any], Served], tmp_path: Path) -> None:
+def test_kubectl_gets_either_version(gateway: GatewayProcess, served: Callable[..., Served], tmp_path: Path) -> None:
     gizmos = served(renaming)
     assert gizmos.create("v2", "k", 5).status_code == 201
     kubectl = Kubectl(gateway.url, tmp_path)
@@ -316,7 +315,7 @@ def test_kubectl_gets_either_version(gateway: GatewayProcess, served: Callable[[
         assert (shown["apiVersion"], shown["spec"]) == (f"{GROUP}/{version}", spec)
 
 
-def test_reads_while_the_webhook_fails(api: httpx.Client, served: Callable[[Any], Served]) -> None:
+def test_reads_while_the_webhook_fails(api: httpx.Client, served: Callable[..., Served]) -> None:
     """An object written in v1 while the webhook fails cannot be read in v2 (the read waits a while
     for the watch cache, which cannot convert it either, then reads storage: upstream's 500); once
     the webhook answers again, the cache converts it and reads succeed."""
@@ -339,3 +338,17 @@ def test_reads_while_the_webhook_fails(api: httpx.Client, served: Callable[[Any]
     assert got.json()["spec"] == {"dimension": 2}
     listed = api.get(gizmos.path("v2")).json()["items"]
     assert [item["spec"] for item in listed] == [{"dimension": 2}]
+
+
+def test_the_first_review_version_the_server_speaks_is_used(
+    api: httpx.Client, hooks: WebhookServer, served: Callable[..., Served]
+) -> None:
+    def beta(request: dict[str, Any]) -> bytes:
+        converted = json.loads(renaming(request))["response"]
+        return answer(request, converted, "v1beta1")
+
+    gizmos = served(beta, ("v9", "v1beta1", "v1"))
+    made = gizmos.create("v2", "a", 6)
+    assert made.status_code == 201, made.text
+    assert api.get(gizmos.path("v1", "a")).json()["spec"] == {"size": 6}
+    assert {r["apiVersion"] for r in hooks.reviews[f"/{gizmos.plural}"]} == {"apiextensions.k8s.io/v1beta1"}
