@@ -160,13 +160,25 @@ class NodeStrategy(ProtoStrategy):
 
 # By the kind's message full name.
 class CustomResourceDefinitionStrategy(ProtoStrategy):
-    """A new CRD carries the finalizer that removes its objects before it goes (upstream's
-    customresourcecleanup finalizer), and starts without conditions."""
+    """The first delete of a CRD only marks it: deletionTimestamp, the finalizer that removes its
+    objects before it goes and the Terminating condition (upstream's customresourcedefinition
+    REST.Delete); apiextensions/controller.py then deletes the objects and the finalizer."""
 
-    def prepare_for_create(self, obj: Message) -> None:
-        super().prepare_for_create(obj)
+    def blocks_deletion(self, obj: Message) -> bool:
+        return not obj.metadata.HasField("deletionTimestamp")
+
+    def mark_deleting(self, obj: Message) -> None:
         if CRD_CLEANUP_FINALIZER not in obj.metadata.finalizers:
             obj.metadata.finalizers.append(CRD_CLEANUP_FINALIZER)
+        conditions = obj.status.conditions
+        found = next((c for c in conditions if c.type == "Terminating"), None)
+        terminating = found if found is not None else conditions.add(type="Terminating")
+        if terminating.status != "True" or not terminating.HasField("lastTransitionTime"):
+            terminating.lastTransitionTime.Clear()
+            terminating.lastTransitionTime.seconds = int(time.time())
+        terminating.status = "True"
+        terminating.reason = "InstanceDeletionPending"
+        terminating.message = "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"
 
 
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
