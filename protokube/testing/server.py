@@ -35,6 +35,7 @@ EMBEDDED, MEMORY = "embedded", "memory"  # storage kinds; anything else is an et
 LOG_FILE = "serve.log"
 SERVING = "protokube serving on"  # the line serve prints once it listens
 PORT_TAKEN = "Address already in use"
+PORT_ATTEMPTS = 3  # starts on free ports that someone else took meanwhile
 POLL_SECONDS = 0.01
 STOP_SECONDS = 10.0
 
@@ -153,17 +154,17 @@ class Server:
         if not self.keep:
             self.data_dir = Path(tempfile.mkdtemp(prefix="protokube-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        attempts = 1 if self.fixed_port else 3
-        for attempt in range(attempts):
+        attempt = 1
+        while True:
             try:
                 self._start()
                 return self
             except ServerError as err:
                 self.stop(remove=False)
-                if attempt + 1 == attempts or PORT_TAKEN not in str(err):
+                if self.fixed_port or attempt == PORT_ATTEMPTS or PORT_TAKEN not in str(err):
                     self._remove()
                     raise
-        raise AssertionError("unreachable")
+                attempt += 1
 
     def _start(self) -> None:
         self.port = self.fixed_port or free_port()
@@ -173,7 +174,8 @@ class Server:
             command += ["--insecure-listen", f"127.0.0.1:{self.insecure_port}"]
         command += ["--data-dir", str(self.data_dir), *self.flags]
         with open(self.data_dir / LOG_FILE, "wb") as log:
-            # A session of its own: stop() signals the server and its storage child together.
+            # A session of its own: stop() signals the server and the gateway workers it may start (its
+            # storage child, in a group of its own, is stopped by the server or dies with it).
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=child_env(),
                 start_new_session=True,
