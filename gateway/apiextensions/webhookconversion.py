@@ -57,15 +57,13 @@ class WebhookConversion:
         return cls(client, next((v for v in versions if v in REVIEW_VERSIONS), ""))
 
 
-def _pem(ca_bundle: str | bytes) -> bytes:
-    """caBundle as the CRD's JSON holds it (base64) or already decoded."""
-    if isinstance(ca_bundle, bytes):
-        return ca_bundle
+def _pem(ca_bundle: str) -> bytes:
+    """caBundle as the CRD's JSON holds it (base64)."""
     return base64.b64decode(ca_bundle) if ca_bundle else b""
 
 
 class WebhookConverter:
-    """Converts one CRD's stored values to and from ``version`` by its conversion webhook."""
+    """Converts one CRD's objects between its versions by its conversion webhook."""
 
     def __init__(self, conversion: WebhookConversion, caller: Caller, kind: str, list_kind: str) -> None:
         self.conversion = conversion
@@ -175,12 +173,11 @@ def _converted_objects(body: bytes, uid: str, version: str) -> list[Any]:
 
 
 def _meta_problem(original: dict[str, Any], converted: dict[str, Any]) -> str:
-    """upstream's validateConvertedObject: kind, name, namespace and uid must not change."""
+    """upstream's validateConvertedObject: name, namespace and uid must not change (the kind was
+    checked before)."""
     before, after = original.get("metadata") or {}, converted.get("metadata") or {}
     if not isinstance(after, dict):
         after = {}
-    if original.get("kind", "") != converted.get("kind", ""):
-        return f"must have the same kind: {original.get('kind', '')} != {converted.get('kind', '')}"
     for field, label in (("name", "name"), ("namespace", "namespace"), ("uid", "UID")):
         if before.get(field, "") != after.get(field, ""):
             return f"must have the same {label}: {before.get(field, '')} != {after.get(field, '')}"
@@ -193,7 +190,7 @@ def _restored_meta(original: dict[str, Any], converted: Any) -> dict[str, Any]:
         raise ValueError("missing metadata in converted object")
     if not isinstance(converted, dict):
         raise ValueError(f"invalid metadata of type {_go_type(converted)} in converted object")
-    restored = deep.copy(original)
+    restored: dict[str, Any] = deep.copy(original)
     for field in ("labels", "annotations"):
         value = converted.get(field)
         if value is None:

@@ -352,3 +352,31 @@ def test_the_first_review_version_the_server_speaks_is_used(
     assert made.status_code == 201, made.text
     assert api.get(gizmos.path("v1", "a")).json()["spec"] == {"size": 6}
     assert {r["apiVersion"] for r in hooks.reviews[f"/{gizmos.plural}"]} == {"apiextensions.k8s.io/v1beta1"}
+
+
+def test_a_list_page_is_one_review(api: httpx.Client, hooks: WebhookServer, served: Callable[..., Served]) -> None:
+    """When v2 is served anew (here: deprecated), its watch cache loads every stored object in one
+    review, each carrying its resourceVersion."""
+    gizmos = served(renaming)
+    names = ("p", "q", "r")
+    for value, name in enumerate(names):
+        assert gizmos.create("v1", name, value).status_code == 201
+    assert eventually(lambda: len(api.get(gizmos.path("v2")).json()["items"]) == len(names))
+    path = f"/{gizmos.plural}"
+    before = len(hooks.reviews[path])
+    deprecate = [{"op": "add", "path": "/spec/versions/1/deprecated", "value": True}]
+    changed = api.patch(
+        f"{CRDS}/{gizmos.plural}.{GROUP}",
+        content=json.dumps(deprecate),
+        headers={"Content-Type": "application/json-patch+json"},
+    )
+    assert changed.status_code == 200, changed.text
+    assert eventually(lambda: "deprecated" in api.get(gizmos.path("v2")).headers.get("Warning", ""))
+    listed = api.get(gizmos.path("v2")).json()["items"]
+    assert [(i["metadata"]["name"], i["spec"]) for i in listed] == [
+        (name, {"dimension": value}) for value, name in enumerate(names)
+    ]
+    batches = [r["request"]["objects"] for r in hooks.reviews[path][before:]]
+    whole = [batch for batch in batches if [o["metadata"]["name"] for o in batch] == list(names)]
+    assert whole, batches
+    assert all(o["metadata"]["resourceVersion"] for o in whole[0])
