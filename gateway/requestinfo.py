@@ -7,12 +7,17 @@ delete/deletecollection).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from gateway import errors
 
 # Subresources of a namespace object itself (not namespaced resources of that name).
 NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+
+# Parsed paths are kept (a client asks for the same objects again), up to this many of up to this length.
+MEMO_SIZE = 4096
+MEMO_PATH_LENGTH = 256
 
 # Go's strconv.ParseBool.
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
@@ -55,6 +60,13 @@ def _verb_for(method: str, has_name: bool, watch: bool) -> str:
 
 def request_info(method: str, path: str, watch_param: str | None) -> RequestInfo:
     """Parse a request path; non-resource paths (/version, /api, /apis/apps) are flagged as such."""
+    watch = watch_param is not None and watch_param.lower() not in ("false", "0")
+    if len(path) > MEMO_PATH_LENGTH:
+        return _parse(method, path, watch)
+    return _memo(method, path, watch)
+
+
+def _parse(method: str, path: str, watch: bool) -> RequestInfo:
     parts = tuple(p for p in path.strip("/").split("/") if p)
     if not parts or parts[0] not in ("api", "apis"):
         return RequestInfo(False, path, method.lower(), parts=parts)
@@ -70,7 +82,6 @@ def request_info(method: str, path: str, watch_param: str | None) -> RequestInfo
     if not rest:
         return RequestInfo(False, path, method.lower(), prefix, group, version, parts=parts)
 
-    watch = watch_param is not None and watch_param.lower() not in ("false", "0")
     if rest[0] == "watch":  # deprecated /api/v1/watch/... form
         watch = True
         rest = rest[1:]
@@ -88,3 +99,6 @@ def request_info(method: str, path: str, watch_param: str | None) -> RequestInfo
     subpath = "/".join(rest[3:])  # only proxy subresources take one (the router decides)
     verb = _verb_for(method, bool(name), watch)
     return RequestInfo(True, path, verb, prefix, group, version, namespace, resource, name, subresource, parts, subpath)
+
+
+_memo = functools.lru_cache(maxsize=MEMO_SIZE)(_parse)

@@ -9,6 +9,8 @@ even when JSON is acceptable further down the header). No Content-Type means JSO
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gateway import errors
@@ -84,9 +86,33 @@ def _accepted(formats: Formats) -> str:
     return "only the following media types are accepted: " + ", ".join(formats.media_types)
 
 
+# Negotiation depends on the Accept header's text alone: its answers are kept per header (clients
+# send a handful of distinct ones), for headers up to this long (a longer one is worked out anew).
+MEMO_ACCEPT_LENGTH = 512
+MEMO_SIZE = 256
+
+
 def response_target(
     accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS, allowed: frozenset[str] = SINGLE
 ) -> Target:
+    return _memoized(_negotiate_response, accept, pretty, formats, allowed)
+
+
+def _memoized(negotiation: Callable[..., Target], accept: str | None, *args: object) -> Target:
+    """``negotiation(accept, *args)``, kept per header when it succeeds (a 406 is raised afresh)."""
+    target = _memo(negotiation, accept, *args) if accept is None or len(accept) <= MEMO_ACCEPT_LENGTH else None
+    return target or negotiation(accept, *args)
+
+
+@functools.lru_cache(maxsize=MEMO_SIZE)
+def _memo(negotiation: Callable[..., Target], *args: object) -> Target | None:
+    try:
+        return negotiation(*args)
+    except errors.StatusError:
+        return None
+
+
+def _negotiate_response(accept: str | None, pretty: bool, formats: Formats, allowed: frozenset[str]) -> Target:
     for media in mediatypes.parse_accept(accept):
         asked = _representation(media, allowed)
         if asked is None:
@@ -107,6 +133,10 @@ def response_encoder(accept: str | None, pretty: bool, formats: Formats = DEFAUL
 
 
 def watch_target(accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS) -> Target:
+    return _memoized(_negotiate_watch, accept, pretty, formats)
+
+
+def _negotiate_watch(accept: str | None, pretty: bool, formats: Formats) -> Target:
     for media in mediatypes.parse_accept(accept):
         asked = _representation(media, SINGLE)
         if asked is None:
