@@ -11,7 +11,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 # What is installed, for this pyproject.toml: the server's runtime dependencies (make run), and the
 # dev extras on top of them (make test: pytest, the clients the tests drive, the bench's tools).
-PYPROJECT := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# setup.py maps the folders to their import names (the editable install's finder is made from it).
+PYPROJECT := $(shell cat pyproject.toml setup.py | cksum | cut -d' ' -f1)
 RUNTIME := $(VENV)/.runtime-$(PYPROJECT)
 STAMP  := $(VENV)/.dev-$(PYPROJECT)
 PROTOS := $(shell find proto -name '*.proto' | sort)
@@ -28,11 +29,11 @@ PORT   ?= 6443
 
 venv: $(STAMP)
 
-$(RUNTIME): pyproject.toml
+$(RUNTIME): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -e .
-	# gen/ is a source root of its own (generated modules import each other as k8s.io..., etcdserverpb...).
-	echo "$(CURDIR)/gen" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/protokube-gen.pth"
+	# gen/ used to be put on sys.path by a .pth file of its own; it is the package protokube.gen now.
+	rm -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/protokube-gen.pth"
 	rm -f $(VENV)/.runtime-* $(VENV)/.installed-*
 	touch $@
 
@@ -50,21 +51,25 @@ debs:
 	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; }; \
 	fi
 
-## Generated code: gen/ is committed and must always equal what `make gen` writes.
+## Generated code: gen/ is committed and must always equal what `make gen` writes. It is the package
+## protokube.gen: tools/genimports.py prefixes protoc's imports (the .proto file names stay upstream's).
 # DESCRIPTORS: every file's descriptor with its comments (source info), for the OpenAPI descriptions.
 DESCRIPTORS := protokube_descriptors.binpb
+define generate
+	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=$(1) --pyi_out=$(1) $(PROTOS)
+	$(BIN)/python -m grpc_tools.protoc -Iproto --include_source_info --descriptor_set_out=$(1)/$(DESCRIPTORS) $(PROTOS)
+	$(if $(SERVICE_PROTOS),$(BIN)/python -m grpc_tools.protoc -Iproto --grpc_python_out=$(1) $(SERVICE_PROTOS))
+	$(BIN)/python -m tools.genimports --package $(1)
+endef
+
 gen: $(STAMP)
 	rm -rf gen && mkdir -p gen
-	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=gen --pyi_out=gen $(PROTOS)
-	$(BIN)/python -m grpc_tools.protoc -Iproto --include_source_info --descriptor_set_out=gen/$(DESCRIPTORS) $(PROTOS)
-	$(if $(SERVICE_PROTOS),$(BIN)/python -m grpc_tools.protoc -Iproto --grpc_python_out=gen $(SERVICE_PROTOS))
+	$(call generate,gen)
 
 gen-check: $(STAMP)
 	rm -rf .gen-check && mkdir -p .gen-check
-	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=.gen-check --pyi_out=.gen-check $(PROTOS)
-	$(BIN)/python -m grpc_tools.protoc -Iproto --include_source_info --descriptor_set_out=.gen-check/$(DESCRIPTORS) $(PROTOS)
-	$(if $(SERVICE_PROTOS),$(BIN)/python -m grpc_tools.protoc -Iproto --grpc_python_out=.gen-check $(SERVICE_PROTOS))
-	@diff -r gen .gen-check >/dev/null || { diff -r gen .gen-check | head -20; rm -rf .gen-check; \
+	$(call generate,.gen-check)
+	@diff -r -x __pycache__ gen .gen-check >/dev/null || { diff -r -x __pycache__ gen .gen-check | head -20; rm -rf .gen-check; \
 	  echo "gen/ is stale: run 'make gen' and commit it"; exit 1; }
 	rm -rf .gen-check
 	@echo "gen/ is up to date"
@@ -85,6 +90,7 @@ types: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m tools.typingtree
 	$(BIN)/mypy
 	$(BIN)/buf lint
 
@@ -162,5 +168,5 @@ anchor-bench: $(STAMP) debs
 	$(BIN)/python -m anchor.bench $(ANCHOR_BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .gen-check stubs bench/results .hypothesis .fuzz .cache examples/clients/typescript/node_modules \
+	rm -rf $(VENV) .gen-check build dist stubs bench/results .hypothesis .fuzz .cache examples/clients/typescript/node_modules \
 	  types/protokube_types types/build

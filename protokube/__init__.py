@@ -1,10 +1,7 @@
 """protokube: a Kubernetes-compatible API server in Python, built protobuf-first.
 
-The options that carry resource metadata are generated into gen/protokube/options;
-``extend_path`` merges that directory into this package so both halves import as
-``protokube.*`` (gen/ is put on sys.path by the virtual environment, see the Makefile).
+Every import name is under this package: ``protokube.gateway`` (the HTTP API), ``protokube.server``
+(the etcd-compatible storage), ``protokube.gen`` (the code generated from ``protokube.proto``).
 """
 
-from pkgutil import extend_path
-
-__path__ = extend_path(__path__, __name__)
+__version__ = "0.1.0"  # the distribution's version (pyproject.toml reads it from here)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from protokube import __version__
 from protokube.parent import die_with_parent
 
 # sub-command -> ("module:function(argv) -> int", help); the module is imported only when chosen.
@@ -20,7 +21,7 @@ COMMANDS = {
 
 
 def usage() -> str:
-    lines = ["usage: protokube COMMAND [options]", "", "commands:"]
+    lines = ["usage: protokube COMMAND [options] | --version", "", "commands:"]
     lines += [f"  {name:<15} {help_}" for name, (_, help_) in COMMANDS.items()]
     return "\n".join(lines)
 
@@ -31,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
         return 0 if argv else 2
+    if argv[0] == "--version":
+        print(f"protokube {__version__}")
+        return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         print(f"protokube: unknown command {name!r}\n\n{usage()}", file=sys.stderr)

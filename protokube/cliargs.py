@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import NoReturn
 
 USAGE_ERROR = 2
-# The data dir of `make run`: data/ beside the sources (git ignores it). Options give it as a str
-# default: argparse applies their ``type`` (``directory``, which makes it) to str defaults only.
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+# The default data dir: data/ in the working directory, as etcd's default.etcd is (for `make run`, the
+# checkout's data/, which git ignores; an installed package has no folder of its own to write in).
+# Options give it as a str default: argparse applies their ``type`` (``directory``, which makes it) to
+# str defaults only.
+DEFAULT_DATA_DIR = Path.cwd() / "data"
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -26,10 +26,11 @@ from google.protobuf import descriptor_pb2
 from gateway.openapi import descriptions
 from gateway.openapi.documents import served_gvks
 from gateway.openapi.schemas import V3, SchemaBuilder, definition_name
+import protokube.proto
 from protokube.schema import descriptors
 from protokube.schema.registry import Registry, Resource, build, registry
 
-ROOT = Path(__file__).resolve().parents[2]
+PROTO = Path(protokube.proto.__file__).resolve().parent  # the project's .proto files (the distribution has them)
 # Structural forms of the special kinds (as upstream's CRDs write them).
 INT_OR_STRING: dict[str, Any] = {"x-kubernetes-int-or-string": True}
 QUANTITY: dict[str, Any] = {
@@ -53,7 +54,7 @@ def compile_file(path: Path) -> descriptor_pb2.FileDescriptorSet:
     include = Path(grpc_tools.__file__).parent / "_proto"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "set.binpb"
-        argv = [sys.executable, "-m", "grpc_tools.protoc", f"-I{ROOT / 'proto'}", f"-I{path.parent.resolve()}"]
+        argv = [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO}", f"-I{path.parent.resolve()}"]
         argv += [f"-I{include}", "--include_imports", "--include_source_info", f"--descriptor_set_out={out}"]
         done = subprocess.run([*argv, str(path.resolve())], capture_output=True, text=True)
         if done.returncode != 0:

@@ -10,12 +10,13 @@ import functools
 import importlib
 from pathlib import Path
 
-import protokube.options.v1.options_pb2 as options_pb2
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 
-GEN_DIR = Path(options_pb2.__file__).resolve().parents[3]
+import protokube.gen
+
+GEN_DIR = Path(protokube.gen.__file__).resolve().parent
 
 
 @functools.cache
@@ -23,7 +24,7 @@ def load_all() -> tuple[str, ...]:
     """Import every generated ``*_pb2`` module under gen/; returns their module names."""
     names = []
     for path in sorted(GEN_DIR.rglob("*_pb2.py")):
-        module = ".".join(path.relative_to(GEN_DIR).with_suffix("").parts)
+        module = ".".join((protokube.gen.__name__, *path.relative_to(GEN_DIR).with_suffix("").parts))
         importlib.import_module(module)
         names.append(module)
     return tuple(names)

@@ -122,6 +122,8 @@ def build_widget(tmp_path: Path, scope: str = "SCOPE_NAMESPACED", extra: str = "
         check=True,
         timeout=60,
     )
+    # its imports of the project's modules under protokube.gen, as make gen's own (tools/genimports.py)
+    subprocess.run([sys.executable, "-m", "tools.genimports", str(out)], cwd=ROOT, check=True, timeout=60)
     probe = subprocess.run(
         [sys.executable, "-c", PROBE, str(out)], capture_output=True, text=True, timeout=60, check=True
     )
