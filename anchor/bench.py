@@ -29,7 +29,7 @@ from anchor import launch
 from anchor.differential.__main__ import PROTOKUBE_ARGS
 from bench.common import cpu_seconds, gateway, latency_summary, loadgen
 from bench.pods import pod_dict
-from gateway.security import certs
+from protokube.gateway.security import certs
 
 NS = "bench"
 PODS = f"/api/v1/namespaces/{NS}/pods"

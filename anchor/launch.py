@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from bench.common import free_port
-from gateway.security import certs, kubeconfig
+from protokube.gateway.security import certs, kubeconfig
 
 ROOT = Path(__file__).resolve().parents[1]
 BINARY = ROOT / ".cache" / "anchor" / "kube-apiserver"

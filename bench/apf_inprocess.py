@@ -21,10 +21,10 @@ from typing import Any
 import uvloop
 from quart import Quart
 
-from gateway.app import APIServer, Settings, create_app
-from gateway.flowcontrol.lanes import LaneLoop, open_connection
-from gateway.runtimeconfig import RuntimeConfig
-from gateway.storage.memory import MemoryBackend
+from protokube.gateway.app import APIServer, Settings, create_app
+from protokube.gateway.flowcontrol.lanes import LaneLoop, open_connection
+from protokube.gateway.runtimeconfig import RuntimeConfig
+from protokube.gateway.storage.memory import MemoryBackend
 from protokube.schema import descriptors
 from protokube.schema.registry import build
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import uvloop
 from quart import Quart, Response
 
-from gateway.serving import listen_socket, serve_app
+from protokube.gateway.serving import listen_socket, serve_app
 
 
 def create_app(body: bytes) -> Quart:

@@ -23,8 +23,9 @@ from http.client import HTTPConnection
 from pathlib import Path
 
 import grpc
-from etcdserverpb import rpc_pb2 as pb
-from etcdserverpb import rpc_pb2_grpc
+
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.gen.etcdserverpb import rpc_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "bench" / "results"

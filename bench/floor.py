@@ -4,7 +4,7 @@ Every row is compared with the raw-ASGI floor of the default server (native) and
 
 - floors: one raw ASGI app (two ASGI messages, the exact bytes of the gateway's GET of one configmap) on
   the gateway's own server (``--http-server native``) and on hypercorn — each served as the gateway is
-  served (``gateway.serving.serve_app`` on the gateway's LaneLoop) —, on granian (uvloop) and on
+  served (``protokube.gateway.serving.serve_app`` on the gateway's LaneLoop) —, on granian (uvloop) and on
   uvicorn + httptools (uvloop); and ``bench.bareapp``, a bare Quart app on hypercorn;
 - protokube, one gateway process (embedded storage, insecure listener) on the default server: GET of that
   configmap with ``?resourceVersion=0`` and most recent, LIST of 500 configmaps, CREATE, PATCH (merge) —
@@ -138,7 +138,7 @@ def app_from_env() -> ASGIApp:
 
 async def serve_raw(listen: str, body: bytes, server: str) -> None:
     """The raw app on one of the gateway's servers, configured as the gateway's is."""
-    from gateway.serving import listen_socket, serve_app
+    from protokube.gateway.serving import listen_socket, serve_app
 
     shutdown = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -346,7 +346,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     import uvloop
 
-    from gateway.flowcontrol.lanes import LaneLoop
+    from protokube.gateway.flowcontrol.lanes import LaneLoop
 
     uvloop.run(serve_raw(args.listen, args.body.read_bytes(), args.server), loop_factory=LaneLoop)
     return 0

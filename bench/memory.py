@@ -16,11 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from k8s.io.api.core.v1 import types_pb2 as core
-
 from bench.common import Row, at_most, fmt_bytes, gateway, ratio_row, request, rss_bytes, storage_server
 from bench.lists import wait_cached
 from bench.pods import APPS, load_pods, stored_pods
+from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
 from protokube.schema import envelope, goshape
 
 GOAL = 3.0

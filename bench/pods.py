@@ -18,11 +18,11 @@ import uuid
 from collections.abc import Iterator
 
 import grpc
-from etcdserverpb import rpc_pb2 as pb
-from etcdserverpb import rpc_pb2_grpc
 from google.protobuf.message import Message
 
 from bench.common import GRPC_OPTIONS
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.gen.etcdserverpb import rpc_pb2_grpc
 from protokube.schema import envelope, goshape, jsondecode
 
 POD = "k8s.io.api.core.v1.Pod"

@@ -31,8 +31,6 @@ from pathlib import Path
 
 import grpc
 import uvloop
-from etcdserverpb import rpc_pb2 as pb
-from etcdserverpb import rpc_pb2_grpc
 
 from bench.common import (
     Row,
@@ -51,7 +49,9 @@ from bench.common import (
     storage_server,
 )
 from protokube import heap
-from server.app import StorageOptions, grpc_options
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.gen.etcdserverpb import rpc_pb2_grpc
+from protokube.server.app import StorageOptions, grpc_options
 
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 VALUE = b"v" * 256

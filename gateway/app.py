@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 from quart import Quart
 
-from gateway.admission import chain
-from gateway.admission.context import PluginContext
-from gateway.admission.options import AdmissionSettings, default_admission
-from gateway.apiextensions.controller import CustomResourceDefinitionController
-from gateway.apiextensions.serving import CustomResourceServing
-from gateway.asgi import mount
-from gateway.auth.authentication import (
+from protokube.gateway.admission import chain
+from protokube.gateway.admission.context import PluginContext
+from protokube.gateway.admission.options import AdmissionSettings, default_admission
+from protokube.gateway.apiextensions.controller import CustomResourceDefinitionController
+from protokube.gateway.apiextensions.serving import CustomResourceServing
+from protokube.gateway.asgi import mount
+from protokube.gateway.auth.authentication import (
     AudienceAgnostic,
     Authenticator,
     BearerToken,
@@ -33,66 +33,66 @@ from gateway.auth.authentication import (
     TokenFile,
     Tokens,
 )
-from gateway.auth.authorization import AlwaysAllow, AlwaysDeny, Authorizer, Privileged, Union
-from gateway.auth.bootstrap import policy as bootstrap_policy
-from gateway.auth.bootstrap.reconcile import reconcile_policy
-from gateway.auth.escalation import RBACEscalation
-from gateway.auth.rbac import RBAC_GROUP, RBACIndex
-from gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
-from gateway.auth.reviews import Review, review_answers
-from gateway.auth.tokens import discovery as issuer_discovery
-from gateway.auth.tokens.authenticator import ServiceAccountTokens
-from gateway.auth.tokens.objects import Objects
-from gateway.auth.tokens.request import Issuer, TokenRequestStore
-from gateway.auth.tokens.review import TokenReviewStore
-from gateway.controllers import bootstrap, selection
-from gateway.controllers.admissionpolicystatus import AdmissionPolicyStatus
-from gateway.controllers.clusterroleaggregation import ClusterRoleAggregation
-from gateway.controllers.garbagecollector import GarbageCollector
-from gateway.controllers.informer import Informer
-from gateway.controllers.kubernetesservice import ensure_kubernetes_service
-from gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
-from gateway.controllers.namespace import NamespaceController
-from gateway.controllers.resourcequota import ResourceQuotaController
-from gateway.controllers.rootcapublisher import RootCAPublisher
-from gateway.controllers.selection import ControllerSelection
-from gateway.controllers.serviceaccounts import ServiceAccountsController
-from gateway.controllers.storageprotection import storage_protection
-from gateway.controllers.tokens import TokensController
-from gateway.errors import StatusError
-from gateway.filters.chain import build_handler_chain
-from gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT
-from gateway.flowcontrol.system import FlowControl
-from gateway.handlers.installer import Routes, install
-from gateway.health import Check, CheckFailed, HealthEndpoint, ping
-from gateway.metrics import Metrics, RequestLabels
-from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
-from gateway.objects.codecs import codec_for, kind_codec
-from gateway.params import WriteOptions
-from gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, ServiceAllocator
-from gateway.registry.componentstatus import ComponentStatuses
-from gateway.registry.kinds import strategy_for
-from gateway.registry.ownership import Ownership
-from gateway.registry.rest import Storage
-from gateway.registry.services import SERVICE, ServiceStore
-from gateway.registry.store import Store
-from gateway.registry.subresources import FinalizeStore
-from gateway.registry.substorages import subresource_storage, virtual_storage
-from gateway.registry.unsafedelete import UnsafeDeleter
-from gateway.routes import NonResourceRoutes
-from gateway.routing import Router, RoutesKey
-from gateway.scope import RequestScope
-from gateway.storage.backend import Backend
-from gateway.storage.cacher import Cacher
-from gateway.storage.encryption.backend import EncryptedBackend
-from gateway.storage.encryption.config import Encryption
-from gateway.storage.objectstore import ObjectStore
-from gateway.watchcache.cache import WatchCache
-from gateway.watchcache.entries import Selectable
-from gateway.watchcache.watcher import BOOKMARK_INTERVAL
-from gateway.webhooks.client import Caller
-from gateway.websocket import WebSocketApi
-from gateway.wireexplorer import routes as wireexplorer
+from protokube.gateway.auth.authorization import AlwaysAllow, AlwaysDeny, Authorizer, Privileged, Union
+from protokube.gateway.auth.bootstrap import policy as bootstrap_policy
+from protokube.gateway.auth.bootstrap.reconcile import reconcile_policy
+from protokube.gateway.auth.escalation import RBACEscalation
+from protokube.gateway.auth.rbac import RBAC_GROUP, RBACIndex
+from protokube.gateway.auth.rbacfeed import RBAC_KINDS, KindFeed
+from protokube.gateway.auth.reviews import Review, review_answers
+from protokube.gateway.auth.tokens import discovery as issuer_discovery
+from protokube.gateway.auth.tokens.authenticator import ServiceAccountTokens
+from protokube.gateway.auth.tokens.objects import Objects
+from protokube.gateway.auth.tokens.request import Issuer, TokenRequestStore
+from protokube.gateway.auth.tokens.review import TokenReviewStore
+from protokube.gateway.controllers import bootstrap, selection
+from protokube.gateway.controllers.admissionpolicystatus import AdmissionPolicyStatus
+from protokube.gateway.controllers.clusterroleaggregation import ClusterRoleAggregation
+from protokube.gateway.controllers.garbagecollector import GarbageCollector
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.controllers.kubernetesservice import ensure_kubernetes_service
+from protokube.gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
+from protokube.gateway.controllers.namespace import NamespaceController
+from protokube.gateway.controllers.resourcequota import ResourceQuotaController
+from protokube.gateway.controllers.rootcapublisher import RootCAPublisher
+from protokube.gateway.controllers.selection import ControllerSelection
+from protokube.gateway.controllers.serviceaccounts import ServiceAccountsController
+from protokube.gateway.controllers.storageprotection import storage_protection
+from protokube.gateway.controllers.tokens import TokensController
+from protokube.gateway.errors import StatusError
+from protokube.gateway.filters.chain import build_handler_chain
+from protokube.gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT
+from protokube.gateway.flowcontrol.system import FlowControl
+from protokube.gateway.handlers.installer import Routes, install
+from protokube.gateway.health import Check, CheckFailed, HealthEndpoint, ping
+from protokube.gateway.metrics import Metrics, RequestLabels
+from protokube.gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
+from protokube.gateway.objects.codecs import codec_for, kind_codec
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, ServiceAllocator
+from protokube.gateway.registry.componentstatus import ComponentStatuses
+from protokube.gateway.registry.kinds import strategy_for
+from protokube.gateway.registry.ownership import Ownership
+from protokube.gateway.registry.rest import Storage
+from protokube.gateway.registry.services import SERVICE, ServiceStore
+from protokube.gateway.registry.store import Store
+from protokube.gateway.registry.subresources import FinalizeStore
+from protokube.gateway.registry.substorages import subresource_storage, virtual_storage
+from protokube.gateway.registry.unsafedelete import UnsafeDeleter
+from protokube.gateway.routes import NonResourceRoutes
+from protokube.gateway.routing import Router, RoutesKey
+from protokube.gateway.scope import RequestScope
+from protokube.gateway.storage.backend import Backend
+from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.storage.encryption.backend import EncryptedBackend
+from protokube.gateway.storage.encryption.config import Encryption
+from protokube.gateway.storage.objectstore import ObjectStore
+from protokube.gateway.watchcache.cache import WatchCache
+from protokube.gateway.watchcache.entries import Selectable
+from protokube.gateway.watchcache.watcher import BOOKMARK_INTERVAL
+from protokube.gateway.webhooks.client import Caller
+from protokube.gateway.websocket import WebSocketApi
+from protokube.gateway.wireexplorer import routes as wireexplorer
 from protokube.schema.registry import ADDED, Registry, Resource
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")

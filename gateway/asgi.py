@@ -25,11 +25,11 @@ from typing import Any
 from quart import Quart, Response
 from quart.wrappers.response import DataBody
 
-from gateway import errors
-from gateway.handlers.watch import WatchResponse
-from gateway.negotiation.encoders import JSONEncoder
-from gateway.request import MAX_BODY_BYTES, ApiRequest
-from gateway.responses import status_response
+from protokube.gateway import errors
+from protokube.gateway.handlers.watch import WatchResponse
+from protokube.gateway.negotiation.encoders import JSONEncoder
+from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest
+from protokube.gateway.responses import status_response
 
 log = logging.getLogger(__name__)
 

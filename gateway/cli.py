@@ -23,30 +23,35 @@ from pathlib import Path
 
 import uvloop
 
-from gateway import runtimeconfig
-from gateway.admission import options as admission_options
-from gateway.app import APIServer, Settings, create_app
-from gateway.auth.authentication import TokenFile
-from gateway.auth.tokens import keys as token_keys
-from gateway.auth.tokens.request import Issuer
-from gateway.controllers.leaderelection import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElection
-from gateway.controllers.selection import DEFAULT as DEFAULT_CONTROLLERS
-from gateway.controllers.selection import ControllerSelection
-from gateway.embedded import EmbeddedStorage
-from gateway.flowcontrol.lanes import LaneLoop
-from gateway.negotiation.negotiate import Formats
-from gateway.registry.allocators.flags import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, node_port_range, service_cidr
-from gateway.runtimeconfig import RuntimeConfig, RuntimeConfigError
-from gateway.security import certs, kubeconfig
-from gateway.serving import SERVERS, TLSSettings, listen_socket, serve_app
-from gateway.storage.compactor import run_compactor
-from gateway.storage.encryption import config as encryption
-from gateway.storage.encryption.config import Encryption, EncryptionConfigError
-from gateway.storage.endpoints import EndpointError
-from gateway.storage.etcd import ClientTLS, EtcdBackend
-from gateway.workers import start_workers, stop_workers
 from protokube import heap
 from protokube.cliargs import DEFAULT_DATA_DIR, Parser, directory, host_port, is_loopback, lock_data_dir
+from protokube.gateway import runtimeconfig
+from protokube.gateway.admission import options as admission_options
+from protokube.gateway.app import APIServer, Settings, create_app
+from protokube.gateway.auth.authentication import TokenFile
+from protokube.gateway.auth.tokens import keys as token_keys
+from protokube.gateway.auth.tokens.request import Issuer
+from protokube.gateway.controllers.leaderelection import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElection
+from protokube.gateway.controllers.selection import DEFAULT as DEFAULT_CONTROLLERS
+from protokube.gateway.controllers.selection import ControllerSelection
+from protokube.gateway.embedded import EmbeddedStorage
+from protokube.gateway.flowcontrol.lanes import LaneLoop
+from protokube.gateway.negotiation.negotiate import Formats
+from protokube.gateway.registry.allocators.flags import (
+    DEFAULT_NODE_PORTS,
+    DEFAULT_SERVICE_CIDR,
+    node_port_range,
+    service_cidr,
+)
+from protokube.gateway.runtimeconfig import RuntimeConfig, RuntimeConfigError
+from protokube.gateway.security import certs, kubeconfig
+from protokube.gateway.serving import SERVERS, TLSSettings, listen_socket, serve_app
+from protokube.gateway.storage.compactor import run_compactor
+from protokube.gateway.storage.encryption import config as encryption
+from protokube.gateway.storage.encryption.config import Encryption, EncryptionConfigError
+from protokube.gateway.storage.endpoints import EndpointError
+from protokube.gateway.storage.etcd import ClientTLS, EtcdBackend
+from protokube.gateway.workers import start_workers, stop_workers
 from protokube.schema import descriptors
 from protokube.schema.registry import build
 from protokube.schema.wellknown import parse_duration

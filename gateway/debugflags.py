@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 
 from quart import Response
 
-from gateway.errors import go_quote
-from gateway.request import ApiRequest
+from protokube.gateway.errors import go_quote
+from protokube.gateway.request import ApiRequest
 
 log = logging.getLogger("protokube.debugflags")
 Route = Callable[[ApiRequest], Awaitable[Response]]

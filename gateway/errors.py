@@ -11,8 +11,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import Resource
 from protokube.schema.validtext import valid_text
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from quart import Response
 
-from gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest
 
 # A check passes by returning, and fails by raising with the reason.
 CheckFunc = Callable[[], Awaitable[None]]

@@ -16,8 +16,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollecto
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from gateway.loophistogram import LoopHistogram, LoopHistogramChild
-from gateway.request import ApiRequest
+from protokube.gateway.loophistogram import LoopHistogram, LoopHistogramChild
+from protokube.gateway.request import ApiRequest
 from protokube.schema.registry import Resource
 
 COMPONENT = "apiserver"

@@ -11,13 +11,12 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-from gateway import errors
-from gateway.auth.user import LOOPBACK_USER, UserInfo
-from gateway.errors import FieldError
-from gateway.fieldmanager.options import patch_options_errors, validate_field_manager
-from gateway.requestinfo import parse_bool
+from protokube.gateway import errors
+from protokube.gateway.auth.user import LOOPBACK_USER, UserInfo
+from protokube.gateway.errors import FieldError
+from protokube.gateway.fieldmanager.options import patch_options_errors, validate_field_manager
+from protokube.gateway.requestinfo import parse_bool
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 FIELD_VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")
 

@@ -10,18 +10,17 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-from gateway import errors
-from gateway.negotiation.encoders import ProtobufEncoder
-from gateway.negotiation.negotiate import PARTIAL, PARTIAL_LIST, TABLE, Target
-from gateway.objects.view import ObjectView
-from gateway.printing import table
-from gateway.request import ApiRequest
-from gateway.responses import STATUS_GVK
-from gateway.scope import RequestScope
-from gateway.watchcache.entries import CacheEvent
-from gateway.watchcache.watcher import Item
+from protokube.gateway import errors
+from protokube.gateway.negotiation.encoders import ProtobufEncoder
+from protokube.gateway.negotiation.negotiate import PARTIAL, PARTIAL_LIST, TABLE, Target
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.printing import table
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import STATUS_GVK
+from protokube.gateway.scope import RequestScope
+from protokube.gateway.watchcache.entries import CacheEvent
+from protokube.gateway.watchcache.watcher import Item
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import jsonencode
 from protokube.schema.registry import GroupVersionKind
 

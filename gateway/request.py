@@ -14,9 +14,9 @@ from urllib.parse import parse_qsl
 
 from werkzeug.datastructures import Headers, MultiDict
 
-from gateway import errors
-from gateway.auth.user import ANONYMOUS_USER, UserInfo
-from gateway.requestinfo import RequestInfo, parse_bool
+from protokube.gateway import errors
+from protokube.gateway.auth.user import ANONYMOUS_USER, UserInfo
+from protokube.gateway.requestinfo import RequestInfo, parse_bool
 
 PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
 # kube-apiserver's default limit on request bodies (3 MiB).

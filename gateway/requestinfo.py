@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from gateway import errors
+from protokube.gateway import errors
 
 # Subresources of a namespace object itself (not namespaced resources of that name).
 NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})

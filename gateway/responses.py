@@ -6,12 +6,12 @@ import gzip
 import re
 from collections.abc import Iterable
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
-from gateway.errors import StatusError
-from gateway.negotiation.negotiate import Encoder
-from gateway.request import ApiRequest
+from protokube.gateway.errors import StatusError
+from protokube.gateway.negotiation.negotiate import Encoder
+from protokube.gateway.request import ApiRequest
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import GroupVersionKind
 from protokube.schema.validtext import valid_text
 

@@ -11,18 +11,18 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from quart import Response
 
-from gateway import debugflags, errors
-from gateway.handlers import aggregated, discovery
-from gateway.handlers.aggregated import AggregatedDiscovery
-from gateway.health import HealthEndpoint
-from gateway.metrics import Metrics
-from gateway.negotiation import negotiate
-from gateway.negotiation.encoders import JSONEncoder
-from gateway.negotiation.negotiate import Encoder, Formats
-from gateway.openapi.handler import OpenAPIRoutes
-from gateway.openapi.service import OpenAPIService
-from gateway.request import ApiRequest
-from gateway.responses import respond
+from protokube.gateway import debugflags, errors
+from protokube.gateway.handlers import aggregated, discovery
+from protokube.gateway.handlers.aggregated import AggregatedDiscovery
+from protokube.gateway.health import HealthEndpoint
+from protokube.gateway.metrics import Metrics
+from protokube.gateway.negotiation import negotiate
+from protokube.gateway.negotiation.encoders import JSONEncoder
+from protokube.gateway.negotiation.negotiate import Encoder, Formats
+from protokube.gateway.openapi.handler import OpenAPIRoutes
+from protokube.gateway.openapi.service import OpenAPIService
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import respond
 from protokube.schema import jsonencode
 from protokube.schema.registry import Registry
 

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 
 from quart import Response
 
-from gateway import errors
-from gateway.filters import Handler
-from gateway.handlers.installer import Routes
-from gateway.request import ApiRequest
-from gateway.requestinfo import RequestInfo
-from gateway.responses import add_warnings
+from protokube.gateway import errors
+from protokube.gateway.filters import Handler
+from protokube.gateway.handlers.installer import Routes
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.requestinfo import RequestInfo
+from protokube.gateway.responses import add_warnings
 from protokube.schema.registry import Registry
 
 # Verbs a namespaced resource serves at cluster scope (/api/v1/pods): list and watch only.

@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gateway.negotiation.negotiate import Formats
-from gateway.objects.codec import Codec
-from gateway.requestinfo import RequestInfo
+from protokube.gateway.negotiation.negotiate import Formats
+from protokube.gateway.objects.codec import Codec
+from protokube.gateway.requestinfo import RequestInfo
 from protokube.schema.registry import Registry, Resource
 
 if TYPE_CHECKING:
-    from gateway.auth.authorization import Authorizer
-    from gateway.registry.unsafedelete import UnsafeDeleter
+    from protokube.gateway.auth.authorization import Authorizer
+    from protokube.gateway.registry.unsafedelete import UnsafeDeleter
 
 
 @dataclass(frozen=True, slots=True)

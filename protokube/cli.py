@@ -10,13 +10,19 @@ from protokube.parent import die_with_parent
 
 # sub-command -> ("module:function(argv) -> int", help); the module is imported only when chosen.
 COMMANDS = {
-    "serve": ("gateway.cli:main", "run the API server: HTTP gateway plus embedded storage"),
-    "gateway": ("gateway.cli:gateway_main", "run the HTTP gateway alone against --storage HOST:PORT"),
-    "storage": ("server.cli:main", "run the etcd-v3-compatible storage service alone"),
-    "certs": ("gateway.security.certscli:main", "issue client and serving certificates signed by the server's CA"),
-    "apf": ("gateway.flowcontrol.cli:main", "API Priority and Fairness tools (shuffle-sharding sizing)"),
+    "serve": ("protokube.gateway.cli:main", "run the API server: HTTP gateway plus embedded storage"),
+    "gateway": ("protokube.gateway.cli:gateway_main", "run the HTTP gateway alone against --storage HOST:PORT"),
+    "storage": ("protokube.server.cli:main", "run the etcd-v3-compatible storage service alone"),
+    "certs": (
+        "protokube.gateway.security.certscli:main",
+        "issue client and serving certificates signed by the server's CA",
+    ),
+    "apf": ("protokube.gateway.flowcontrol.cli:main", "API Priority and Fairness tools (shuffle-sharding sizing)"),
     "wire": ("protokube.schema.wire:main", "annotate protobuf bytes field by field"),
-    "crd-from-proto": ("gateway.apiextensions.fromproto:main", "print a CustomResourceDefinition for a .proto kind"),
+    "crd-from-proto": (
+        "protokube.gateway.apiextensions.fromproto:main",
+        "print a CustomResourceDefinition for a .proto kind",
+    ),
 }
 
 

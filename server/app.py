@@ -9,19 +9,19 @@ from pathlib import Path
 
 import grpc
 
-from server.backend import Backend
-from server.compaction import Compactor
-from server.groupcommit import GroupCommitter
-from server.kv import KVService
-from server.lease import LeaseService
-from server.lessor import Lessor
-from server.maintenance import MaintenanceService
-from server.metrics import StorageMetrics
-from server.mvcc import Store, entry_from_row
-from server.quota import Quota, stored_alarms
-from server.rpc import generic_handler
-from server.watch import WatchService
-from server.watchhub import STREAM_BUFFER_BYTES, WatchHub
+from protokube.server.backend import Backend
+from protokube.server.compaction import Compactor
+from protokube.server.groupcommit import GroupCommitter
+from protokube.server.kv import KVService
+from protokube.server.lease import LeaseService
+from protokube.server.lessor import Lessor
+from protokube.server.maintenance import MaintenanceService
+from protokube.server.metrics import StorageMetrics
+from protokube.server.mvcc import Store, entry_from_row
+from protokube.server.quota import Quota, stored_alarms
+from protokube.server.rpc import generic_handler
+from protokube.server.watch import WatchService
+from protokube.server.watchhub import STREAM_BUFFER_BYTES, WatchHub
 
 GRPC_OVERHEAD_BYTES = 512 * 1024  # etcd lets gRPC accept this much beyond --max-request-bytes
 

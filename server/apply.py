@@ -7,11 +7,10 @@ durable. A StorageError raised here fails only that request.
 
 from __future__ import annotations
 
-from etcdserverpb import rpc_pb2
-
-from server import errors
-from server.lessor import MAX_LEASE_TTL
-from server.mvcc import (
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.server import errors
+from protokube.server.lessor import MAX_LEASE_TTL
+from protokube.server.mvcc import (
     PastView,
     SortOrder,
     SortTarget,
@@ -21,7 +20,7 @@ from server.mvcc import (
     in_range,
     range_end,
 )
-from server.records import Entry, put_response
+from protokube.server.records import Entry, put_response
 
 MAX_TXN_OPS = 128  # etcd's --max-txn-ops default
 

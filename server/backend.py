@@ -29,8 +29,8 @@ from pathlib import Path
 
 from prometheus_client import Histogram
 
-from server import memorydb
-from server.writer import Writer
+from protokube.server import memorydb
+from protokube.server.writer import Writer
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS history (

@@ -13,7 +13,7 @@ import uvloop
 
 from protokube import heap
 from protokube.cliargs import DEFAULT_DATA_DIR, Parser, directory, host_port, is_loopback, lock_data_dir
-from server.app import ServerTLS, StorageOptions, start_storage
+from protokube.server.app import ServerTLS, StorageOptions, start_storage
 
 
 def _listen(text: str) -> str:

@@ -15,12 +15,11 @@ import logging
 import time
 from collections import deque
 
-from etcdserverpb import rpc_pb2
-
-from server import apply
-from server.errors import StorageError
-from server.groupcommit import GroupCommitter
-from server.mvcc import Store
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.server import apply
+from protokube.server.errors import StorageError
+from protokube.server.groupcommit import GroupCommitter
+from protokube.server.mvcc import Store
 
 log = logging.getLogger(__name__)
 

@@ -24,12 +24,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
 
-from server import errors
-from server.backend import Backend, CommitBatch
-from server.errors import StorageError
-from server.lessor import Lessor
-from server.mvcc import Batch, Store, WriteView
-from server.watchhub import WatchHub
+from protokube.server import errors
+from protokube.server.backend import Backend, CommitBatch
+from protokube.server.errors import StorageError
+from protokube.server.lessor import Lessor
+from protokube.server.mvcc import Batch, Store, WriteView
+from protokube.server.watchhub import WatchHub
 
 log = logging.getLogger(__name__)
 

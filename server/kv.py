@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from etcdserverpb import rpc_pb2
-
-from server import apply, errors
-from server.compaction import Compactor
-from server.groupcommit import GroupCommitter
-from server.mvcc import Batch, Store, WriteView
-from server.quota import Quota, put_cost, txn_cost
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.server import apply, errors
+from protokube.server.compaction import Compactor
+from protokube.server.groupcommit import GroupCommitter
+from protokube.server.mvcc import Batch, Store, WriteView
+from protokube.server.quota import Quota, put_cost, txn_cost
 
 
 class KVService:

@@ -7,14 +7,14 @@ import contextlib
 import logging
 
 import grpc
-from etcdserverpb import rpc_pb2
 
-from server import apply
-from server.errors import StorageError
-from server.groupcommit import GroupCommitter
-from server.mvcc import Store
-from server.quota import LEASE_COST, Quota
-from server.rpc import require_valid
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.server import apply
+from protokube.server.errors import StorageError
+from protokube.server.groupcommit import GroupCommitter
+from protokube.server.mvcc import Store
+from protokube.server.quota import LEASE_COST, Quota
+from protokube.server.rpc import require_valid
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import asyncio
 
-from etcdserverpb import rpc_pb2
-
-from server.mvcc import RAFT_TERM, Store
-from server.quota import Quota
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.server.mvcc import RAFT_TERM, Store
+from protokube.server.quota import Quota
 
 API_VERSION = "3.5.17"  # the etcd API and guarantees served (progress notifications ordered)
 STORAGE_VERSION = "3.5.0"

@@ -13,13 +13,13 @@ import asyncio
 import heapq
 from collections.abc import Callable, Iterable, Iterator
 
-from etcdserverpb import rpc_pb2
 from sortedcontainers import SortedDict
 
-from server import errors
-from server.backend import Backend, Row
-from server.lessor import Lessor
-from server.records import DELETE, PUT, Entry, Event, field_int, range_response
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.server import errors
+from protokube.server.backend import Backend, Row
+from protokube.server.lessor import Lessor
+from protokube.server.records import DELETE, PUT, Entry, Event, field_int, range_response
 
 RAFT_TERM = 1
 

@@ -15,10 +15,9 @@ import asyncio
 import logging
 from collections.abc import Iterable, Mapping
 
-from etcdserverpb import rpc_pb2
-
-from server import errors
-from server.backend import Backend, CommitBatch
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.server import errors
+from protokube.server.backend import Backend, CommitBatch
 
 log = logging.getLogger(__name__)
 

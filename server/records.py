@@ -7,7 +7,7 @@ generated classes would produce (fields in number order, proto3 defaults omitted
 
 from __future__ import annotations
 
-from mvccpb import kv_pb2
+from protokube.gen.mvccpb import kv_pb2
 
 PUT = 0
 DELETE = 1

@@ -12,14 +12,14 @@ from collections.abc import Callable
 from typing import NoReturn
 
 import grpc
-from etcdserverpb import rpc_pb2
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import DecodeError
 
-from server import errors
-from server.errors import StorageError
-from server.metrics import MethodCalls, StorageMetrics
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.server import errors
+from protokube.server.errors import StorageError
+from protokube.server.metrics import MethodCalls, StorageMetrics
 
 log = logging.getLogger(__name__)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 import grpc
-from etcdserverpb import rpc_pb2
 
-from server.mvcc import range_end
-from server.records import watch_response
-from server.rpc import require_valid
-from server.watchhub import Watcher, WatchHub, WatchStream
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.server.mvcc import range_end
+from protokube.server.records import watch_response
+from protokube.server.rpc import require_valid
+from protokube.server.watchhub import Watcher, WatchHub, WatchStream
 
 FilterType = rpc_pb2.WatchCreateRequest.FilterType
 

@@ -32,9 +32,9 @@ import logging
 import time
 from collections import deque
 
-from server.backend import Backend, Row
-from server.mvcc import Store, in_range
-from server.records import DELETE, PUT, Entry, Event, watch_response
+from protokube.server.backend import Backend, Row
+from protokube.server.mvcc import Store, in_range
+from protokube.server.records import DELETE, PUT, Entry, Event, watch_response
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from anchor.differential import known, scenarios
 from anchor.differential.compare import Difference, compare
 from anchor.differential.session import Session
 from bench.common import gateway
-from gateway.security import certs
+from protokube.gateway.security import certs
 
 REPORT = launch.ROOT / ".cache" / "anchor" / "diff-report.md"
 # protokube without its kube-controller-manager controllers: the anchor runs none either, so a

@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 from google.protobuf.message import DecodeError, Message
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta_pb2
 
 from anchor.differential import normalize
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta_pb2
 from protokube.schema import descriptors, envelope, jsonencode
 from protokube.schema.registry import GroupVersionKind, registry
 

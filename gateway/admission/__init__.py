@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from gateway import errors
-from gateway.auth.user import UserInfo
-from gateway.objects.codec import Obj
-from gateway.params import DeleteOptions, WriteOptions
+from protokube.gateway import errors
+from protokube.gateway.auth.user import UserInfo
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.params import DeleteOptions, WriteOptions
 from protokube.schema.registry import GroupVersionKind, Resource
 
 CREATE, UPDATE, DELETE = "CREATE", "UPDATE", "DELETE"

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from cryptography.x509.oid import NameOID
 
-from gateway import errors
-from gateway.admission import CREATE, UPDATE, Attributes
-from gateway.auth.authorization import Authorizer
-from gateway.auth.rbac import Attributes as Asked
-from gateway.auth.user import MASTERS, UserInfo
-from gateway.objects.codec import Obj
-from gateway.registry.validation.certificates import parse_request
+from protokube.gateway import errors
+from protokube.gateway.admission import CREATE, UPDATE, Attributes
+from protokube.gateway.auth.authorization import Authorizer
+from protokube.gateway.auth.rbac import Attributes as Asked
+from protokube.gateway.auth.user import MASTERS, UserInfo
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.registry.validation.certificates import parse_request
 
 GROUP = "certificates.k8s.io"
 CSRS = "certificatesigningrequests"

@@ -14,22 +14,22 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from gateway.admission import Admission, MutatingPlugin, Plugin, certificates, podsecurity
-from gateway.admission.context import PluginContext
-from gateway.admission.ingressclass import DefaultIngressClass
-from gateway.admission.inuseprotection import StorageObjectInUseProtection
-from gateway.admission.limitranger import LimitRanger
-from gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
-from gateway.admission.nodetaint import TaintNodesByCondition
-from gateway.admission.pods import DefaultTolerationSeconds, Priority
-from gateway.admission.policy.plugin import ValidatingAdmissionPolicy
-from gateway.admission.pvcresize import PersistentVolumeClaimResize
-from gateway.admission.resourcequota import ResourceQuota, parse_configuration
-from gateway.admission.runtimeclass import RuntimeClass
-from gateway.admission.serviceaccount import ServiceAccount
-from gateway.admission.storageclass import DefaultStorageClass
-from gateway.admission.webhook.mutating import MutatingAdmissionWebhook
-from gateway.admission.webhook.validating import ValidatingAdmissionWebhook
+from protokube.gateway.admission import Admission, MutatingPlugin, Plugin, certificates, podsecurity
+from protokube.gateway.admission.context import PluginContext
+from protokube.gateway.admission.ingressclass import DefaultIngressClass
+from protokube.gateway.admission.inuseprotection import StorageObjectInUseProtection
+from protokube.gateway.admission.limitranger import LimitRanger
+from protokube.gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
+from protokube.gateway.admission.nodetaint import TaintNodesByCondition
+from protokube.gateway.admission.pods import DefaultTolerationSeconds, Priority
+from protokube.gateway.admission.policy.plugin import ValidatingAdmissionPolicy
+from protokube.gateway.admission.pvcresize import PersistentVolumeClaimResize
+from protokube.gateway.admission.resourcequota import ResourceQuota, parse_configuration
+from protokube.gateway.admission.runtimeclass import RuntimeClass
+from protokube.gateway.admission.serviceaccount import ServiceAccount
+from protokube.gateway.admission.storageclass import DefaultStorageClass
+from protokube.gateway.admission.webhook.mutating import MutatingAdmissionWebhook
+from protokube.gateway.admission.webhook.validating import ValidatingAdmissionWebhook
 
 log = logging.getLogger(__name__)
 

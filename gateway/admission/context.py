@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.auth.authorization import Authorizer
-from gateway.storage.cacher import Cacher
+from protokube.gateway.auth.authorization import Authorizer
+from protokube.gateway.storage.cacher import Cacher
 from protokube.schema.registry import Registry
 
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 from google.protobuf.message import Message
 
-from gateway.params import ListOptions
-from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
-from gateway.storage.cacher import Cacher
+from protokube.gateway.params import ListOptions
+from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
+from protokube.gateway.storage.cacher import Cacher
 
 
 async def newest_default(classes: Cacher, is_default: Callable[[Message], bool]) -> Message | None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.admission import CREATE, Attributes
-from gateway.admission.defaultclass import newest_default
-from gateway.storage.cacher import Cacher
+from protokube.gateway.admission import CREATE, Attributes
+from protokube.gateway.admission.defaultclass import newest_default
+from protokube.gateway.storage.cacher import Cacher
 
 INGRESSES = ("networking.k8s.io", "ingresses")
 IS_DEFAULT = "ingressclass.kubernetes.io/is-default-class"

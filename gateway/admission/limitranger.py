@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping
 
 from google.protobuf.message import Message
 
-from gateway.admission import CREATE, UPDATE, Attributes, forbidden
-from gateway.admission.lookup import NamespaceLookup
-from gateway.admission.podresources import pod_limits, pod_requests
-from gateway.admission.resourcelist import MAX_MILLI_VALUE, Quantity, ResourceList, from_message
-from gateway.storage.cacher import Cacher
+from protokube.gateway.admission import CREATE, UPDATE, Attributes, forbidden
+from protokube.gateway.admission.lookup import NamespaceLookup
+from protokube.gateway.admission.podresources import pod_limits, pod_requests
+from protokube.gateway.admission.resourcelist import MAX_MILLI_VALUE, Quantity, ResourceList, from_message
+from protokube.gateway.storage.cacher import Cacher
 
 POD = "k8s.io.api.core.v1.Pod"
 CLAIM = "k8s.io.api.core.v1.PersistentVolumeClaim"

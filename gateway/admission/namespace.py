@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gateway import errors
-from gateway.admission import CREATE, DELETE, Attributes, forbidden
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.storage.cacher import Cacher
+from protokube.gateway import errors
+from protokube.gateway.admission import CREATE, DELETE, Attributes, forbidden
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.storage.cacher import Cacher
 
 NAMESPACES = ("", "v1", "namespaces")
 IMMORTAL = frozenset({"default", "kube-system", "kube-public"})

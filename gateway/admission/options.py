@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from gateway.admission.chain import CONFIGURATION_PARSERS, AdmissionPluginError, enabled_plugins
+from protokube.gateway.admission.chain import CONFIGURATION_PARSERS, AdmissionPluginError, enabled_plugins
 
 CONFIGURATION_VERSIONS = ("apiserver.config.k8s.io/v1", "apiserver.k8s.io/v1alpha1")
 

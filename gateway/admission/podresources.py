@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.admission.resourcelist import ResourceList, add_into, from_message, max_into
+from protokube.gateway.admission.resourcelist import ResourceList, add_into, from_message, max_into
 
 QOS_RESOURCES = ("cpu", "memory")
 BEST_EFFORT = "BestEffort"

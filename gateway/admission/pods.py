@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway import errors
-from gateway.admission import CREATE, UPDATE, Attributes
-from gateway.objects.view import ObjectView
-from gateway.params import ListOptions
-from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
-from gateway.storage.cacher import Cacher
+from protokube.gateway import errors
+from protokube.gateway.admission import CREATE, UPDATE, Attributes
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import ListOptions
+from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
+from protokube.gateway.storage.cacher import Cacher
 
 POD = "k8s.io.api.core.v1.Pod"
 NOT_READY = "node.kubernetes.io/not-ready"

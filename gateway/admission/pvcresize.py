@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.admission import UPDATE, Attributes, forbidden
-from gateway.admission.resourcelist import ZERO, Quantity
-from gateway.admission.storageclass import claim_class, is_claim
-from gateway.storage.cacher import Cacher
+from protokube.gateway.admission import UPDATE, Attributes, forbidden
+from protokube.gateway.admission.resourcelist import ZERO, Quantity
+from protokube.gateway.admission.storageclass import claim_class, is_claim
+from protokube.gateway.storage.cacher import Cacher
 
 STORAGE = "storage"
 NOT_BOUND = "Only bound persistent volume claims can be expanded"

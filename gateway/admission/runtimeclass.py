@@ -10,9 +10,9 @@ from collections.abc import Iterable
 
 from google.protobuf.message import Message
 
-from gateway.admission import CREATE, Attributes, forbidden
-from gateway.admission.resourcelist import equal, from_message
-from gateway.storage.cacher import Cacher
+from protokube.gateway.admission import CREATE, Attributes, forbidden
+from protokube.gateway.admission.resourcelist import equal, from_message
+from protokube.gateway.storage.cacher import Cacher
 
 PODS = ("", "pods")
 OVERHEAD_MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"

@@ -30,10 +30,10 @@ from collections.abc import Iterator
 
 from google.protobuf.message import Message
 
-from gateway.admission import CREATE, UPDATE, Attributes, forbidden
-from gateway.objects.view import ObjectView
-from gateway.registry.store import generate_name
-from gateway.storage.cacher import Cacher
+from protokube.gateway.admission import CREATE, UPDATE, Attributes, forbidden
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.registry.store import generate_name
+from protokube.gateway.storage.cacher import Cacher
 
 POD = "k8s.io.api.core.v1.Pod"
 EPHEMERAL_CONTAINERS = "ephemeralcontainers"

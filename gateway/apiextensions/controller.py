@@ -14,16 +14,16 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway import errors
-from gateway.controllers.informer import Informer
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import DeleteOptions, ListOptions, WriteOptions
-from gateway.registry.kinds import CRD_CLEANUP_FINALIZER
-from gateway.registry.store import Store
-from gateway.registry.subresources import StatusStore
-from gateway.storage.backend import StorageError
+from protokube.gateway import errors
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
+from protokube.gateway.registry.kinds import CRD_CLEANUP_FINALIZER
+from protokube.gateway.registry.store import Store
+from protokube.gateway.registry.subresources import StatusStore
+from protokube.gateway.storage.backend import StorageError
 from protokube.schema.registry import Registry
 
 log = logging.getLogger("protokube.apiextensions")

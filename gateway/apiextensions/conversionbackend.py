@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator, Sequence
 
 import orjson
 
-from gateway.apiextensions.webhookconversion import WebhookConverter
-from gateway.storage.backend import Backend, KeyValue, ListResult, ModRevisionMismatch, Watch, WatchResponse
+from protokube.gateway.apiextensions.webhookconversion import WebhookConverter
+from protokube.gateway.storage.backend import Backend, KeyValue, ListResult, ModRevisionMismatch, Watch, WatchResponse
 from protokube.schema import deep
 
 

@@ -23,10 +23,10 @@ import grpc_tools
 import yaml
 from google.protobuf import descriptor_pb2
 
-from gateway.openapi import descriptions
-from gateway.openapi.documents import served_gvks
-from gateway.openapi.schemas import V3, SchemaBuilder, definition_name
 import protokube.proto
+from protokube.gateway.openapi import descriptions
+from protokube.gateway.openapi.documents import served_gvks
+from protokube.gateway.openapi.schemas import V3, SchemaBuilder, definition_name
 from protokube.schema import descriptors
 from protokube.schema.registry import Registry, Resource, build, registry
 

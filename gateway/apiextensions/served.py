@@ -17,18 +17,18 @@ from typing import Any
 
 import orjson
 
-from gateway import errors
-from gateway.apiextensions.conversionbackend import ConvertingBackend
-from gateway.apiextensions.schema import Structural
-from gateway.apiextensions.webhookconversion import WebhookConversion, WebhookConverter
-from gateway.errors import FieldError
-from gateway.objects.codec import DecodedObject
-from gateway.objects.unstructured import OBJECT_META, JSONCodec, Unstructured
-from gateway.printing.table import NAME_DESCRIPTION
-from gateway.registry.strategy import UnstructuredStrategy
-from gateway.registry.subresources import SCALE_MESSAGE, ScalePaths
-from gateway.storage.backend import Backend
-from gateway.webhooks.client import Caller
+from protokube.gateway import errors
+from protokube.gateway.apiextensions.conversionbackend import ConvertingBackend
+from protokube.gateway.apiextensions.schema import Structural
+from protokube.gateway.apiextensions.webhookconversion import WebhookConversion, WebhookConverter
+from protokube.gateway.errors import FieldError
+from protokube.gateway.objects.codec import DecodedObject
+from protokube.gateway.objects.unstructured import OBJECT_META, JSONCodec, Unstructured
+from protokube.gateway.printing.table import NAME_DESCRIPTION
+from protokube.gateway.registry.strategy import UnstructuredStrategy
+from protokube.gateway.registry.subresources import SCALE_MESSAGE, ScalePaths
+from protokube.gateway.storage.backend import Backend
+from protokube.gateway.webhooks.client import Caller
 from protokube.schema import deep
 from protokube.schema.registry import GroupVersionKind, PrinterColumn, Resource, Subresource, version_order
 from protokube.schema.typetree import MAP, STRUCT, Field, Type, proto_type

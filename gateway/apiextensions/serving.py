@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 
-from gateway.apiextensions.served import resources_of
-from gateway.objects.view import ObjectView
+from protokube.gateway.apiextensions.served import resources_of
+from protokube.gateway.objects.view import ObjectView
 from protokube.schema.registry import Registry, RegistryError, Resource
 
 log = logging.getLogger("protokube.apiextensions")

@@ -18,10 +18,10 @@ from typing import Any
 
 import orjson
 
-from gateway.errors import FieldError, aggregate
-from gateway.registry.validation.common import annotations_errors, labels_errors
-from gateway.storage.backend import PlainFailure
-from gateway.webhooks.client import Caller, CallFailed, ClientConfig, Service
+from protokube.gateway.errors import FieldError, aggregate
+from protokube.gateway.registry.validation.common import annotations_errors, labels_errors
+from protokube.gateway.storage.backend import PlainFailure
+from protokube.gateway.webhooks.client import Caller, CallFailed, ClientConfig, Service
 from protokube.schema import deep
 
 REVIEW_GROUP = "apiextensions.k8s.io"

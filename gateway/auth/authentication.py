@@ -25,11 +25,11 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import NameOID
 from quart import Response
 
-from gateway import errors
-from gateway.auth.user import ANONYMOUS_USER, UNSECURED_USER, UserInfo
-from gateway.errors import go_quote
-from gateway.filters import Handler
-from gateway.request import ApiRequest
+from protokube.gateway import errors
+from protokube.gateway.auth.user import ANONYMOUS_USER, UNSECURED_USER, UserInfo
+from protokube.gateway.errors import go_quote
+from protokube.gateway.filters import Handler
+from protokube.gateway.request import ApiRequest
 
 log = logging.getLogger("protokube.authn")
 # At most one log line per this many seconds about failed authentication (never blocks a request).

@@ -13,13 +13,13 @@ from typing import Protocol
 
 from quart import Response
 
-from gateway import errors
-from gateway.auth.rbac import EVERYTHING, Attributes, Decision, Rules
-from gateway.auth.user import MASTERS, UserInfo
-from gateway.filters import Handler
-from gateway.request import ApiRequest
-from gateway.requestinfo import RequestInfo
-from gateway.selectors import exact_name
+from protokube.gateway import errors
+from protokube.gateway.auth.rbac import EVERYTHING, Attributes, Decision, Rules
+from protokube.gateway.auth.user import MASTERS, UserInfo
+from protokube.gateway.filters import Handler
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.requestinfo import RequestInfo
+from protokube.gateway.selectors import exact_name
 
 
 class Authorizer(Protocol):

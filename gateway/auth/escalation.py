@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from gateway import errors
-from gateway.admission import CREATE, UPDATE, Attributes
-from gateway.auth.authorization import Authorizer
-from gateway.auth.rbac import RBAC_GROUP, Obj, RBACIndex
-from gateway.auth.rbac import Attributes as Asked
-from gateway.auth.user import MASTERS, UserInfo
+from protokube.gateway import errors
+from protokube.gateway.admission import CREATE, UPDATE, Attributes
+from protokube.gateway.auth.authorization import Authorizer
+from protokube.gateway.auth.rbac import RBAC_GROUP, Obj, RBACIndex
+from protokube.gateway.auth.rbac import Attributes as Asked
+from protokube.gateway.auth.user import MASTERS, UserInfo
 from protokube.schema import jsonencode
 
 ROLES = {"roles": "Role", "clusterroles": "ClusterRole"}

@@ -13,10 +13,10 @@ import urllib.parse
 
 from quart import Response
 
-from gateway import errors
-from gateway.auth.authorization import Authorizer, forbidden
-from gateway.auth.rbac import Attributes
-from gateway.auth.user import (
+from protokube.gateway import errors
+from protokube.gateway.auth.authorization import Authorizer, forbidden
+from protokube.gateway.auth.rbac import Attributes
+from protokube.gateway.auth.user import (
     ANONYMOUS,
     AUTHENTICATED,
     SERVICE_ACCOUNT_PREFIX,
@@ -24,8 +24,8 @@ from gateway.auth.user import (
     UNAUTHENTICATED,
     UserInfo,
 )
-from gateway.filters import Handler
-from gateway.request import ApiRequest
+from protokube.gateway.filters import Handler
+from protokube.gateway.request import ApiRequest
 
 USER, UID, GROUP, EXTRA_PREFIX = "Impersonate-User", "Impersonate-Uid", "Impersonate-Group", "Impersonate-Extra-"
 AUTHENTICATION_GROUP = "authentication.k8s.io"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gateway.auth.rbac import RBACIndex
-from gateway.objects.view import ObjectView
+from protokube.gateway.auth.rbac import RBACIndex
+from protokube.gateway.objects.view import ObjectView
 
 # The RBAC kinds and their resources.
 RBAC_KINDS = {

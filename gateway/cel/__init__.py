@@ -7,7 +7,7 @@ by name, never accepted and ignored.
     program.evaluate({"object": {...}, "oldObject": None})   # BoolType(True)
 """
 
-from gateway.cel.program import CELCompileError, CELEvaluationError, LazyMap, Program, compile
-from gateway.cel.values import from_cel, to_cel
+from protokube.gateway.cel.program import CELCompileError, CELEvaluationError, LazyMap, Program, compile
+from protokube.gateway.cel.values import from_cel, to_cel
 
 __all__ = ["CELCompileError", "CELEvaluationError", "LazyMap", "Program", "compile", "from_cel", "to_cel"]

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from celpy import celtypes
 
-from gateway.auth.rbac import Attributes as AuthorizationAttributes
-from gateway.auth.user import UserInfo, service_account_user, user_info_json
-from gateway.cel.library import method
+from protokube.gateway.auth.rbac import Attributes as AuthorizationAttributes
+from protokube.gateway.auth.user import UserInfo, service_account_user, user_info_json
+from protokube.gateway.cel.library import method
 
 if TYPE_CHECKING:
-    from gateway.admission import Attributes
-    from gateway.auth.authorization import Authorizer
+    from protokube.gateway.admission import Attributes
+    from protokube.gateway.auth.authorization import Authorizer
     from protokube.schema.registry import GroupVersionKind, Resource
 
 String = celtypes.StringType

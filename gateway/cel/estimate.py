@@ -20,8 +20,8 @@ from typing import Any
 
 import lark
 
-from gateway.cel.cost import MAX_REQUEST_SIZE
-from gateway.cel.program import parse
+from protokube.gateway.cel.cost import MAX_REQUEST_SIZE
+from protokube.gateway.cel.program import parse
 
 LIST, MAP, OBJECT, STRING, SCALAR, DYN = "list", "map", "object", "string", "scalar", "dyn"
 _STRING_FUNCTIONS = frozenset(

@@ -6,7 +6,7 @@ from typing import Any
 
 from celpy import celtypes
 
-from gateway.cel.library import fail, method, register
+from protokube.gateway.cel.library import fail, method, register
 
 # cel-python's transpiler takes ``.min(...)`` for its own macro (min with a variable): the program
 # renames a call without arguments to this name, which no expression can write.

@@ -21,8 +21,8 @@ from typing import Any
 import celpy
 import celpy.evaluation
 
-from gateway.cel.cost import charge
-from gateway.cel.library import exposed_name
+from protokube.gateway.cel.cost import charge
+from protokube.gateway.cel.library import exposed_name
 
 MACROS = ("macro_all", "macro_exists", "macro_exists_one", "macro_filter", "macro_map")
 # Functions that walk the lists or maps they are given (equality, membership, the list library).

@@ -11,7 +11,7 @@ from typing import Any
 
 from celpy import celtypes
 
-from gateway.cel.library import fail, function, method
+from protokube.gateway.cel.library import fail, function, method
 
 String = celtypes.StringType
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

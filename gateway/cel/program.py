@@ -24,17 +24,17 @@ from celpy.celparser import CELParser
 from celpy.evaluation import CELEvalError, CELSyntaxError, TranspilerTree
 
 # The libraries register their functions when imported.
-import gateway.cel.admission
-import gateway.cel.lists
-import gateway.cel.net
-import gateway.cel.quantity
-import gateway.cel.sets
-import gateway.cel.strings
-import gateway.cel.urls  # noqa: F401
-from gateway.cel import cost, metered
-from gateway.cel.library import GLOBALS, METHODS, NAMESPACED, functions, standard_names
-from gateway.cel.lists import LIST_MIN
-from gateway.cel.values import to_cel
+import protokube.gateway.cel.admission
+import protokube.gateway.cel.lists
+import protokube.gateway.cel.net
+import protokube.gateway.cel.quantity
+import protokube.gateway.cel.sets
+import protokube.gateway.cel.strings
+import protokube.gateway.cel.urls  # noqa: F401
+from protokube.gateway.cel import cost, metered
+from protokube.gateway.cel.library import GLOBALS, METHODS, NAMESPACED, functions, standard_names
+from protokube.gateway.cel.lists import LIST_MIN
+from protokube.gateway.cel.values import to_cel
 
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 MAX_DEPTH = 250  # cel-go's parser's recursion limit

@@ -12,7 +12,7 @@ from typing import Any
 
 from celpy import celtypes
 
-from gateway.cel.library import fail, function, method
+from protokube.gateway.cel.library import fail, function, method
 
 _SHAPE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 _NUMBER = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(.*)")

@@ -7,7 +7,7 @@ from typing import Any
 
 from celpy import celtypes
 
-from gateway.cel.library import fail, namespaced
+from protokube.gateway.cel.library import fail, namespaced
 
 
 def _lists(*values: Any) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 from celpy import celtypes
 
-from gateway.cel.library import fail, method, namespaced
+from protokube.gateway.cel.library import fail, method, namespaced
 
 String = celtypes.StringType
 Int = celtypes.IntType

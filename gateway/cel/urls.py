@@ -10,7 +10,7 @@ from urllib.parse import SplitResult, parse_qs, quote, urlsplit
 
 from celpy import celtypes
 
-from gateway.cel.library import fail, function, method
+from protokube.gateway.cel.library import fail, function, method
 
 String = celtypes.StringType
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from celpy import celtypes
 
-from gateway.cel.cost import charge
+from protokube.gateway.cel.cost import charge
 
 _INT64 = 2**63
 _String, _Int, _Double, _Bool = celtypes.StringType, celtypes.IntType, celtypes.DoubleType, celtypes.BoolType

@@ -11,16 +11,16 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from gateway.admission.policy.typechecking import expression_warnings
-from gateway.controllers.informer import Informer
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.registry.store import Store
-from gateway.registry.subresources import StatusStore
-from gateway.registry.validation.admissionpolicy import validate_policy
-from gateway.storage.backend import StorageError
+from protokube.gateway.admission.policy.typechecking import expression_warnings
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.store import Store
+from protokube.gateway.registry.subresources import StatusStore
+from protokube.gateway.registry.validation.admissionpolicy import validate_policy
+from protokube.gateway.storage.backend import StorageError
 from protokube.schema.registry import Registry
 
 log = logging.getLogger("protokube.admissionpolicystatus")

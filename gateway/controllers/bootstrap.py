@@ -14,12 +14,12 @@ import asyncio
 import contextlib
 from typing import Any
 
-from gateway.errors import StatusError
-from gateway.params import DeleteOptions, ListOptions, WriteOptions
-from gateway.registry.apiservicepriorities import PRIORITIES
-from gateway.registry.kinds import now_seconds
-from gateway.registry.store import Store
-from gateway.registry.subresources import StatusStore
+from protokube.gateway.errors import StatusError
+from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
+from protokube.gateway.registry.apiservicepriorities import PRIORITIES
+from protokube.gateway.registry.kinds import now_seconds
+from protokube.gateway.registry.store import Store
+from protokube.gateway.registry.subresources import StatusStore
 from protokube.schema.registry import Registry
 
 SYSTEM_PRIORITY_CLASSES = [

@@ -11,15 +11,15 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from gateway import errors
-from gateway.controllers.informer import Informer
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.registry.store import Store
-from gateway.selectors import EVERYTHING, SelectorError, label_selector_text, parse_labels
-from gateway.storage.backend import StorageError
+from protokube.gateway import errors
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.store import Store
+from protokube.gateway.selectors import EVERYTHING, SelectorError, label_selector_text, parse_labels
+from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.aggregation")
 RETRY_DELAY = 1.0

@@ -25,16 +25,24 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
-from gateway.controllers.gcgraph import ATTEMPT_DELETE, ATTEMPT_ORPHAN, Attention, Graph, Node, OwnerRef, ResourceKey
-from gateway.controllers.informer import Informer
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import DeleteOptions, WriteOptions
-from gateway.registry.deletion import BACKGROUND, FOREGROUND, FOREGROUND_FINALIZER, ORPHAN, ORPHAN_FINALIZER
-from gateway.registry.store import Store
-from gateway.storage.backend import StorageError
-from gateway.storage.corrupt import CorruptObject
+from protokube.gateway.controllers.gcgraph import (
+    ATTEMPT_DELETE,
+    ATTEMPT_ORPHAN,
+    Attention,
+    Graph,
+    Node,
+    OwnerRef,
+    ResourceKey,
+)
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import DeleteOptions, WriteOptions
+from protokube.gateway.registry.deletion import BACKGROUND, FOREGROUND, FOREGROUND_FINALIZER, ORPHAN, ORPHAN_FINALIZER
+from protokube.gateway.registry.store import Store
+from protokube.gateway.storage.backend import StorageError
+from protokube.gateway.storage.corrupt import CorruptObject
 
 log = logging.getLogger("protokube.gc")
 RESYNC_SECONDS = 30.0  # how often the whole graph is looked over again

@@ -13,10 +13,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from sys import intern
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as metav1
-
-from gateway.objects.codec import Obj
-from gateway.registry.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.registry.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as metav1
 
 ResourceKey = tuple[str, str, str]  # (group, version, plural)
 # What the collector does with an object: check whether it is garbage (and, for an owner deleting

@@ -15,12 +15,12 @@ import time
 from collections.abc import Iterable
 from typing import Protocol
 
-from gateway.errors import StatusError
-from gateway.objects.view import ObjectView
-from gateway.params import ListOptions
-from gateway.registry.store import Store
-from gateway.storage.backend import StorageError
-from gateway.watchcache.watcher import Bookmark
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import ListOptions
+from protokube.gateway.registry.store import Store
+from protokube.gateway.storage.backend import StorageError
+from protokube.gateway.watchcache.watcher import Bookmark
 
 log = logging.getLogger("protokube.informer")
 WATCH_SECONDS = 3600.0  # a watch is re-established this often (upstream: 5-10 minutes, randomized)

@@ -13,10 +13,10 @@ import logging
 import socket
 from typing import Any
 
-from gateway.errors import StatusError
-from gateway.params import WriteOptions
-from gateway.registry.store import Store
 from protokube.cliargs import is_ip
+from protokube.gateway.errors import StatusError
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.store import Store
 
 NAMESPACE, NAME = "default", "kubernetes"
 log = logging.getLogger("protokube.kubernetesservice")

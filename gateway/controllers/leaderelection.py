@@ -19,11 +19,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.params import WriteOptions
-from gateway.registry.store import Store
-from gateway.storage.backend import StorageError
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.store import Store
+from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.leaderelection")
 NAMESPACE = "kube-system"

@@ -13,13 +13,13 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable
 
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.params import DeleteOptions, ListOptions, WriteOptions
-from gateway.registry.deletion import BACKGROUND
-from gateway.registry.store import Store
-from gateway.registry.subresources import FinalizeStore
-from gateway.storage.backend import StorageError
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
+from protokube.gateway.registry.deletion import BACKGROUND
+from protokube.gateway.registry.store import Store
+from protokube.gateway.registry.subresources import FinalizeStore
+from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.namespaces")
 SWEEP_INTERVAL = 2.0

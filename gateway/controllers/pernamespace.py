@@ -15,12 +15,12 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from gateway.controllers.informer import Informer
-from gateway.errors import StatusError
-from gateway.objects.view import ObjectView
-from gateway.params import DeleteOptions, WriteOptions
-from gateway.registry.store import Store
-from gateway.storage.backend import StorageError
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import DeleteOptions, WriteOptions
+from protokube.gateway.registry.store import Store
+from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.pernamespace")
 RETRY_DELAY, MAX_RETRY_DELAY = 0.5, 60.0

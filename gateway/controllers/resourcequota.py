@@ -19,17 +19,17 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 
 from google.protobuf.message import Message
 
-from gateway import errors
-from gateway.admission.resourcelist import equal, from_message, mask
-from gateway.admission.resourcequota.evaluators import CORE, IGNORED, Evaluator, evaluator_for
-from gateway.admission.resourcequota.usage import calculate_usage, counted_resource, evaluators
-from gateway.controllers.informer import Informer
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import ListOptions, WriteOptions
-from gateway.registry.store import Store
-from gateway.storage.backend import StorageError
+from protokube.gateway import errors
+from protokube.gateway.admission.resourcelist import equal, from_message, mask
+from protokube.gateway.admission.resourcequota.evaluators import CORE, IGNORED, Evaluator, evaluator_for
+from protokube.gateway.admission.resourcequota.usage import calculate_usage, counted_resource, evaluators
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import ListOptions, WriteOptions
+from protokube.gateway.registry.store import Store
+from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.resourcequota")
 QUOTAS = ("", "v1", "resourcequotas")

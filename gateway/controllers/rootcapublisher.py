@@ -7,11 +7,11 @@ again when deleted; its data and its description annotation put back when change
 
 from __future__ import annotations
 
-from gateway import errors
-from gateway.controllers.pernamespace import OPTIONS, create, is_active, run_per_namespace
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.registry.store import Store
+from protokube.gateway import errors
+from protokube.gateway.controllers.pernamespace import OPTIONS, create, is_active, run_per_namespace
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.registry.store import Store
 
 NAME = "kube-root-ca.crt"
 KEY = "ca.crt"

@@ -5,8 +5,8 @@ being deleted gets none (the namespace controller is emptying it).
 
 from __future__ import annotations
 
-from gateway.controllers.pernamespace import create, run_per_namespace
-from gateway.registry.store import Store
+from protokube.gateway.controllers.pernamespace import create, run_per_namespace
+from protokube.gateway.registry.store import Store
 
 DEFAULT = "default"
 

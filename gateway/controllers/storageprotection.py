@@ -20,17 +20,17 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from gateway import errors
-from gateway.admission.inuseprotection import PV_PROTECTION, PVC_PROTECTION
-from gateway.controllers import selection
-from gateway.controllers.informer import Informer
-from gateway.controllers.pernamespace import OPTIONS
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import ListOptions
-from gateway.registry.store import Store
-from gateway.storage.backend import StorageError
+from protokube.gateway import errors
+from protokube.gateway.admission.inuseprotection import PV_PROTECTION, PVC_PROTECTION
+from protokube.gateway.controllers import selection
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.controllers.pernamespace import OPTIONS
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import ListOptions
+from protokube.gateway.registry.store import Store
+from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.storageprotection")
 CLAIMS = ("", "v1", "persistentvolumeclaims")

@@ -17,16 +17,16 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from gateway import errors
-from gateway.auth.tokens.claims import Ref, legacy_claims
-from gateway.auth.tokens.objects import Objects
-from gateway.auth.tokens.request import Issuer
-from gateway.controllers.informer import Informer
-from gateway.errors import StatusError
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import DeleteOptions, ListOptions, WriteOptions
-from gateway.storage.backend import StorageError
+from protokube.gateway import errors
+from protokube.gateway.auth.tokens.claims import Ref, legacy_claims
+from protokube.gateway.auth.tokens.objects import Objects
+from protokube.gateway.auth.tokens.request import Issuer
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
+from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.tokens")
 TOKEN_TYPE = "kubernetes.io/service-account-token"

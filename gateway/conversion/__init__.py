@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from gateway.conversion.base import ConvertedCodec
+from protokube.gateway.conversion.base import ConvertedCodec
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")

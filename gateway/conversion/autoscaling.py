@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from gateway.conversion.base import JSONObject, conversion
+from protokube.gateway.conversion.base import JSONObject, conversion
 from protokube.schema import jsondecode, jsonencode
 from protokube.schema.registry import GroupVersionKind
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from gateway import errors
-from gateway.objects.protobuf import ProtoCodec
+from protokube.gateway import errors
+from protokube.gateway.objects.protobuf import ProtoCodec
 from protokube.schema import jsondecode, jsonencode
 from protokube.schema.registry import GroupVersionKind
 

@@ -3,7 +3,7 @@ conversion): the same fields under other names; the rest as is."""
 
 from __future__ import annotations
 
-from gateway.conversion.base import JSONObject, conversion, renamed
+from protokube.gateway.conversion.base import JSONObject, conversion, renamed
 from protokube.schema.registry import GroupVersionKind
 
 # events.k8s.io/v1 name → core/v1 name.

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import contextlib
 
-from gateway import errors
-from gateway.errors import StatusError
-from gateway.fieldmanager.fieldpath import Path, path_string
-from gateway.fieldmanager.managedfields import UPDATE, DecodeError, normalize_time, parse_identifier
-from gateway.fieldmanager.merge import Conflicts
-from gateway.fieldmanager.values import go_quote
+from protokube.gateway import errors
+from protokube.gateway.errors import StatusError
+from protokube.gateway.fieldmanager.fieldpath import Path, path_string
+from protokube.gateway.fieldmanager.managedfields import UPDATE, DecodeError, normalize_time, parse_identifier
+from protokube.gateway.fieldmanager.merge import Conflicts
+from protokube.gateway.fieldmanager.values import go_quote
 
 FIELD_MANAGER_CONFLICT = "FieldManagerConflict"  # metav1.CauseTypeFieldManagerConflict
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from gateway.fieldmanager.fieldpath import FIELD, Path, PathElement, Set
-from gateway.fieldmanager.values import JSON, MISSING, equals
+from protokube.gateway.fieldmanager.fieldpath import FIELD, Path, PathElement, Set
+from protokube.gateway.fieldmanager.values import JSON, MISSING, equals
 
 
 class Changes(Protocol):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.fieldmanager.values import equals
+from protokube.gateway.fieldmanager.values import equals
 
 
 def _entries(obj: Any) -> list[Any]:

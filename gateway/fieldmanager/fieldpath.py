@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from gateway.fieldmanager.values import (
+from protokube.gateway.fieldmanager.values import (
     JSON,
     canonical,
     from_canonical,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import gateway.fieldmanager.typed as typed
-from gateway.fieldmanager.fieldpath import Set
-from gateway.fieldmanager.values import go_json
+import protokube.gateway.fieldmanager.typed as typed
+from protokube.gateway.fieldmanager.fieldpath import Set
+from protokube.gateway.fieldmanager.values import go_json
 from protokube.schema import deep
 from protokube.schema.typetree import Type
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway.fieldmanager.fieldpath import FieldsV1Error, Set
-from gateway.fieldmanager.merge import ManagedFields, VersionedSet
-from gateway.fieldmanager.values import go_json_string
+from protokube.gateway.fieldmanager.fieldpath import FieldsV1Error, Set
+from protokube.gateway.fieldmanager.merge import ManagedFields, VersionedSet
+from protokube.gateway.fieldmanager.values import go_json_string
 
 APPLY, UPDATE = "Apply", "Update"
 FIELDS_V1 = "FieldsV1"

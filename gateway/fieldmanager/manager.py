@@ -24,16 +24,16 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import gateway.fieldmanager.lastapplied as lastapplied
-import gateway.fieldmanager.managedfields as managedfields
-import gateway.fieldmanager.schema as schema
-import gateway.fieldmanager.typed as typed
-from gateway import errors
-from gateway.fieldmanager.conflict import conflict_error
-from gateway.fieldmanager.fieldpath import Set, make_path
-from gateway.fieldmanager.managedfields import APPLY, UPDATE, DecodeError, Managed
-from gateway.fieldmanager.merge import Conflicts, Updater, VersionedSet
-from gateway.fieldmanager.values import MISSING, equals
+import protokube.gateway.fieldmanager.lastapplied as lastapplied
+import protokube.gateway.fieldmanager.managedfields as managedfields
+import protokube.gateway.fieldmanager.schema as schema
+import protokube.gateway.fieldmanager.typed as typed
+from protokube.gateway import errors
+from protokube.gateway.fieldmanager.conflict import conflict_error
+from protokube.gateway.fieldmanager.fieldpath import Set, make_path
+from protokube.gateway.fieldmanager.managedfields import APPLY, UPDATE, DecodeError, Managed
+from protokube.gateway.fieldmanager.merge import Conflicts, Updater, VersionedSet
+from protokube.gateway.fieldmanager.values import MISSING, equals
 from protokube.schema import deep
 from protokube.schema.shape import shape
 from protokube.schema.typetree import Type

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-import gateway.fieldmanager.typed as typed
-from gateway.fieldmanager.fieldpath import Path, Set
-from gateway.fieldmanager.typed import Comparison
-from gateway.fieldmanager.values import JSON, MISSING, equals
+import protokube.gateway.fieldmanager.typed as typed
+from protokube.gateway.fieldmanager.fieldpath import Path, Set
+from protokube.gateway.fieldmanager.typed import Comparison
+from protokube.gateway.fieldmanager.values import JSON, MISSING, equals
 from protokube.schema.typetree import Type
 
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import gateway.fieldmanager.managedfields as managedfields
-from gateway.errors import FieldError
-from gateway.fieldmanager.values import go_quote
+import protokube.gateway.fieldmanager.managedfields as managedfields
+from protokube.gateway.errors import FieldError
+from protokube.gateway.fieldmanager.values import go_quote
 
 FIELD_MANAGER_MAX_LENGTH = 128  # validation.FieldManagerMaxLength
 MAX_SUBRESOURCE_NAME_LENGTH = 256  # validation.MaxSubresourceNameLength

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.fieldmanager.fieldpath import Set, make_path
+from protokube.gateway.fieldmanager.fieldpath import Set, make_path
 
 Entry = dict[str, Any]
 

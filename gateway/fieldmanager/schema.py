@@ -12,8 +12,8 @@ import functools
 from typing import Any
 
 import orjson
-import protokube.options.v1.options_pb2 as opts
 
+import protokube.gen.protokube.options.v1.options_pb2 as opts
 from protokube.schema.shape import shape
 from protokube.schema.typetree import (
     ATOMIC,

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import gateway.fieldmanager.deduced as deduced
-import gateway.fieldmanager.schema as schema
-from gateway.fieldmanager.fieldpath import (
+import protokube.gateway.fieldmanager.deduced as deduced
+import protokube.gateway.fieldmanager.schema as schema
+from protokube.gateway.fieldmanager.fieldpath import (
     FIELD,
     KEY,
     VALUE,
@@ -25,7 +25,7 @@ from gateway.fieldmanager.fieldpath import (
     Set,
     element_string,
 )
-from gateway.fieldmanager.values import (
+from protokube.gateway.fieldmanager.values import (
     JSON,
     MISSING,
     canonical,

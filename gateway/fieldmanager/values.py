@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.patch import gofmt
+from protokube.gateway.patch import gofmt
 from protokube.schema import deep
 
 JSON = Any

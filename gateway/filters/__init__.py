@@ -10,6 +10,6 @@ from collections.abc import Awaitable, Callable
 
 from quart import Response
 
-from gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest
 
 Handler = Callable[[ApiRequest], Awaitable[Response]]

@@ -9,8 +9,8 @@ import random
 
 from quart import Response
 
-from gateway.filters import Handler
-from gateway.request import ApiRequest
+from protokube.gateway.filters import Handler
+from protokube.gateway.request import ApiRequest
 
 HEADER = "Audit-Id"
 MAX_CLIENT_ID = 128

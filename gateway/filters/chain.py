@@ -12,19 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from gateway.auth.authentication import Authentication, Authenticator
-from gateway.auth.authorization import Authorization, Authorizer
-from gateway.auth.impersonation import Impersonation
-from gateway.filters import Handler
-from gateway.filters.auditid import AuditId
-from gateway.filters.errorfunnel import ErrorFunnel
-from gateway.filters.headerlimit import HeaderLimit
-from gateway.filters.instrumentation import Instrumentation
-from gateway.filters.requestinfo import WithRequestInfo
-from gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT, RequestTimeout
-from gateway.filters.unreadbody import UnreadBody
-from gateway.metrics import Metrics
-from gateway.negotiation.negotiate import Formats
+from protokube.gateway.auth.authentication import Authentication, Authenticator
+from protokube.gateway.auth.authorization import Authorization, Authorizer
+from protokube.gateway.auth.impersonation import Impersonation
+from protokube.gateway.filters import Handler
+from protokube.gateway.filters.auditid import AuditId
+from protokube.gateway.filters.errorfunnel import ErrorFunnel
+from protokube.gateway.filters.headerlimit import HeaderLimit
+from protokube.gateway.filters.instrumentation import Instrumentation
+from protokube.gateway.filters.requestinfo import WithRequestInfo
+from protokube.gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT, RequestTimeout
+from protokube.gateway.filters.unreadbody import UnreadBody
+from protokube.gateway.metrics import Metrics
+from protokube.gateway.negotiation.negotiate import Formats
 
 
 def build_handler_chain(

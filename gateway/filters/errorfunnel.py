@@ -11,16 +11,16 @@ import logging
 
 from quart import Response
 
-from gateway import errors
-from gateway.admission import warnings
-from gateway.errors import StatusError
-from gateway.filters import Handler
-from gateway.negotiation import negotiate
-from gateway.negotiation.encoders import JSONEncoder
-from gateway.negotiation.negotiate import Encoder, Formats
-from gateway.request import ApiRequest
-from gateway.responses import add_warnings, status_response
-from gateway.storage.backend import NoSpace, PlainFailure, RequestTooLarge, StorageError, Unavailable
+from protokube.gateway import errors
+from protokube.gateway.admission import warnings
+from protokube.gateway.errors import StatusError
+from protokube.gateway.filters import Handler
+from protokube.gateway.negotiation import negotiate
+from protokube.gateway.negotiation.encoders import JSONEncoder
+from protokube.gateway.negotiation.negotiate import Encoder, Formats
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import add_warnings, status_response
+from protokube.gateway.storage.backend import NoSpace, PlainFailure, RequestTooLarge, StorageError, Unavailable
 
 log = logging.getLogger("protokube.gateway")
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway.filters import Handler
-from gateway.request import ApiRequest
-from gateway.serving.limits import HEADER_LIMIT
+from protokube.gateway.filters import Handler
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.serving.limits import HEADER_LIMIT
 
 GO_431 = "431 Request Header Fields Too Large"
 

@@ -8,9 +8,9 @@ import time
 
 from quart import Response
 
-from gateway.filters import Handler
-from gateway.metrics import Metrics, request_labels
-from gateway.request import ApiRequest
+from protokube.gateway.filters import Handler
+from protokube.gateway.metrics import Metrics, request_labels
+from protokube.gateway.request import ApiRequest
 
 
 class Instrumentation:

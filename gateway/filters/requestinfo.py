@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway.filters import Handler
-from gateway.request import ApiRequest
-from gateway.requestinfo import request_info
+from protokube.gateway.filters import Handler
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.requestinfo import request_info
 
 
 class WithRequestInfo:

@@ -24,10 +24,10 @@ from functools import partial
 
 from quart import Response
 
-from gateway import errors
-from gateway.filters import Handler
-from gateway.request import ApiRequest
-from gateway.requestinfo import RequestInfo
+from protokube.gateway import errors
+from protokube.gateway.filters import Handler
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.requestinfo import RequestInfo
 from protokube.schema.wellknown import parse_duration
 
 log = logging.getLogger("protokube.gateway")

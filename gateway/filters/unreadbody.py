@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway.filters import Handler
-from gateway.request import ApiRequest
+from protokube.gateway.filters import Handler
+from protokube.gateway.request import ApiRequest
 
 MAX_DRAIN_BYTES = 256 * 1024  # Go's net/http maxPostHandlerReadBytes
 DRAIN_TIMEOUT = 5.0

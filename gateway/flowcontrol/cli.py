@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from gateway.flowcontrol.shufflesharding import sizing_main
+from protokube.gateway.flowcontrol.shufflesharding import sizing_main
 
 TOOLS = {"shuffle-sharding": (sizing_main, "probability that a mouse flow is crushed, for a hand size and queues")}
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from gateway.auth.user import UserInfo
-from gateway.errors import StatusError
-from gateway.flowcontrol import bootstrap
-from gateway.flowcontrol.concurrency import (
+from protokube.gateway.auth.user import UserInfo
+from protokube.gateway.errors import StatusError
+from protokube.gateway.flowcontrol import bootstrap
+from protokube.gateway.flowcontrol.concurrency import (
     BORROWING_ADJUSTMENT_PERIOD,
     Borrower,
     Limits,
@@ -29,16 +29,16 @@ from gateway.flowcontrol.concurrency import (
     nominal_limits,
     rebalance,
 )
-from gateway.flowcontrol.matching import Schema, compile_schema, in_matching_order
-from gateway.flowcontrol.metrics import FlowControlMetrics, LevelObserver
-from gateway.flowcontrol.queueset import EXEMPT_QUEUES, QueueSet
-from gateway.flowcontrol.seats import level_max_seats
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.registry.kinds import now_seconds
-from gateway.registry.subresources import StatusStore
-from gateway.requestinfo import RequestInfo
-from gateway.storage.backend import StorageError
+from protokube.gateway.flowcontrol.matching import Schema, compile_schema, in_matching_order
+from protokube.gateway.flowcontrol.metrics import FlowControlMetrics, LevelObserver
+from protokube.gateway.flowcontrol.queueset import EXEMPT_QUEUES, QueueSet
+from protokube.gateway.flowcontrol.seats import level_max_seats
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.kinds import now_seconds
+from protokube.gateway.registry.subresources import StatusStore
+from protokube.gateway.requestinfo import RequestInfo
+from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.flowcontrol")
 STATUS_FIELD_MANAGER = "api-priority-and-fairness-config-consumer-v1"

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Sequence
 
 from quart import Response
 
-from gateway.flowcontrol.controller import Controller
-from gateway.flowcontrol.queueset import NS, Request
-from gateway.request import ApiRequest
+from protokube.gateway.flowcontrol.controller import Controller
+from protokube.gateway.flowcontrol.queueset import NS, Request
+from protokube.gateway.request import ApiRequest
 
 NONE = "<none>"
 MIN_WIDTH, PADDING = 8, 1

@@ -19,17 +19,24 @@ from functools import partial
 
 from quart import Response
 
-from gateway.auth.user import MASTERS
-from gateway.errors import StatusError
-from gateway.filters import Handler
-from gateway.flowcontrol import lanes
-from gateway.flowcontrol.controller import Controller, Level
-from gateway.flowcontrol.metrics import EXECUTING, MUTATING, READ_ONLY, WAITING, FlowControlMetrics, FlowMetrics
-from gateway.flowcontrol.queueset import Request
-from gateway.flowcontrol.retryafter import DroppedRequests
-from gateway.flowcontrol.seats import WorkEstimator
-from gateway.request import ApiRequest
-from gateway.requestinfo import RequestInfo
+from protokube.gateway.auth.user import MASTERS
+from protokube.gateway.errors import StatusError
+from protokube.gateway.filters import Handler
+from protokube.gateway.flowcontrol import lanes
+from protokube.gateway.flowcontrol.controller import Controller, Level
+from protokube.gateway.flowcontrol.metrics import (
+    EXECUTING,
+    MUTATING,
+    READ_ONLY,
+    WAITING,
+    FlowControlMetrics,
+    FlowMetrics,
+)
+from protokube.gateway.flowcontrol.queueset import Request
+from protokube.gateway.flowcontrol.retryafter import DroppedRequests
+from protokube.gateway.flowcontrol.seats import WorkEstimator
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.requestinfo import RequestInfo
 
 FLOW_SCHEMA_UID = "X-Kubernetes-PF-FlowSchema-UID"
 PRIORITY_LEVEL_UID = "X-Kubernetes-PF-PriorityLevel-UID"

@@ -17,8 +17,8 @@ import asyncio
 import logging
 from typing import Any
 
-from gateway.errors import StatusError
-from gateway.flowcontrol.bootstrap import (
+from protokube.gateway.errors import StatusError
+from protokube.gateway.flowcontrol.bootstrap import (
     AUTO_UPDATE,
     EXEMPT,
     MANDATORY_LEVELS,
@@ -27,9 +27,9 @@ from gateway.flowcontrol.bootstrap import (
     SUGGESTED_SCHEMAS,
     Spec,
 )
-from gateway.params import DeleteOptions, ListOptions, WriteOptions
-from gateway.registry.store import Store
-from gateway.storage.backend import StorageError
+from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
+from protokube.gateway.registry.store import Store
+from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.flowcontrol")
 FIELD_MANAGER = "api-priority-and-fairness-config-producer-v1"

@@ -16,8 +16,8 @@ from prometheus_client import CollectorRegistry, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from gateway.flowcontrol.concurrency import Limits, SeatDemand
-from gateway.loophistogram import LoopHistogram
+from protokube.gateway.flowcontrol.concurrency import Limits, SeatDemand
+from protokube.gateway.loophistogram import LoopHistogram
 
 PREFIX = "apiserver_flowcontrol_"
 PL, FS = "priority_level", "flow_schema"

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from gateway.flowcontrol.seats import WorkEstimate
-from gateway.flowcontrol.shufflesharding import deal
+from protokube.gateway.flowcontrol.seats import WorkEstimate
+from protokube.gateway.flowcontrol.shufflesharding import deal
 
 ESTIMATED_SERVICE_DURATION = 3_000_000  # G: nanoseconds a seat is guessed to be held
 NS = 1_000_000_000

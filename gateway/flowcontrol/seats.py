@@ -15,8 +15,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gateway.errors import StatusError
-from gateway.requestinfo import RequestInfo, parse_bool
+from protokube.gateway.errors import StatusError
+from protokube.gateway.requestinfo import RequestInfo, parse_bool
 
 MINIMUM_SEATS = 1
 MAXIMUM_SEATS_LIMIT = 10

@@ -11,23 +11,23 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from gateway.controllers.informer import Informer
-from gateway.filters import Handler
-from gateway.flowcontrol.bootstrap import MANDATORY_SCHEMAS, SUGGESTED_SCHEMAS
-from gateway.flowcontrol.controller import Controller
-from gateway.flowcontrol.debug import DebugDumps
-from gateway.flowcontrol.filter import MaxInFlight, PriorityAndFairness
-from gateway.flowcontrol.lanes import LaneCounts
-from gateway.flowcontrol.maintenance import Maintenance
-from gateway.flowcontrol.metrics import FlowControlMetrics
-from gateway.flowcontrol.seats import WorkEstimator
-from gateway.health import Check, CheckFailed, ping
-from gateway.objects.codecs import kind_codec
-from gateway.registry.store import Store
-from gateway.registry.subresources import StatusStore
-from gateway.requestinfo import RequestInfo
-from gateway.routes import Route
-from gateway.storage.cacher import Cacher
+from protokube.gateway.controllers.informer import Informer
+from protokube.gateway.filters import Handler
+from protokube.gateway.flowcontrol.bootstrap import MANDATORY_SCHEMAS, SUGGESTED_SCHEMAS
+from protokube.gateway.flowcontrol.controller import Controller
+from protokube.gateway.flowcontrol.debug import DebugDumps
+from protokube.gateway.flowcontrol.filter import MaxInFlight, PriorityAndFairness
+from protokube.gateway.flowcontrol.lanes import LaneCounts
+from protokube.gateway.flowcontrol.maintenance import Maintenance
+from protokube.gateway.flowcontrol.metrics import FlowControlMetrics
+from protokube.gateway.flowcontrol.seats import WorkEstimator
+from protokube.gateway.health import Check, CheckFailed, ping
+from protokube.gateway.objects.codecs import kind_codec
+from protokube.gateway.registry.store import Store
+from protokube.gateway.registry.subresources import StatusStore
+from protokube.gateway.requestinfo import RequestInfo
+from protokube.gateway.routes import Route
+from protokube.gateway.storage.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind
 
 GROUP = "flowcontrol.apiserver.k8s.io"

@@ -14,17 +14,17 @@ import hashlib
 from dataclasses import dataclass
 
 from google.protobuf.message import Message
-from k8s.io.api.apidiscovery.v2 import types_pb2 as v2
-from k8s.io.api.apidiscovery.v2beta1 import types_pb2 as v2beta1
 from quart import Response
 
-from gateway.handlers.discovery import SubresourceEntry, subresource_entries
-from gateway.negotiation import mediatypes
-from gateway.negotiation.encoders import JSONEncoder
-from gateway.negotiation.negotiate import Encoder, Formats
-from gateway.registry.apiservicepriorities import discovery_order
-from gateway.request import ApiRequest
-from gateway.responses import not_modified, respond
+from protokube.gateway.handlers.discovery import SubresourceEntry, subresource_entries
+from protokube.gateway.negotiation import mediatypes
+from protokube.gateway.negotiation.encoders import JSONEncoder
+from protokube.gateway.negotiation.negotiate import Encoder, Formats
+from protokube.gateway.registry.apiservicepriorities import discovery_order
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import not_modified, respond
+from protokube.gen.k8s.io.api.apidiscovery.v2 import types_pb2 as v2
+from protokube.gen.k8s.io.api.apidiscovery.v2beta1 import types_pb2 as v2beta1
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 GROUP, KIND = "apidiscovery.k8s.io", "APIGroupDiscoveryList"

@@ -7,16 +7,16 @@ from collections.abc import Awaitable, Callable
 
 from quart import Response
 
-from gateway import errors
-from gateway.auth.authorization import CreateAuthorization
-from gateway.fieldmanager.options import manager_or_user_agent
-from gateway.negotiation import negotiate
-from gateway.negotiation.bodies import read_body
-from gateway.objects.codec import DecodedObject
-from gateway.params import WriteOptions, write_options
-from gateway.request import ApiRequest
-from gateway.requestinfo import RequestInfo
-from gateway.scope import RequestScope
+from protokube.gateway import errors
+from protokube.gateway.auth.authorization import CreateAuthorization
+from protokube.gateway.fieldmanager.options import manager_or_user_agent
+from protokube.gateway.negotiation import negotiate
+from protokube.gateway.negotiation.bodies import read_body
+from protokube.gateway.objects.codec import DecodedObject
+from protokube.gateway.params import WriteOptions, write_options
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.requestinfo import RequestInfo
+from protokube.gateway.scope import RequestScope
 
 # A verb's handler as the router calls it: bound, when the routes are installed, to its scope and
 # to the storage typed by the role it needs (handlers/installer.py).

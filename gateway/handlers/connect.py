@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway.handlers.common import info_of
-from gateway.registry.rest import Connecter, Connection
-from gateway.request import ApiRequest
-from gateway.scope import RequestScope
+from protokube.gateway.handlers.common import info_of
+from protokube.gateway.registry.rest import Connecter, Connection
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.scope import RequestScope
 
 NO_CONTENT = 204
 

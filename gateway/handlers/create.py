@@ -5,25 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
-from gateway.handlers.common import (
+from protokube.gateway.handlers.common import (
     decode_request,
     field_validation_warnings,
     info_of,
     negotiated,
     request_write_options,
 )
-from gateway.negotiation.negotiate import Target
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.registry.rest import Creater, NamedCreater
-from gateway.representation import object_body
-from gateway.request import ApiRequest
-from gateway.responses import STATUS_GVK, add_warnings, respond
-from gateway.scope import RequestScope
+from protokube.gateway.negotiation.negotiate import Target
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.rest import Creater, NamedCreater
+from protokube.gateway.representation import object_body
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import STATUS_GVK, add_warnings, respond
+from protokube.gateway.scope import RequestScope
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 CREATED = 201
 

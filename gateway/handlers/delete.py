@@ -11,15 +11,14 @@ from __future__ import annotations
 import dataclasses
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from quart import Response
 
-from gateway import errors
-from gateway.errors import FieldError
-from gateway.handlers.common import info_of, negotiated
-from gateway.negotiation import mediatypes
-from gateway.negotiation.negotiate import COLLECTION
-from gateway.params import (
+from protokube.gateway import errors
+from protokube.gateway.errors import FieldError
+from protokube.gateway.handlers.common import info_of, negotiated
+from protokube.gateway.negotiation import mediatypes
+from protokube.gateway.negotiation.negotiate import COLLECTION
+from protokube.gateway.params import (
     IGNORE_READ_ERROR,
     DeleteOptions,
     checked_delete_options,
@@ -28,12 +27,13 @@ from gateway.params import (
     merged_delete_options,
     validate_list_options,
 )
-from gateway.registry.deletion import default_policy_warnings
-from gateway.registry.rest import CollectionDeleter, GracefulDeleter
-from gateway.representation import list_body, object_body
-from gateway.request import ApiRequest
-from gateway.responses import STATUS_GVK, add_warnings, respond, success_status
-from gateway.scope import RequestScope
+from protokube.gateway.registry.deletion import default_policy_warnings
+from protokube.gateway.registry.rest import CollectionDeleter, GracefulDeleter
+from protokube.gateway.representation import list_body, object_body
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import STATUS_GVK, add_warnings, respond, success_status
+from protokube.gateway.scope import RequestScope
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import envelope, jsondecode
 from protokube.schema.jsondecode import DecodeError
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.message import Message
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-from gateway import errors
-from gateway.negotiation.encoders import JSONEncoder
-from gateway.negotiation.negotiate import Encoder
-from gateway.registry.apiservicepriorities import discovery_order
+from protokube.gateway import errors
+from protokube.gateway.negotiation.encoders import JSONEncoder
+from protokube.gateway.negotiation.negotiate import Encoder
+from protokube.gateway.registry.apiservicepriorities import discovery_order
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import jsonencode
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway.handlers.common import info_of, negotiated
-from gateway.registry.rest import Getter
-from gateway.representation import object_body
-from gateway.request import ApiRequest
-from gateway.responses import respond
-from gateway.scope import RequestScope
+from protokube.gateway.handlers.common import info_of, negotiated
+from protokube.gateway.registry.rest import Getter
+from protokube.gateway.representation import object_body
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import respond
+from protokube.gateway.scope import RequestScope
 
 
 async def get(storage: Getter, scope: RequestScope, request: ApiRequest) -> Response:

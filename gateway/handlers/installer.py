@@ -13,16 +13,16 @@ from typing import TypeVar
 
 from quart import Response
 
-from gateway.handlers.common import VerbHandler
-from gateway.handlers.connect import connect
-from gateway.handlers.create import create, create_by_name, create_named
-from gateway.handlers.delete import delete, delete_collection
-from gateway.handlers.get import get
-from gateway.handlers.list import list_
-from gateway.handlers.patch import patch, patch_or_apply
-from gateway.handlers.update import update
-from gateway.handlers.watch import watch
-from gateway.registry.rest import (
+from protokube.gateway.handlers.common import VerbHandler
+from protokube.gateway.handlers.connect import connect
+from protokube.gateway.handlers.create import create, create_by_name, create_named
+from protokube.gateway.handlers.delete import delete, delete_collection
+from protokube.gateway.handlers.get import get
+from protokube.gateway.handlers.list import list_
+from protokube.gateway.handlers.patch import patch, patch_or_apply
+from protokube.gateway.handlers.update import update
+from protokube.gateway.handlers.watch import watch
+from protokube.gateway.registry.rest import (
     CONNECT_VERBS,
     Applier,
     CollectionDeleter,
@@ -36,8 +36,8 @@ from gateway.registry.rest import (
     Updater,
     Watcher,
 )
-from gateway.request import ApiRequest
-from gateway.scope import RequestScope
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.scope import RequestScope
 
 Role = TypeVar("Role")
 

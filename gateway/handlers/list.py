@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway.handlers.common import info_of, negotiated
-from gateway.negotiation.negotiate import COLLECTION
-from gateway.params import list_options, validate_list_options
-from gateway.registry.rest import Lister
-from gateway.representation import list_body
-from gateway.request import ApiRequest
-from gateway.responses import respond
-from gateway.scope import RequestScope
+from protokube.gateway.handlers.common import info_of, negotiated
+from protokube.gateway.negotiation.negotiate import COLLECTION
+from protokube.gateway.params import list_options, validate_list_options
+from protokube.gateway.registry.rest import Lister
+from protokube.gateway.representation import list_body
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import respond
+from protokube.gateway.scope import RequestScope
 
 
 async def list_(storage: Lister, scope: RequestScope, request: ApiRequest) -> Response:

@@ -14,15 +14,15 @@ from typing import Any, Protocol
 
 from quart import Response
 
-from gateway import errors
-from gateway.errors import FieldError
-from gateway.handlers.common import info_of, may_create_write_options, negotiated
-from gateway.handlers.update import check_name
-from gateway.negotiation import yamlworker
-from gateway.negotiation.negotiate import Target
-from gateway.objects.codec import Obj
-from gateway.params import APPLY_PATCH_TYPES, WriteOptions
-from gateway.patch.dispatch import (
+from protokube.gateway import errors
+from protokube.gateway.errors import FieldError
+from protokube.gateway.handlers.common import info_of, may_create_write_options, negotiated
+from protokube.gateway.handlers.update import check_name
+from protokube.gateway.negotiation import yamlworker
+from protokube.gateway.negotiation.negotiate import Target
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.params import APPLY_PATCH_TYPES, WriteOptions
+from protokube.gateway.patch.dispatch import (
     JSON_PATCH,
     MERGE_PATCH,
     PatchResult,
@@ -31,13 +31,13 @@ from gateway.patch.dispatch import (
     patch_type,
     route_content_type_error,
 )
-from gateway.patch.gofmt import ServerPanic
-from gateway.patch.gojson import type_error
-from gateway.registry.rest import Applier, Updater
-from gateway.representation import object_body
-from gateway.request import MAX_BODY_BYTES, ApiRequest
-from gateway.responses import add_warnings, respond
-from gateway.scope import RequestScope
+from protokube.gateway.patch.gofmt import ServerPanic
+from protokube.gateway.patch.gojson import type_error
+from protokube.gateway.registry.rest import Applier, Updater
+from protokube.gateway.representation import object_body
+from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest
+from protokube.gateway.responses import add_warnings, respond
+from protokube.gateway.scope import RequestScope
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.typetree import Type, proto_type
 

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from quart import Response
 
-from gateway import errors
-from gateway.handlers.common import (
+from protokube.gateway import errors
+from protokube.gateway.handlers.common import (
     decode_request,
     field_validation_warnings,
     info_of,
     may_create_write_options,
     negotiated,
 )
-from gateway.objects.codec import Obj
-from gateway.registry.rest import UpdatedObject, Updater
-from gateway.registry.store import check_namespace
-from gateway.representation import object_body
-from gateway.request import ApiRequest
-from gateway.responses import add_warnings, respond
-from gateway.scope import RequestScope
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.registry.rest import UpdatedObject, Updater
+from protokube.gateway.registry.store import check_namespace
+from protokube.gateway.representation import object_body
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import add_warnings, respond
+from protokube.gateway.scope import RequestScope
 
 
 def check_name(obj: Obj, name: str) -> None:

@@ -18,15 +18,15 @@ from typing import TypeVar
 
 from quart import Response
 
-from gateway.filters.timeout import watch_timeout
-from gateway.handlers.common import info_of
-from gateway.negotiation import negotiate
-from gateway.params import list_options, validate_list_options
-from gateway.registry.rest import Watcher
-from gateway.representation import WatchFrames
-from gateway.request import ApiRequest
-from gateway.scope import RequestScope
-from gateway.storage.cacher import WatchStream
+from protokube.gateway.filters.timeout import watch_timeout
+from protokube.gateway.handlers.common import info_of
+from protokube.gateway.negotiation import negotiate
+from protokube.gateway.params import list_options, validate_list_options
+from protokube.gateway.registry.rest import Watcher
+from protokube.gateway.representation import WatchFrames
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.scope import RequestScope
+from protokube.gateway.storage.cacher import WatchStream
 
 T = TypeVar("T")
 MAX_WRITE_BYTES = 1 << 20  # the initial events' frames per write: a slow reader holds about one write

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway import errors
-from gateway.negotiation import mediatypes, yamlworker
-from gateway.objects import cbordecode
-from gateway.objects.codec import Codec, DecodedObject
-from gateway.request import MAX_BODY_BYTES
+from protokube.gateway import errors
+from protokube.gateway.negotiation import mediatypes, yamlworker
+from protokube.gateway.objects import cbordecode
+from protokube.gateway.objects.codec import Codec, DecodedObject
+from protokube.gateway.request import MAX_BODY_BYTES
 from protokube.schema import envelope, jsondecode, yamldecode
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind, Registry

@@ -14,13 +14,13 @@ from typing import Any
 
 import orjson
 from google.protobuf.message import Message
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-from gateway.negotiation import mediatypes
-from gateway.objects import cbor
-from gateway.objects.cbor import SELF_DESCRIBED
-from gateway.objects.codec import Codec
-from gateway.objects.view import ObjectView
+from protokube.gateway.negotiation import mediatypes
+from protokube.gateway.objects import cbor
+from protokube.gateway.objects.cbor import SELF_DESCRIBED
+from protokube.gateway.objects.codec import Codec
+from protokube.gateway.objects.view import ObjectView
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import deep, envelope, goshape, jsonencode, yamlcodec
 from protokube.schema.registry import GroupVersionKind
 

@@ -13,10 +13,10 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gateway import errors
-from gateway.negotiation import mediatypes
-from gateway.negotiation.encoders import CBOREncoder, JSONEncoder, ProtobufEncoder, YAMLEncoder
-from gateway.negotiation.mediatypes import MediaRange
+from protokube.gateway import errors
+from protokube.gateway.negotiation import mediatypes
+from protokube.gateway.negotiation.encoders import CBOREncoder, JSONEncoder, ProtobufEncoder, YAMLEncoder
+from protokube.gateway.negotiation.mediatypes import MediaRange
 
 Encoder = JSONEncoder | YAMLEncoder | ProtobufEncoder | CBOREncoder
 

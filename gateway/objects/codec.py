@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import GroupVersionKind
 
 Obj = Any  # a protobuf message or an Unstructured; both have .metadata (meta.v1 ObjectMeta)

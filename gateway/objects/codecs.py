@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gateway.conversion import ConvertedCodec
-from gateway.objects.codec import Codec
-from gateway.objects.protobuf import ProtoCodec
-from gateway.objects.unstructured import JSONCodec
+from protokube.gateway.conversion import ConvertedCodec
+from protokube.gateway.objects.codec import Codec
+from protokube.gateway.objects.protobuf import ProtoCodec
+from protokube.gateway.objects.unstructured import JSONCodec
 from protokube.schema.registry import GroupVersionKind, Resource
 
 

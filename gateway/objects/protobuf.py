@@ -12,10 +12,10 @@ from typing import Any
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-from gateway.objects import cbor
-from gateway.objects.codec import DecodedObject
+from protokube.gateway.objects import cbor
+from protokube.gateway.objects.codec import DecodedObject
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import envelope, goshape, jsondecode, jsonencode, nesting
 from protokube.schema.descriptors import message_class
 from protokube.schema.jsondecode import DecodeError

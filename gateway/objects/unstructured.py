@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-from gateway.objects import cbor
-from gateway.objects.codec import DecodedObject
+from protokube.gateway.objects import cbor
+from protokube.gateway.objects.codec import DecodedObject
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import deep, goshape, jsondecode, jsonencode
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind

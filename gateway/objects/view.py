@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gateway.objects.codec import Codec, Obj
+from protokube.gateway.objects.codec import Codec, Obj
 from protokube.schema.registry import GroupVersionKind
 
 JSON_ITEM = "json-item"  # the JSON object as a list item (for protobuf kinds: without kind/apiVersion)

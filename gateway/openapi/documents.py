@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from gateway.handlers import discovery
-from gateway.openapi import operations
-from gateway.openapi.operations import Operation, Param, discovery_operation
-from gateway.openapi.schemas import IN_EVERY_GROUP_VERSION, V2, V3, SchemaBuilder, unstructured_name
+from protokube.gateway.handlers import discovery
+from protokube.gateway.openapi import operations
+from protokube.gateway.openapi.operations import Operation, Param, discovery_operation
+from protokube.gateway.openapi.schemas import IN_EVERY_GROUP_VERSION, V2, V3, SchemaBuilder, unstructured_name
 from protokube.schema.registry import GroupVersionKind, Registry
 from protokube.schema.shape import META
 

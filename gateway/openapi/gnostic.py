@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import gnostic.openapiv2.OpenAPIv2_pb2 as oa
 import orjson
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
+
+import protokube.gen.gnostic.openapiv2.OpenAPIv2_pb2 as oa
 
 _CAMEL = re.compile(r"([A-Z])")
 _NON_BODY = {

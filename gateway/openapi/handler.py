@@ -21,11 +21,11 @@ from email.utils import format_datetime, parsedate_to_datetime
 
 from quart import Response
 
-from gateway import errors
-from gateway.negotiation.mediatypes import parse_accept
-from gateway.openapi.service import OpenAPIService, Served, server_relative_url
-from gateway.request import ApiRequest
-from gateway.responses import accepts_gzip, not_modified
+from protokube.gateway import errors
+from protokube.gateway.negotiation.mediatypes import parse_accept
+from protokube.gateway.openapi.service import OpenAPIService, Served, server_relative_url
+from protokube.gateway.request import ApiRequest
+from protokube.gateway.responses import accepts_gzip, not_modified
 
 JSON = "application/json"
 V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"

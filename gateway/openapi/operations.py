@@ -16,9 +16,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from gateway.negotiation.mediatypes import JSON, PROTOBUF, YAML
-from gateway.openapi import descriptions
-from gateway.openapi.schemas import unstructured_name
+from protokube.gateway.negotiation.mediatypes import JSON, PROTOBUF, YAML
+from protokube.gateway.openapi import descriptions
+from protokube.gateway.openapi.schemas import unstructured_name
 from protokube.schema.registry import GroupVersionKind, Resource
 from protokube.schema.shape import BOOL, INT, MESSAGE, META, shape
 

@@ -18,10 +18,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import protokube.options.v1.options_pb2 as opts
 from google.protobuf.descriptor import FieldDescriptor
 
-from gateway.openapi import descriptions
+import protokube.gen.protokube.options.v1.options_pb2 as opts
+from protokube.gateway.openapi import descriptions
 from protokube.schema import descriptors
 from protokube.schema.registry import GroupVersionKind
 from protokube.schema.shape import BOOL, BYTES, FLOAT, MESSAGE, META, SPECIAL_JSON, STRING, FieldShape, shape

@@ -19,9 +19,9 @@ from urllib.parse import urlencode
 
 import orjson
 
-from gateway.openapi import gnostic
-from gateway.openapi.documents import DocumentSet
-from gateway.responses import GZIP_LEVEL
+from protokube.gateway.openapi import gnostic
+from protokube.gateway.openapi.documents import DocumentSet
+from protokube.gateway.responses import GZIP_LEVEL
 from protokube.schema.jsonencode import go_escape
 from protokube.schema.registry import Registry, Resource
 

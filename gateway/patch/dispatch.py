@@ -14,14 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import gateway.patch.gojson as gojson
-import gateway.patch.jsonpatch as jsonpatch
-import gateway.patch.mergepatch as mergepatch
-import gateway.patch.strategic as strategic
-from gateway import errors
-from gateway.errors import FieldError, StatusError
-from gateway.patch.gofmt import sprint_v
-from gateway.patch.lazynode import Node, marshal, to_value
+import protokube.gateway.patch.gojson as gojson
+import protokube.gateway.patch.jsonpatch as jsonpatch
+import protokube.gateway.patch.mergepatch as mergepatch
+import protokube.gateway.patch.strategic as strategic
+from protokube.gateway import errors
+from protokube.gateway.errors import FieldError, StatusError
+from protokube.gateway.patch.gofmt import sprint_v
+from protokube.gateway.patch.lazynode import Node, marshal, to_value
 from protokube.schema.typetree import Type
 
 JSON_PATCH = "application/json-patch+json"
@@ -134,7 +134,7 @@ def apply_patch(
     if kind == STRATEGIC_MERGE_PATCH:
         assert obj_type is not None
         return _strategic_merge_patch(current, patch_body, obj_type, strict)
-    raise LookupError(f"{kind} is server-side apply, not applied by gateway.patch")
+    raise LookupError(f"{kind} is server-side apply, not applied by protokube.gateway.patch")
 
 
 def _node_result(node: Node, strict_errors: list[str]) -> PatchResult:

@@ -13,8 +13,8 @@ import decimal
 import math
 from typing import Any
 
-from gateway import errors
-from gateway.errors import StatusError
+from protokube.gateway import errors
+from protokube.gateway.errors import StatusError
 
 MAP_TYPE = "map[string]interface {}"
 SLICE_TYPE = "[]interface {}"

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from gateway.patch.gofmt import format_json_float
+from protokube.gateway.patch.gofmt import format_json_float
 from protokube.schema import deep
 
 UNEXPECTED_END = "unexpected end of JSON input"

@@ -27,11 +27,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import gateway.patch.gojson as gojson
-from gateway import errors
-from gateway.errors import StatusError
-from gateway.patch.gofmt import NIL_DEREF, ServerPanic
-from gateway.patch.lazynode import Node, NotContainer, deep_copy, parse_text, split
+import protokube.gateway.patch.gojson as gojson
+from protokube.gateway import errors
+from protokube.gateway.errors import StatusError
+from protokube.gateway.patch.gofmt import NIL_DEREF, ServerPanic
+from protokube.gateway.patch.lazynode import Node, NotContainer, deep_copy, parse_text, split
 
 MAX_OPERATIONS = 10000  # k8s.io/apiserver/pkg/endpoints/handlers/patch.go: maxJSONPatchOperations
 COPY_SIZE_LIMIT = 3 * 1024 * 1024  # k8s.io/apiserver/pkg/server/config.go: JSONPatchMaxCopyBytes

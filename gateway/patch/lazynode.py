@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import gateway.patch.gojson as gojson
-from gateway.patch.gofmt import NIL_DEREF, ServerPanic
+import protokube.gateway.patch.gojson as gojson
+from protokube.gateway.patch.gofmt import NIL_DEREF, ServerPanic
 from protokube.schema import deep
 
 RAW, DOC, ARY = "raw", "doc", "ary"

@@ -16,9 +16,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-import gateway.patch.gojson as gojson
-from gateway import errors
-from gateway.patch.lazynode import Node, NotContainer, parse_text
+import protokube.gateway.patch.gojson as gojson
+from protokube.gateway import errors
+from protokube.gateway.patch.lazynode import Node, NotContainer, parse_text
 
 INVALID_PATCH = "Invalid JSON Patch"  # evanphx/json-patch: ErrBadJSONPatch
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway import errors
-from gateway.errors import StatusError
-from gateway.patch.gofmt import MAP_TYPE, sprint_s, sprint_v, type_string
+from protokube.gateway import errors
+from protokube.gateway.errors import StatusError
+from protokube.gateway.patch.gofmt import MAP_TYPE, sprint_s, sprint_v, type_string
 
 # mergepatch sentinel errors
 BAD_JSON_DOC = "invalid JSON document"

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.patch.gofmt import go_eq, go_key
-from gateway.patch.gosort import slice_stable
-from gateway.patch.smperrors import bad_map_arg, internal, no_merge_key
+from protokube.gateway.patch.gofmt import go_eq, go_key
+from protokube.gateway.patch.gosort import slice_stable
+from protokube.gateway.patch.smperrors import bad_map_arg, internal, no_merge_key
 
 DIRECTIVE = "$patch"
 DELETE = "delete"

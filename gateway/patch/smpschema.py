@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.errors import go_quote
-from gateway.patch.smperrors import internal
+from protokube.gateway.errors import go_quote
+from protokube.gateway.patch.smperrors import internal
 from protokube.schema.typetree import LIST, MAP, SCALAR, STRUCT, UNTYPED, Field, Type
 
 _SCALAR_KINDS = {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool"}

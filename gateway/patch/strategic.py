@@ -24,9 +24,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import gateway.patch.smporder as smporder
-from gateway.patch.gofmt import MAP_TYPE, NIL_DEREF, SLICE_TYPE, ServerPanic, go_eq, go_key, go_type, sprint_v
-from gateway.patch.smperrors import (
+import protokube.gateway.patch.smporder as smporder
+from protokube.gateway.patch.gofmt import MAP_TYPE, NIL_DEREF, SLICE_TYPE, ServerPanic, go_eq, go_key, go_type, sprint_v
+from protokube.gateway.patch.smperrors import (
     BAD_PRIMITIVE_LIST,
     BAD_RETAIN_KEYS,
     BAD_SET_ELEMENT_ORDER,
@@ -38,7 +38,7 @@ from gateway.patch.smperrors import (
     no_list_of_lists,
     no_merge_key,
 )
-from gateway.patch.smpschema import Schema
+from protokube.gateway.patch.smpschema import Schema
 from protokube.schema.typetree import Type
 
 DIRECTIVE = "$patch"

@@ -13,14 +13,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-from gateway import errors
-from gateway.conversion import ConvertedCodec
-from gateway.objects.view import ObjectView
-from gateway.printing import jsonpath
-from gateway.printing.cells import CELLS, ROW_CONDITIONS, Row
-from gateway.printing.humanize import since
+from protokube.gateway import errors
+from protokube.gateway.conversion import ConvertedCodec
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.printing import jsonpath
+from protokube.gateway.printing.cells import CELLS, ROW_CONDITIONS, Row
+from protokube.gateway.printing.humanize import since
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import deep, jsonencode, wellknown
 from protokube.schema.registry import PrinterColumn, Resource
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.registry.rest import UpdatedObject
-from gateway.registry.store import Store, now_seconds
-from gateway.registry.strategy import STATUS_PROTECTED_METADATA
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.rest import UpdatedObject
+from protokube.gateway.registry.store import Store, now_seconds
+from protokube.gateway.registry.strategy import STATUS_PROTECTED_METADATA
 
 
 def _keep_all_but_conditions(new: Message, old: Message) -> None:

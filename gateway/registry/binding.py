@@ -8,14 +8,13 @@ PodScheduled condition becomes True.
 
 from __future__ import annotations
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-from gateway import errors
-from gateway.errors import FieldError
-from gateway.objects.codec import Codec, Obj
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.registry.store import Store, now_seconds
+from protokube.gateway import errors
+from protokube.gateway.errors import FieldError
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.store import Store, now_seconds
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 POD_SCHEDULED = "PodScheduled"
 

@@ -15,14 +15,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-from gateway import errors
-from gateway.objects.codec import Codec
-from gateway.objects.view import ObjectView
-from gateway.params import ListOptions
-from gateway.selectors import label_selector
-from gateway.storage.cacher import Listed
+from protokube.gateway import errors
+from protokube.gateway.objects.codec import Codec
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import ListOptions
+from protokube.gateway.selectors import label_selector
+from protokube.gateway.storage.cacher import Listed
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import Resource
 
 PROBE_TIMEOUT = 2.0

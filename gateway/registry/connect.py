@@ -21,11 +21,11 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gateway import errors
-from gateway.errors import FieldError, StatusError
-from gateway.objects.codec import Codec, Obj
-from gateway.registry.rest import Connection
-from gateway.registry.store import Store
+from protokube.gateway import errors
+from protokube.gateway.errors import FieldError, StatusError
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.registry.rest import Connection
+from protokube.gateway.registry.store import Store
 
 DIAL_TIMEOUT = 3.0  # seconds; upstream's dialer waits 30 s, which would hold the client as long
 KUBELET_PORT = 10250

@@ -10,7 +10,7 @@ else the kind's default (Background, but Orphan where upstream keeps it for olde
 
 from __future__ import annotations
 
-from gateway.params import DeleteOptions
+from protokube.gateway.params import DeleteOptions
 
 ORPHAN, BACKGROUND, FOREGROUND = "Orphan", "Background", "Foreground"
 ORPHAN_FINALIZER = "orphan"

@@ -13,14 +13,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-from gateway import errors
-from gateway.errors import StatusError
-from gateway.objects.codec import Codec, Obj
-from gateway.params import DeleteOptions, ListOptions, WriteOptions, checked_delete_options, merged_delete_options
-from gateway.registry.store import Store, now_seconds
-from gateway.selectors import SelectorError, label_selector, label_selector_text
+from protokube.gateway import errors
+from protokube.gateway.errors import StatusError
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.params import (
+    DeleteOptions,
+    ListOptions,
+    WriteOptions,
+    checked_delete_options,
+    merged_delete_options,
+)
+from protokube.gateway.registry.store import Store, now_seconds
+from protokube.gateway.selectors import SelectorError, label_selector, label_selector_text
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 # More not-yet-confirmed evictions than this in a budget's status.disruptedPods: refused.
 MAX_DISRUPTED_PODS = 2000

@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from gateway.fieldmanager.fieldpath import Set, make_path
-from gateway.fieldmanager.manager import FieldManager, Unchanged
-from gateway.objects.codec import Codec, Obj
-from gateway.objects.unstructured import OBJECT_META
+from protokube.gateway.fieldmanager.fieldpath import Set, make_path
+from protokube.gateway.fieldmanager.manager import FieldManager, Unchanged
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.objects.unstructured import OBJECT_META
 from protokube.schema import jsondecode
 from protokube.schema.registry import Resource
 from protokube.schema.typetree import proto_type

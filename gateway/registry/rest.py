@@ -12,12 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from k8s.io.apimachinery.pkg.apis.meta.v1.types_pb2 import Status
-
-from gateway.objects.codec import Codec, Obj
-from gateway.objects.view import ObjectView
-from gateway.params import DeleteOptions, ListOptions, WriteOptions
-from gateway.storage.cacher import Listed, WatchStream
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
+from protokube.gateway.storage.cacher import Listed, WatchStream
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1.types_pb2 import Status
 
 # The new object from the current one (None when there is none): PUT replaces, PATCH patches,
 # apply merges, subresources copy their part in (upstream's UpdatedObjectInfo). May raise.

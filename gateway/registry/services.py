@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gateway.admission import Admission
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import DeleteOptions, ListOptions, WriteOptions
-from gateway.registry.allocators.service import Allocation, ServiceAllocator
-from gateway.registry.ownership import Ownership
-from gateway.registry.rest import DeleteResult, UpdatedObject
-from gateway.registry.store import Store
-from gateway.registry.strategy import Strategy
-from gateway.storage.cacher import Cacher
+from protokube.gateway.admission import Admission
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
+from protokube.gateway.registry.allocators.service import Allocation, ServiceAllocator
+from protokube.gateway.registry.ownership import Ownership
+from protokube.gateway.registry.rest import DeleteResult, UpdatedObject
+from protokube.gateway.registry.store import Store
+from protokube.gateway.registry.strategy import Strategy
+from protokube.gateway.storage.cacher import Cacher
 
 SERVICE = "k8s.io.api.core.v1.Service"
 

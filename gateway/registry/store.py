@@ -15,21 +15,21 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
-from gateway import errors
-from gateway.admission import CREATE, DELETE, UPDATE, Admission, Attributes
-from gateway.errors import FieldError
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import DeleteOptions, ListOptions, WriteOptions, parse_resource_version
-from gateway.registry.deletion import default_policy, deletion_finalizers
-from gateway.registry.ownership import Ownership
-from gateway.registry.rest import DeleteResult, UpdatedObject
-from gateway.registry.strategy import Strategy
-from gateway.registry.validation.meta import validate_object_meta
-from gateway.selectors import FIELD_LABEL_CONVERSIONS, Filter, field_selector, label_selector
-from gateway.storage.backend import KeyExists
-from gateway.storage.cacher import Cacher, Listed, WatchStream
-from gateway.storage.objectstore import Removal
+from protokube.gateway import errors
+from protokube.gateway.admission import CREATE, DELETE, UPDATE, Admission, Attributes
+from protokube.gateway.errors import FieldError
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions, parse_resource_version
+from protokube.gateway.registry.deletion import default_policy, deletion_finalizers
+from protokube.gateway.registry.ownership import Ownership
+from protokube.gateway.registry.rest import DeleteResult, UpdatedObject
+from protokube.gateway.registry.strategy import Strategy
+from protokube.gateway.registry.validation.meta import validate_object_meta
+from protokube.gateway.selectors import FIELD_LABEL_CONVERSIONS, Filter, field_selector, label_selector
+from protokube.gateway.storage.backend import KeyExists
+from protokube.gateway.storage.cacher import Cacher, Listed, WatchStream
+from protokube.gateway.storage.objectstore import Removal
 from protokube.schema.registry import GroupVersionKind
 
 # upstream's generateName: 5 characters from an alphabet without vowels and look-alikes.

@@ -13,12 +13,12 @@ from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
-import gateway.registry.defaults as defaults
-import gateway.registry.validation.rules as validation
-from gateway.auth.user import UserInfo
-from gateway.errors import FieldError
-from gateway.objects.codec import Codec, Obj
-from gateway.objects.unstructured import Unstructured
+import protokube.gateway.registry.defaults as defaults
+import protokube.gateway.registry.validation.rules as validation
+from protokube.gateway.auth.user import UserInfo
+from protokube.gateway.errors import FieldError
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.objects.unstructured import Unstructured
 from protokube.schema.descriptors import descriptor
 from protokube.schema.registry import Resource
 

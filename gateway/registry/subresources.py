@@ -12,18 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway import errors
-from gateway.errors import FieldError
-from gateway.fieldmanager import scale as scaleownership
-from gateway.fieldmanager.manager import FieldManager, Unchanged
-from gateway.fieldmanager.scale import SCALE_API_VERSION
-from gateway.objects.codec import Codec, Obj
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.registry import ownership
-from gateway.registry.rest import UpdatedObject
-from gateway.registry.store import Store, require_applied_name
-from gateway.selectors import label_selector_text
+from protokube.gateway import errors
+from protokube.gateway.errors import FieldError
+from protokube.gateway.fieldmanager import scale as scaleownership
+from protokube.gateway.fieldmanager.manager import FieldManager, Unchanged
+from protokube.gateway.fieldmanager.scale import SCALE_API_VERSION
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry import ownership
+from protokube.gateway.registry.rest import UpdatedObject
+from protokube.gateway.registry.store import Store, require_applied_name
+from protokube.gateway.selectors import label_selector_text
 from protokube.schema.registry import GroupVersionKind
 from protokube.schema.typetree import proto_type
 

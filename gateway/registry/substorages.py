@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from gateway.objects.codec import Codec
-from gateway.objects.codecs import kind_codec
-from gateway.registry.approval import ApprovalStore
-from gateway.registry.binding import BindingStore
-from gateway.registry.connect import LogStore, NodeProxyStore, PodProxyStore, ServiceProxyStore, StreamStore
-from gateway.registry.eviction import EvictionStore
-from gateway.registry.store import Store
-from gateway.registry.subresources import (
+from protokube.gateway.objects.codec import Codec
+from protokube.gateway.objects.codecs import kind_codec
+from protokube.gateway.registry.approval import ApprovalStore
+from protokube.gateway.registry.binding import BindingStore
+from protokube.gateway.registry.connect import LogStore, NodeProxyStore, PodProxyStore, ServiceProxyStore, StreamStore
+from protokube.gateway.registry.eviction import EvictionStore
+from protokube.gateway.registry.store import Store
+from protokube.gateway.registry.subresources import (
     EphemeralContainersStore,
     FinalizeStore,
     ScalePaths,

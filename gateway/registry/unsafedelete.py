@@ -10,14 +10,14 @@ that can be read (a normal delete is the way for those).
 
 from __future__ import annotations
 
-from gateway import errors
-from gateway.auth.authorization import Authorizer
-from gateway.auth.rbac import Attributes
-from gateway.auth.user import UserInfo
-from gateway.errors import FieldError
-from gateway.params import IGNORE_READ_ERROR, DeleteOptions
-from gateway.registry.store import Store
-from gateway.storage.corrupt import CorruptObject
+from protokube.gateway import errors
+from protokube.gateway.auth.authorization import Authorizer
+from protokube.gateway.auth.rbac import Attributes
+from protokube.gateway.auth.user import UserInfo
+from protokube.gateway.errors import FieldError
+from protokube.gateway.params import IGNORE_READ_ERROR, DeleteOptions
+from protokube.gateway.registry.store import Store
+from protokube.gateway.storage.corrupt import CorruptObject
 
 VERB = "unsafe-delete-ignore-read-errors"
 ONLY_CORRUPT = "is exclusively used to delete corrupt object(s), try again by removing this option"

@@ -14,8 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from gateway.security import certs, kubeconfig
 from protokube.cliargs import DEFAULT_DATA_DIR, Parser
+from protokube.gateway.security import certs, kubeconfig
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

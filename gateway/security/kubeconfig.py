@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from gateway.security.certs import write_private
+from protokube.gateway.security.certs import write_private
 
 
 def _b64(data: bytes) -> str:

@@ -12,8 +12,8 @@ import asyncio
 import socket
 from typing import Any
 
-from gateway.serving.sockets import listen_socket
-from gateway.serving.tls import TLSSettings
+from protokube.gateway.serving.sockets import listen_socket
+from protokube.gateway.serving.tls import TLSSettings
 
 SERVERS = ("native", "hypercorn")
 __all__ = ["SERVERS", "TLSSettings", "listen_socket", "serve_app"]
@@ -32,9 +32,9 @@ async def serve_app(
     """Serve ``app`` on ``sock`` (HTTPS when ``tls`` is given) and plain HTTP on ``insecure`` until
     ``shutdown`` is set, with the HTTP server named (one of SERVERS)."""
     if server == "hypercorn":
-        from gateway.serving import hypercorn as chosen
+        from protokube.gateway.serving import hypercorn as chosen
     elif server == "native":
-        from gateway.serving import native as chosen  # type: ignore[no-redef]
+        from protokube.gateway.serving import native as chosen  # type: ignore[no-redef]
     else:
         raise ValueError(f"unknown HTTP server {server!r}: one of {', '.join(SERVERS)}")
     await chosen.serve(app, sock, shutdown, tls=tls, insecure=insecure, access_log=access_log)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from email.utils import formatdate
 
-from gateway.serving.reasons import REASONS
+from protokube.gateway.serving.reasons import REASONS
 
 
 def reason(code: int) -> str:

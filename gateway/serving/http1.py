@@ -26,9 +26,9 @@ from urllib.parse import unquote
 
 import httptools
 
-from gateway.serving.heads import STATUS_LINES, canonical, go_error, http_date, status_line
-from gateway.serving.limits import HEADER_LIMIT
-from gateway.serving.upgrade import WebSocketSession, valid_handshake
+from protokube.gateway.serving.heads import STATUS_LINES, canonical, go_error, http_date, status_line
+from protokube.gateway.serving.limits import HEADER_LIMIT
+from protokube.gateway.serving.upgrade import WebSocketSession, valid_handshake
 
 log = logging.getLogger("protokube.serving")
 

@@ -18,8 +18,8 @@ from typing import Any
 from hypercorn.asyncio import serve as hypercorn_serve
 from hypercorn.config import Config
 
-from gateway.serving.limits import GRACE, HEADER_LIMIT, KEEP_ALIVE_TIMEOUT, MAX_HEADER_BYTES
-from gateway.serving.tls import TLSSettings
+from protokube.gateway.serving.limits import GRACE, HEADER_LIMIT, KEEP_ALIVE_TIMEOUT, MAX_HEADER_BYTES
+from protokube.gateway.serving.tls import TLSSettings
 
 
 def config(sock: socket.socket, tls: TLSSettings | None, insecure: socket.socket | None, access_log: bool) -> Config:

@@ -18,17 +18,17 @@ import ssl
 import sys
 from typing import Any
 
-from gateway.flowcontrol import lanes
-from gateway.serving.http1 import ASGI, ASGIApp, Http1Protocol
-from gateway.serving.limits import GRACE, KEEP_ALIVE_TIMEOUT, MAX_HEADER_BYTES
-from gateway.serving.tls import HTTP2, TLSSettings, cipher_ids, server_context, tls_extension
+from protokube.gateway.flowcontrol import lanes
+from protokube.gateway.serving.http1 import ASGI, ASGIApp, Http1Protocol
+from protokube.gateway.serving.limits import GRACE, KEEP_ALIVE_TIMEOUT, MAX_HEADER_BYTES
+from protokube.gateway.serving.tls import HTTP2, TLSSettings, cipher_ids, server_context, tls_extension
 
 log = logging.getLogger("protokube.serving")
 
 
 def http2_available() -> bool:
     """Whether this checkout has the HTTP/2 protocol (gateway/serving/http2.py)."""
-    return importlib.util.find_spec("gateway.serving.http2") is not None
+    return importlib.util.find_spec("protokube.gateway.serving.http2") is not None
 
 
 class Listener:
@@ -68,7 +68,7 @@ class Connection(asyncio.Protocol):
             "context": context,
         }
         if ssl_object is not None and ssl_object.selected_alpn_protocol() == HTTP2:
-            from gateway.serving.http2 import Http2Protocol
+            from protokube.gateway.serving.http2 import Http2Protocol
 
             self.inner = Http2Protocol(listener.app, max_header_list_size=MAX_HEADER_BYTES, **options)
         else:

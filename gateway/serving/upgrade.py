@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from wsproto.connection import Connection, ConnectionState, ConnectionType
 from wsproto.events import BytesMessage, CloseConnection, Ping, TextMessage
 
-from gateway.serving.heads import canonical, http_date, status_line
+from protokube.gateway.serving.heads import canonical, http_date, status_line
 
 log = logging.getLogger("protokube.serving")
 

@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from etcdserverpb import rpc_pb2 as rpc
-from mvccpb import kv_pb2
+from protokube.gen.etcdserverpb import rpc_pb2 as rpc
+from protokube.gen.mvccpb import kv_pb2
 
 KeyValue = kv_pb2.KeyValue
 Event = kv_pb2.Event

@@ -14,22 +14,21 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-from gateway import errors
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import ListOptions
-from gateway.selectors import Filter
-from gateway.storage import continuetoken, readpath
-from gateway.storage.backend import Compacted, FutureRevision
-from gateway.storage.continuetoken import ContinueTokenError
-from gateway.storage.corrupt import CorruptObject, list_error
-from gateway.storage.objectstore import ObjectStore, Transform, Updated
-from gateway.storage.readpath import CACHE, CONSISTENT, NOT_OLDER_THAN, CacheState, ReadPlan
-from gateway.watchcache.cache import TooLargeResourceVersion, WatchCache
-from gateway.watchcache.entries import entry_fields, make_entry
-from gateway.watchcache.watcher import BOOKMARK_INTERVAL, CacheWatcher, Item
+from protokube.gateway import errors
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import ListOptions
+from protokube.gateway.selectors import Filter
+from protokube.gateway.storage import continuetoken, readpath
+from protokube.gateway.storage.backend import Compacted, FutureRevision
+from protokube.gateway.storage.continuetoken import ContinueTokenError
+from protokube.gateway.storage.corrupt import CorruptObject, list_error
+from protokube.gateway.storage.objectstore import ObjectStore, Transform, Updated
+from protokube.gateway.storage.readpath import CACHE, CONSISTENT, NOT_OLDER_THAN, CacheState, ReadPlan
+from protokube.gateway.watchcache.cache import TooLargeResourceVersion, WatchCache
+from protokube.gateway.watchcache.entries import entry_fields, make_entry
+from protokube.gateway.watchcache.watcher import BOOKMARK_INTERVAL, CacheWatcher, Item
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
 CONTINUE_TOO_OLD = (

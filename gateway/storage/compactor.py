@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from gateway.storage.backend import StorageError
-from gateway.storage.etcd import EtcdBackend
+from protokube.gateway.storage.backend import StorageError
+from protokube.gateway.storage.etcd import EtcdBackend
 
 log = logging.getLogger("protokube.compactor")
 

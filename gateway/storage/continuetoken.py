@@ -14,7 +14,7 @@ import string
 from collections.abc import Callable
 from typing import Any
 
-from gateway.patch import gojson
+from protokube.gateway.patch import gojson
 from protokube.schema.validtext import valid_text
 
 VERSION = "meta.k8s.io/v1"

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-from gateway import errors
-from gateway.storage.backend import StorageError
+from protokube.gateway import errors
+from protokube.gateway.storage.backend import StorageError
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import Resource
 
 CORRUPT_CODE = 7  # upstream's storage.ErrCodeCorruptObj

@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from etcdserverpb import rpc_pb2 as rpc
-from etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
-from gateway.storage import endpoints
-from gateway.storage.backend import (
+from protokube.gateway.storage import endpoints
+from protokube.gateway.storage.backend import (
     Compacted,
     FutureRevision,
     KeyExists,
@@ -31,6 +29,8 @@ from gateway.storage.backend import (
     StorageError,
     Unavailable,
 )
+from protokube.gen.etcdserverpb import rpc_pb2 as rpc
+from protokube.gen.etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
 # Lists of many large objects exceed gRPC's 4 MiB default.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]

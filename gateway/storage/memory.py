@@ -13,7 +13,7 @@ import asyncio
 import bisect
 from collections.abc import AsyncIterator
 
-from gateway.storage.backend import (
+from protokube.gateway.storage.backend import (
     Compacted,
     Event,
     FutureRevision,

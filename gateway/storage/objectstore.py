@@ -16,10 +16,10 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from gateway.objects.codec import Codec, Obj
-from gateway.objects.view import ObjectView
-from gateway.storage import keys
-from gateway.storage.backend import (
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.storage import keys
+from protokube.gateway.storage.backend import (
     MAX_REVISION,
     Backend,
     FutureRevision,
@@ -29,7 +29,7 @@ from gateway.storage.backend import (
     ModRevisionMismatch,
     prefix_end,
 )
-from gateway.storage.corrupt import CorruptObject
+from protokube.gateway.storage.corrupt import CorruptObject
 from protokube.schema.registry import Resource
 
 

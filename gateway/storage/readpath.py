@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.params import EXACT
+from protokube.gateway.params import EXACT
 
 CACHE, STORAGE = "cache", "storage"
 # How fresh the cache must be before it answers.

@@ -21,15 +21,15 @@ from collections.abc import Iterator
 
 from sortedcontainers import SortedDict
 
-from gateway.flowcontrol import lanes
-from gateway.objects.view import ObjectView
-from gateway.selectors import Filter
-from gateway.storage.backend import Compacted, Event, KeyValue, StorageError, Watch, prefix_end
-from gateway.storage.corrupt import CorruptObject
-from gateway.storage.objectstore import ObjectStore
-from gateway.watchcache.entries import CacheEvent, Entry, Selectable, entry_fields, make_entry
-from gateway.watchcache.fanout import FanOut
-from gateway.watchcache.watcher import CacheWatcher
+from protokube.gateway.flowcontrol import lanes
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.selectors import Filter
+from protokube.gateway.storage.backend import Compacted, Event, KeyValue, StorageError, Watch, prefix_end
+from protokube.gateway.storage.corrupt import CorruptObject
+from protokube.gateway.storage.objectstore import ObjectStore
+from protokube.gateway.watchcache.entries import CacheEvent, Entry, Selectable, entry_fields, make_entry
+from protokube.gateway.watchcache.fanout import FanOut
+from protokube.gateway.watchcache.watcher import CacheWatcher
 
 log = logging.getLogger("protokube.watchcache")
 

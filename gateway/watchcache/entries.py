@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from sys import intern
 
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
 
 
 @dataclass(frozen=True, slots=True)

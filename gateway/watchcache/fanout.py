@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from gateway.selectors import Filter
-from gateway.watchcache.entries import CacheEvent
-from gateway.watchcache.watcher import CacheWatcher, change_type
+from protokube.gateway.selectors import Filter
+from protokube.gateway.watchcache.entries import CacheEvent
+from protokube.gateway.watchcache.watcher import CacheWatcher, change_type
 
 PACE_PER_WATCHER = 100e-6  # seconds
 

@@ -20,8 +20,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 
-from gateway.selectors import Filter
-from gateway.watchcache.entries import CacheEvent, Entry, entry_fields
+from protokube.gateway.selectors import Filter
+from protokube.gateway.watchcache.entries import CacheEvent, Entry, entry_fields
 
 # Seconds between periodic bookmarks (upstream: about a minute), and before the deadline.
 BOOKMARK_INTERVAL = 60.0

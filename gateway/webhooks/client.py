@@ -24,11 +24,11 @@ from urllib.parse import urljoin, urlsplit
 import h11
 import orjson
 
-from gateway import errors
-from gateway.params import ListOptions
-from gateway.selectors import NO_FIELDS, Filter, LabelSelector, Requirement
-from gateway.storage.cacher import Cacher
-from gateway.webhooks.transport import Destination, Reply, TooLarge, Transport
+from protokube.gateway import errors
+from protokube.gateway.params import ListOptions
+from protokube.gateway.selectors import NO_FIELDS, Filter, LabelSelector, Requirement
+from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.webhooks.transport import Destination, Reply, TooLarge, Transport
 
 SERVICES = ("", "v1", "services")
 ENDPOINT_SLICES = ("discovery.k8s.io", "v1", "endpointslices")

@@ -18,9 +18,9 @@ import yaml
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from quart import Response
 
-from gateway import errors
-from gateway.objects.codecs import codec_for
-from gateway.request import ApiRequest
+from protokube.gateway import errors
+from protokube.gateway.objects.codecs import codec_for
+from protokube.gateway.request import ApiRequest
 from protokube.schema import envelope, wire
 from protokube.schema.registry import GroupVersionKind, Registry
 

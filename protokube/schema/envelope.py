@@ -9,8 +9,8 @@ from __future__ import annotations
 from google._upb import _message as upb
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
-from k8s.io.apimachinery.pkg.runtime import types_pb2 as runtime_pb2
 
+from protokube.gen.k8s.io.apimachinery.pkg.runtime import types_pb2 as runtime_pb2
 from protokube.schema.validtext import with_valid_strings
 
 MAGIC = b"k8s\x00"

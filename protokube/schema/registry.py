@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import protokube.options.v1.options_pb2 as opts
 from google.protobuf.descriptor import Descriptor
 
+import protokube.gen.protokube.options.v1.options_pb2 as opts
 from protokube.schema import descriptors
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import protokube.options.v1.options_pb2 as opts
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+import protokube.gen.protokube.options.v1.options_pb2 as opts
 from protokube.schema import descriptors
 
 META = "k8s.io.apimachinery.pkg.apis.meta.v1."

@@ -25,8 +25,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import protokube.options.v1.options_pb2 as opts
-
+import protokube.gen.protokube.options.v1.options_pb2 as opts
 from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, SCHEMA_UNIONS, STRING, FieldShape, shape
 
 SCALAR, LIST, MAP, STRUCT, UNTYPED, DEDUCED = "scalar", "list", "map", "struct", "untyped", "deduced"

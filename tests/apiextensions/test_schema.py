@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.apiextensions.schema import Structural, structural_errors
+from protokube.gateway.apiextensions.schema import Structural, structural_errors
 
 ROOT = "spec.versions[0].schema.openAPIV3Schema"
 SCHEMA: dict[str, Any] = {

@@ -7,9 +7,9 @@ from typing import Any
 
 import yaml
 
-from gateway.fieldmanager.fieldpath import Set, make_path
-from gateway.fieldmanager.merge import Conflicts, ManagedFields, Updater, VersionedSet
-from gateway.fieldmanager.typed import MISSING
+from protokube.gateway.fieldmanager.fieldpath import Set, make_path
+from protokube.gateway.fieldmanager.merge import Conflicts, ManagedFields, Updater, VersionedSet
+from protokube.gateway.fieldmanager.typed import MISSING
 from protokube.schema.typetree import ASSOCIATIVE, ATOMIC, LIST, MAP, SCALAR, SET, STRUCT, UNTYPED, Field, Type
 
 NUMERIC = Type(SCALAR, scalar="number")

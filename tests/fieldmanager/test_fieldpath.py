@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from gateway.fieldmanager.fieldpath import (
+from protokube.gateway.fieldmanager.fieldpath import (
     FieldsV1Error,
     Set,
     deserialize_element,

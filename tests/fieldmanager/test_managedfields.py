@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 import yaml
 
-import gateway.fieldmanager.managedfields as managedfields
-import gateway.fieldmanager.options as options
-from gateway import errors
-from gateway.fieldmanager.conflict import conflict_error
-from gateway.fieldmanager.managedfields import DecodeError, build_manager_identifier
-from gateway.fieldmanager.merge import Conflicts
+import protokube.gateway.fieldmanager.managedfields as managedfields
+import protokube.gateway.fieldmanager.options as options
+from protokube.gateway import errors
+from protokube.gateway.fieldmanager.conflict import conflict_error
+from protokube.gateway.fieldmanager.managedfields import DecodeError, build_manager_identifier
+from protokube.gateway.fieldmanager.merge import Conflicts
 
 from .helpers import P
 

@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from gateway.errors import StatusError
-from gateway.fieldmanager.equality import ignore_managed_fields_timestamps
-from gateway.fieldmanager.fieldpath import Set, make_path
-from gateway.fieldmanager.lastapplied import ANNOTATION
-from gateway.fieldmanager.manager import ANCIENT_CHANGES, FieldManager, Unchanged
+from protokube.gateway.errors import StatusError
+from protokube.gateway.fieldmanager.equality import ignore_managed_fields_timestamps
+from protokube.gateway.fieldmanager.fieldpath import Set, make_path
+from protokube.gateway.fieldmanager.lastapplied import ANNOTATION
+from protokube.gateway.fieldmanager.manager import ANCIENT_CHANGES, FieldManager, Unchanged
 from protokube.schema.typetree import proto_type
 
 from .test_fieldpath import APPLIED_DEPLOYMENT, CONTROLLER_DEPLOYMENT_STATUS, KUBECTL_CREATE_DEPLOYMENT

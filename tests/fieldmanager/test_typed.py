@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-import gateway.fieldmanager.typed as typed
-from gateway.fieldmanager.fieldpath import Set, key, value
-from gateway.fieldmanager.values import equals
+import protokube.gateway.fieldmanager.typed as typed
+from protokube.gateway.fieldmanager.fieldpath import Set, key, value
+from protokube.gateway.fieldmanager.values import equals
 from protokube.schema.typetree import proto_type
 
 from .helpers import BOOLEAN, NS, NUMERIC, STRING, UNTYPED_T, P, atomic_list, map_list, map_of, set_list, struct

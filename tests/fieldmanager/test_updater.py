@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.fieldmanager.fieldpath import key, value
-from gateway.fieldmanager.merge import Conflicts
+from protokube.gateway.fieldmanager.fieldpath import key, value
+from protokube.gateway.fieldmanager.merge import Conflicts
 
 from .helpers import BOOLEAN, NS, NUMERIC, STRING, P, State, map_list, map_of, set_list, struct, y
 

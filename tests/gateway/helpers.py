@@ -22,8 +22,9 @@ from typing import Any
 import grpc
 import httpx
 import pytest
-from etcdserverpb import rpc_pb2 as rpc
-from etcdserverpb import rpc_pb2_grpc as rpc_grpc
+
+from protokube.gen.etcdserverpb import rpc_pb2 as rpc
+from protokube.gen.etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 HTTP_SERVERS = ("native", "hypercorn")  # --http-server

@@ -17,8 +17,9 @@ from types import ModuleType
 
 import httpx
 import pytest
-from k8s.io.api.apps.v1 import types_pb2 as apps_pb2
-from k8s.io.api.core.v1 import types_pb2 as core_pb2
+
+from protokube.gen.k8s.io.api.apps.v1 import types_pb2 as apps_pb2
+from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core_pb2
 
 from .helpers import ROOT, GatewayProcess
 

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.auth.bootstrap import policy
+from protokube.gateway.auth.bootstrap import policy
 from tests.gateway.helpers import ROOT, GatewayProcess, eventually, kubectl_path
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"

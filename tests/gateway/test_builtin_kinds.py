@@ -24,8 +24,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from etcdserverpb import rpc_pb2, rpc_pb2_grpc
 
+from protokube.gen.etcdserverpb import rpc_pb2, rpc_pb2_grpc
 from protokube.schema.registry import GroupVersionKind, registry
 
 from .helpers import NO_ROOT_CA_PUBLISHER, GatewayProcess, Kubectl, kubectl_path

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import envelope
 
 from .helpers import ROOT, GatewayProcess, eventually

@@ -18,8 +18,9 @@ from typing import Any
 import grpc
 import httpx
 import pytest
-from etcdserverpb import rpc_pb2 as rpc
-from etcdserverpb import rpc_pb2_grpc as rpc_grpc
+
+from protokube.gen.etcdserverpb import rpc_pb2 as rpc
+from protokube.gen.etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
 from .helpers import GatewayProcess, Kubectl, eventually, free_port, kubectl_path, watch_lines
 from .webhookserver import WebhookServer

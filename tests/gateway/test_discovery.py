@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 
 import httpx
-from k8s.io.api.apidiscovery.v2 import types_pb2 as v2
-from k8s.io.api.apidiscovery.v2beta1 import types_pb2 as v2beta1
 
+from protokube.gen.k8s.io.api.apidiscovery.v2 import types_pb2 as v2
+from protokube.gen.k8s.io.api.apidiscovery.v2beta1 import types_pb2 as v2beta1
 from protokube.schema import envelope
 
 from .helpers import Kubectl

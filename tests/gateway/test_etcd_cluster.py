@@ -18,8 +18,9 @@ from pathlib import Path
 import grpc
 import httpx
 import pytest
-from etcdserverpb import rpc_pb2 as pb
-from etcdserverpb import rpc_pb2_grpc as pb_grpc
+
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.gen.etcdserverpb import rpc_pb2_grpc as pb_grpc
 
 from .helpers import GatewayProcess, free_port
 

@@ -176,7 +176,7 @@ def test_a_watch_streams_in_chunks(server: GatewayProcess, client: httpx.Client,
 def test_http2_by_alpn(server: GatewayProcess) -> None:
     """kubectl and client-go negotiate HTTP/2 over TLS; the native server speaks it."""
     skip_on_hypercorn(server, "its HTTP/2 is not the tested one")
-    pytest.importorskip("gateway.serving.http2")
+    pytest.importorskip("protokube.gateway.serving.http2")
     with httpx.Client(base_url=server.secure_url, verify=admin_context(server), http2=True, timeout=TIMEOUT) as h2:
         answer = h2.get("/api/v1/namespaces/default")
         assert (answer.http_version, answer.status_code) == ("HTTP/2", 200)

@@ -16,9 +16,9 @@ from pathlib import Path
 import grpc
 import httpx
 import pytest
-from etcdserverpb import rpc_pb2 as pb
-from etcdserverpb import rpc_pb2_grpc as pb_grpc
 
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.gen.etcdserverpb import rpc_pb2_grpc as pb_grpc
 from tests.storage.helpers import StorageProcess
 
 from .helpers import NO_ROOT_CA_PUBLISHER, GatewayProcess, etcd_process

@@ -12,13 +12,13 @@ import dataclasses
 import re
 from typing import Any
 
-import gnostic.openapiv2.OpenAPIv2_pb2 as openapi_v2
 import httpx
 import orjson
 import pytest
 import yaml
 
-from gateway.openapi.service import OpenAPIService
+import protokube.gen.gnostic.openapiv2.OpenAPIv2_pb2 as openapi_v2
+from protokube.gateway.openapi.service import OpenAPIService
 from protokube.schema import descriptors
 from protokube.schema.registry import GroupVersionKind, build
 

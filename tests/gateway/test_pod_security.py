@@ -13,12 +13,12 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
-from k8s.io.api.core.v1 import types_pb2 as core
 
-from gateway.admission.podsecurity import plugin
-from gateway.admission.podsecurity.checks import CHECKS, details, evaluate
-from gateway.admission.podsecurity.configuration import parse
-from gateway.admission.podsecurity.levels import LevelVersion, Version
+from protokube.gateway.admission.podsecurity import plugin
+from protokube.gateway.admission.podsecurity.checks import CHECKS, details, evaluate
+from protokube.gateway.admission.podsecurity.configuration import parse
+from protokube.gateway.admission.podsecurity.levels import LevelVersion, Version
+from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
 
 from .helpers import ROOT, GatewayProcess, Kubectl, deployment
 

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from gateway.apiextensions.schema import structural_errors
+from protokube.gateway.apiextensions.schema import structural_errors
 
 from .helpers import ROOT, GatewayProcess, Kubectl, kubectl_path
 

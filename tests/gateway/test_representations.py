@@ -372,11 +372,10 @@ def test_other_kinds_print_their_columns(client: httpx.Client, namespace: str) -
 def test_default_columns_for_kinds_without_printer_columns(client: httpx.Client, pods: str) -> None:
     import dataclasses
 
-    from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-    from gateway.objects.codecs import codec_for
-    from gateway.objects.view import ObjectView
-    from gateway.printing import table
+    from protokube.gateway.objects.codecs import codec_for
+    from protokube.gateway.objects.view import ObjectView
+    from protokube.gateway.printing import table
+    from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
     from protokube.schema.jsondecode import decode
     from protokube.schema.registry import registry
 

@@ -11,7 +11,8 @@ import base64
 import grpc
 import httpx
 import pytest
-from etcdserverpb import rpc_pb2, rpc_pb2_grpc
+
+from protokube.gen.etcdserverpb import rpc_pb2, rpc_pb2_grpc
 
 from .helpers import GatewayProcess, until_cached, watch_lines
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from gateway.filters.unreadbody import DRAIN_TIMEOUT
+from protokube.gateway.filters.unreadbody import DRAIN_TIMEOUT
 
 from .helpers import HTTP_SERVERS, GatewayProcess
 

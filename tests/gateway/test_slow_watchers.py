@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from gateway.watchcache.watcher import MAX_QUEUED
+from protokube.gateway.watchcache.watcher import MAX_QUEUED
 
 from .helpers import NO_ROOT_CA_PUBLISHER, GatewayProcess, store_copies
 

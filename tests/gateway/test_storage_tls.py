@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.security import certs
+from protokube.gateway.security import certs
 
 from .helpers import ROOT, GatewayProcess, free_port
 

@@ -15,11 +15,11 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from k8s.io.api.core.v1 import types_pb2 as core
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
+from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import envelope
 
 from .helpers import GatewayProcess

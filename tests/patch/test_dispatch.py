@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.errors import StatusError
-from gateway.patch.dispatch import (
+from protokube.gateway.errors import StatusError
+from protokube.gateway.patch.dispatch import (
     APPLY_PATCH_YAML,
     JSON_PATCH,
     MERGE_PATCH,

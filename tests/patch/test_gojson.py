@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-import gateway.patch.gojson as gojson
-from gateway.patch.gofmt import format_g, format_json_float, sprint_s, sprint_v
-from gateway.patch.gosort import slice_stable
+import protokube.gateway.patch.gojson as gojson
+from protokube.gateway.patch.gofmt import format_g, format_json_float, sprint_s, sprint_v
+from protokube.gateway.patch.gosort import slice_stable
 
 SYNTAX = [
     (b"", "unexpected end of JSON input"),

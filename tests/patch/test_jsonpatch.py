@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-import gateway.patch.jsonpatch as jsonpatch
-from gateway.errors import StatusError
-from gateway.patch.dispatch import JSON_PATCH, apply_patch
-from gateway.patch.gofmt import ServerPanic
-from gateway.patch.lazynode import Node, marshal, to_value
+import protokube.gateway.patch.jsonpatch as jsonpatch
+from protokube.gateway.errors import StatusError
+from protokube.gateway.patch.dispatch import JSON_PATCH, apply_patch
+from protokube.gateway.patch.gofmt import ServerPanic
+from protokube.gateway.patch.lazynode import Node, marshal, to_value
 from protokube.schema.jsonencode import to_dict
 
 GENERIC_422 = "the server rejected our request due to an error in our request"

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-import gateway.patch.mergepatch as mergepatch
-from gateway.errors import StatusError
-from gateway.patch.dispatch import MERGE_PATCH, apply_patch
-from gateway.patch.lazynode import marshal, to_value
+import protokube.gateway.patch.mergepatch as mergepatch
+from protokube.gateway.errors import StatusError
+from protokube.gateway.patch.dispatch import MERGE_PATCH, apply_patch
+from protokube.gateway.patch.lazynode import marshal, to_value
 from protokube.schema.jsonencode import to_dict
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from gateway.errors import StatusError
-from gateway.patch.dispatch import STRATEGIC_MERGE_PATCH, apply_patch
-from gateway.patch.gofmt import ServerPanic
+from protokube.gateway.errors import StatusError
+from protokube.gateway.patch.dispatch import STRATEGIC_MERGE_PATCH, apply_patch
+from protokube.gateway.patch.gofmt import ServerPanic
 from protokube.schema.jsonencode import to_dict
 from protokube.schema.typetree import Type, proto_type
 

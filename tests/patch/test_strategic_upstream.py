@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gateway.errors import StatusError
-from gateway.patch.dispatch import STRATEGIC_MERGE_PATCH, apply_patch
+from protokube.gateway.errors import StatusError
+from protokube.gateway.patch.dispatch import STRATEGIC_MERGE_PATCH, apply_patch
 from tests.patch.schemas import MERGE_ITEM
 from tests.patch.upstream_smp_cases import CUSTOM_RAW_CASES, CUSTOM_YAML, RAW_CASES
 

@@ -17,10 +17,10 @@ from collections.abc import Callable
 import atheris
 
 with atheris.instrument_imports(include=["gateway", "protokube"]):
-    from gateway import params, selectors
-    from gateway.errors import StatusError
-    from gateway.negotiation import mediatypes, negotiate
-    from gateway.storage import continuetoken
+    from protokube.gateway import params, selectors
+    from protokube.gateway.errors import StatusError
+    from protokube.gateway.negotiation import mediatypes, negotiate
+    from protokube.gateway.storage import continuetoken
 
 from tests.property.test_bodies import CASES, _decode
 from tests.property.test_patches import _patch

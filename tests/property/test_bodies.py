@@ -13,15 +13,15 @@ import cbor2
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from k8s.io.apimachinery.pkg.runtime import types_pb2 as runtime_pb2
 
-from gateway.errors import StatusError
-from gateway.negotiation import mediatypes
-from gateway.negotiation.bodies import decode_body
-from gateway.objects.codec import Codec
-from gateway.objects.codecs import codec_for
-from gateway.objects.protobuf import ProtoCodec
-from gateway.objects.unstructured import JSONCodec
+from protokube.gateway.errors import StatusError
+from protokube.gateway.negotiation import mediatypes
+from protokube.gateway.negotiation.bodies import decode_body
+from protokube.gateway.objects.codec import Codec
+from protokube.gateway.objects.codecs import codec_for
+from protokube.gateway.objects.protobuf import ProtoCodec
+from protokube.gateway.objects.unstructured import JSONCodec
+from protokube.gen.k8s.io.apimachinery.pkg.runtime import types_pb2 as runtime_pb2
 from protokube.schema import envelope, jsondecode, yamlcodec
 from protokube.schema.jsondecode import DecodeError, without_lone_surrogates
 from protokube.schema.registry import GroupVersionKind, registry

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from gateway import params, selectors
-from gateway.errors import StatusError
-from gateway.negotiation import mediatypes, negotiate
-from gateway.negotiation.negotiate import Formats
-from gateway.requestinfo import request_info
-from gateway.storage import continuetoken
+from protokube.gateway import params, selectors
+from protokube.gateway.errors import StatusError
+from protokube.gateway.negotiation import mediatypes, negotiate
+from protokube.gateway.negotiation.negotiate import Formats
+from protokube.gateway.requestinfo import request_info
+from protokube.gateway.storage import continuetoken
 
 from .strategies import ANY_CHAR, INTEGERS, JSON_VALUES, STRINGS, URL_TEXT
 

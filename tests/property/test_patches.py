@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.errors import StatusError
-from gateway.fieldmanager.manager import FieldManager
-from gateway.handlers.patch import apply_configuration, patch_result
-from gateway.objects.codecs import codec_for
-from gateway.params import WriteOptions
+from protokube.gateway.errors import StatusError
+from protokube.gateway.fieldmanager.manager import FieldManager
+from protokube.gateway.handlers.patch import apply_configuration, patch_result
+from protokube.gateway.objects.codecs import codec_for
+from protokube.gateway.params import WriteOptions
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import registry
 from protokube.schema.typetree import proto_type

@@ -8,14 +8,14 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
-from etcdserverpb import rpc_pb2 as rpc
-from etcdserverpb import rpc_pb2_grpc
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protokube.gen.etcdserverpb import rpc_pb2 as rpc
+from protokube.gen.etcdserverpb import rpc_pb2_grpc
 from tests.storage.helpers import StorageProcess
 
 BAD_CODES = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.UNAVAILABLE)

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 import grpc
-from etcdserverpb import rpc_pb2_grpc
+
+from protokube.gen.etcdserverpb import rpc_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 20.0

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
-from etcdserverpb import rpc_pb2 as pb
+
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
 
 from .helpers import free_port, run
 

@@ -7,8 +7,9 @@ import os
 import signal
 
 import grpc
-from etcdserverpb import rpc_pb2 as pb
-from etcdserverpb import rpc_pb2_grpc
+
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.gen.etcdserverpb import rpc_pb2_grpc
 
 CLIENTS = 8
 

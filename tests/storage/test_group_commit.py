@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import grpc
-from etcdserverpb import rpc_pb2 as pb
-from etcdserverpb import rpc_pb2_grpc
 
-from server.app import start_storage
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.gen.etcdserverpb import rpc_pb2_grpc
+from protokube.server.app import start_storage
 
 WRITES = 3000  # more than gRPC's default pending-call limit (1000): none may be refused
 

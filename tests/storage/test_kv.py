@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from etcdserverpb import rpc_pb2 as pb
+
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
 
 from .helpers import run
 

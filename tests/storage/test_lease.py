@@ -6,8 +6,9 @@ import asyncio
 
 import grpc
 import pytest
-from etcdserverpb import rpc_pb2 as pb
-from mvccpb import kv_pb2
+
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.gen.mvccpb import kv_pb2
 
 from .helpers import run
 

@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import grpc
-from etcdserverpb import rpc_pb2 as pb
+
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
 
 from .helpers import ROOT, run
 

@@ -8,8 +8,9 @@ import urllib.request
 
 import grpc
 import pytest
-from etcdserverpb import rpc_pb2 as pb
-from mvccpb import kv_pb2
+
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.gen.mvccpb import kv_pb2
 
 from .helpers import Stubs, run
 

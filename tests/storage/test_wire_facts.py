@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-from etcdserverpb import rpc_pb2
 from google.protobuf import descriptor_pb2
-from mvccpb import kv_pb2
+
+from protokube.gen.etcdserverpb import rpc_pb2
+from protokube.gen.mvccpb import kv_pb2
 
 FACTS = json.loads((Path(__file__).resolve().parents[2] / "wirefacts" / "etcd-fields.json").read_text())
 FILES = [kv_pb2.DESCRIPTOR, rpc_pb2.DESCRIPTOR]

@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from etcdserverpb import rpc_pb2 as rpc
-
+from protokube.gen.etcdserverpb import rpc_pb2 as rpc
 from tests.storage.helpers import StorageProcess, Stubs, run
 
 WRITERS, WRITES = 8, 40

@@ -11,9 +11,9 @@ from pathlib import Path
 import grpc
 import httpx
 import pytest
-from etcdserverpb import rpc_pb2 as rpc
-from etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
+from protokube.gen.etcdserverpb import rpc_pb2 as rpc
+from protokube.gen.etcdserverpb import rpc_pb2_grpc as rpc_grpc
 from protokube.testing import Server, ServerError
 from tests.gateway.helpers import etcd_process
 

@@ -11,9 +11,9 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
-from gateway.app import APIServer, Settings
-from gateway.runtimeconfig import RuntimeConfig
-from gateway.storage.memory import MemoryBackend
+from protokube.gateway.app import APIServer, Settings
+from protokube.gateway.runtimeconfig import RuntimeConfig
+from protokube.gateway.storage.memory import MemoryBackend
 from protokube.schema import descriptors
 from protokube.schema.registry import build
 

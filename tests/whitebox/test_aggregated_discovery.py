@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from gateway.app import create_app
-from gateway.handlers.aggregated import Wanted, wanted
-from gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
-from gateway.registry.apiservicepriorities import discovery_order
+from protokube.gateway.app import create_app
+from protokube.gateway.handlers.aggregated import Wanted, wanted
+from protokube.gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
+from protokube.gateway.registry.apiservicepriorities import discovery_order
 from protokube.schema.registry import GroupVersionKind, Resource
 
 from .stack import run, running_server

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gateway.app import create_app
+from protokube.gateway.app import create_app
 
 from .stack import run, running_server
 

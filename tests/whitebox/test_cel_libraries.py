@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from gateway.auth.authorization import AlwaysAllow, AlwaysDeny
-from gateway.auth.rbac import Attributes, Decision
-from gateway.auth.user import UserInfo
-from gateway.cel import CELCompileError, CELEvaluationError, LazyMap, compile, from_cel
-from gateway.cel.admission import AuthorizerValue
+from protokube.gateway.auth.authorization import AlwaysAllow, AlwaysDeny
+from protokube.gateway.auth.rbac import Attributes, Decision
+from protokube.gateway.auth.user import UserInfo
+from protokube.gateway.cel import CELCompileError, CELEvaluationError, LazyMap, compile, from_cel
+from protokube.gateway.cel.admission import AuthorizerValue
 
 
 def run(expression: str, **activation: Any) -> Any:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.controllers import selection
-from gateway.controllers.selection import ControllerSelection
+from protokube.gateway.controllers import selection
+from protokube.gateway.controllers.selection import ControllerSelection
 
 
 def test_by_default_every_controller_runs() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.params import DeleteOptions
-from gateway.registry.deletion import BACKGROUND, ORPHAN, default_policy, deletion_finalizers
+from protokube.gateway.params import DeleteOptions
+from protokube.gateway.registry.deletion import BACKGROUND, ORPHAN, default_policy, deletion_finalizers
 
 HOLD = "example.com/hold"
 

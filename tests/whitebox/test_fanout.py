@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
-from gateway.watchcache.entries import CacheEvent, Entry
-from gateway.watchcache.fanout import FanOut
-from gateway.watchcache.watcher import Bookmark, CacheWatcher, Item
+from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
+from protokube.gateway.watchcache.entries import CacheEvent, Entry
+from protokube.gateway.watchcache.fanout import FanOut
+from protokube.gateway.watchcache.watcher import Bookmark, CacheWatcher, Item
 
 WATCHERS = 500
 # 2 ms a watcher: the round that wakes them makes the next wait 1 s, far longer than the test's steps

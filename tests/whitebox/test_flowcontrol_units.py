@@ -9,7 +9,7 @@ import itertools
 
 import pytest
 
-from gateway.flowcontrol.concurrency import (
+from protokube.gateway.flowcontrol.concurrency import (
     AllocItem,
     Borrower,
     Limits,
@@ -18,10 +18,10 @@ from gateway.flowcontrol.concurrency import (
     nominal_limits,
     rebalance,
 )
-from gateway.flowcontrol.queueset import QUEUE_FULL, QueueSet, Request
-from gateway.flowcontrol.retryafter import DroppedRequests
-from gateway.flowcontrol.seats import WorkEstimate, level_max_seats
-from gateway.flowcontrol.shufflesharding import check_dealer, deal
+from protokube.gateway.flowcontrol.queueset import QUEUE_FULL, QueueSet, Request
+from protokube.gateway.flowcontrol.retryafter import DroppedRequests
+from protokube.gateway.flowcontrol.seats import WorkEstimate, level_max_seats
+from protokube.gateway.flowcontrol.shufflesharding import check_dealer, deal
 
 
 def test_every_hash_below_the_number_of_ordered_hands_deals_a_different_hand() -> None:

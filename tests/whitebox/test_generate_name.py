@@ -7,12 +7,12 @@ store directly with the name generator made to repeat itself.
 from __future__ import annotations
 
 import pytest
-from k8s.io.api.core.v1 import types_pb2 as core
 
-from gateway.errors import StatusError
-from gateway.params import WriteOptions
-from gateway.registry import store as store_module
-from gateway.registry.store import GENERATE_NAME_ATTEMPTS
+from protokube.gateway.errors import StatusError
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry import store as store_module
+from protokube.gateway.registry.store import GENERATE_NAME_ATTEMPTS
+from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
 
 from .stack import run, running_server
 

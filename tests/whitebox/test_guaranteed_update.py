@@ -7,14 +7,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from k8s.io.api.core.v1 import types_pb2 as core
 
-from gateway import errors
-from gateway.objects.codecs import codec_for
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.storage.memory import MemoryBackend
-from gateway.storage.objectstore import ObjectStore, Removal
+from protokube.gateway import errors
+from protokube.gateway.objects.codecs import codec_for
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.storage.memory import MemoryBackend
+from protokube.gateway.storage.objectstore import ObjectStore, Removal
+from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
 from protokube.schema.registry import registry
 
 from .stack import run, running_server

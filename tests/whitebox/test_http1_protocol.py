@@ -11,8 +11,8 @@ from typing import Any
 
 import uvloop
 
-from gateway.flowcontrol.lanes import LaneLoop
-from gateway.serving import listen_socket, serve_app
+from protokube.gateway.flowcontrol.lanes import LaneLoop
+from protokube.gateway.serving import listen_socket, serve_app
 
 App = Callable[[dict[str, Any], Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
 

@@ -42,9 +42,9 @@ from hyperframe.frame import (
     SettingsFrame,
 )
 
-from gateway.flowcontrol.lanes import LaneLoop
-from gateway.serving import http2
-from gateway.serving.http2 import Http2Protocol
+from protokube.gateway.flowcontrol.lanes import LaneLoop
+from protokube.gateway.serving import http2
+from protokube.gateway.serving.http2 import Http2Protocol
 
 MiB = 1 << 20
 HEAD = [(b":scheme", b"http"), (b":authority", b"example.test")]

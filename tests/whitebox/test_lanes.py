@@ -11,11 +11,11 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from gateway.app import NAMESPACES
-from gateway.flowcontrol import lanes
-from gateway.flowcontrol.lanes import LANE, MAX_DEFERRAL, Lane, LaneLoop
-from gateway.flowcontrol.queueset import EXEMPT_QUEUES, Request
-from gateway.flowcontrol.seats import WorkEstimate
+from protokube.gateway.app import NAMESPACES
+from protokube.gateway.flowcontrol import lanes
+from protokube.gateway.flowcontrol.lanes import LANE, MAX_DEFERRAL, Lane, LaneLoop
+from protokube.gateway.flowcontrol.queueset import EXEMPT_QUEUES, Request
+from protokube.gateway.flowcontrol.seats import WorkEstimate
 
 from .stack import running_server
 from .test_flowcontrol_units import queue_set

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
-from gateway.loophistogram import LoopHistogram
+from protokube.gateway.loophistogram import LoopHistogram
 
 BUCKETS = (0, 0.005, 0.02, 1, 10)
 LABELS = ["priority_level", "flow_schema"]

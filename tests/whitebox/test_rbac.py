@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.auth.authorization import Privileged, forbidden, forbidden_message
-from gateway.auth.rbac import Attributes, RBACIndex, rule_allows
-from gateway.auth.user import UserInfo, service_account_user
+from protokube.gateway.auth.authorization import Privileged, forbidden, forbidden_message
+from protokube.gateway.auth.rbac import Attributes, RBACIndex, rule_allows
+from protokube.gateway.auth.user import UserInfo, service_account_user
 
 ALICE = UserInfo("alice", groups=("devs", "system:authenticated"))
 
@@ -135,8 +135,8 @@ def test_forbidden_messages_as_upstream() -> None:
 
 
 def test_impersonation_needs_the_impersonate_verb_on_each_thing() -> None:
-    from gateway.auth.impersonation import Impersonation
-    from gateway.errors import StatusError
+    from protokube.gateway.auth.impersonation import Impersonation
+    from protokube.gateway.errors import StatusError
 
     rbac = RBACIndex()
     rbac.put(

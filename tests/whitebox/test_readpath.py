@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.errors import StatusError
-from gateway.params import EXACT, NOT_OLDER_THAN, list_options, validate_list_options
-from gateway.storage.readpath import (
+from protokube.gateway.errors import StatusError
+from protokube.gateway.params import EXACT, NOT_OLDER_THAN, list_options, validate_list_options
+from protokube.gateway.storage.readpath import (
     ANY,
     AT_REVISION,
     CACHE,
@@ -23,7 +23,7 @@ from gateway.storage.readpath import (
     plan_get,
     plan_list,
 )
-from gateway.storage.readpath import NOT_OLDER_THAN as AT_LEAST
+from protokube.gateway.storage.readpath import NOT_OLDER_THAN as AT_LEAST
 
 # A cache synced to revision 100 whose resource last changed at 90.
 CACHE_STATE = CacheState(ready=True, revision=100, last_change=90)

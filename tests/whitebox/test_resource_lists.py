@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.admission.podresources import is_best_effort, pod_limits, pod_requests
-from gateway.admission.resourcelist import ZERO, Quantity, add, exceeded, pretty, subtract_nonnegative
-from gateway.admission.resourcequota.evaluators import ClaimEvaluator, PodEvaluator, ServiceEvaluator
-from gateway.objects.codecs import kind_codec
+from protokube.gateway.admission.podresources import is_best_effort, pod_limits, pod_requests
+from protokube.gateway.admission.resourcelist import ZERO, Quantity, add, exceeded, pretty, subtract_nonnegative
+from protokube.gateway.admission.resourcequota.evaluators import ClaimEvaluator, PodEvaluator, ServiceEvaluator
+from protokube.gateway.objects.codecs import kind_codec
 from protokube.schema.registry import GroupVersionKind
 
 

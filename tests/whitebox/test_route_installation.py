@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 
-from gateway.app import APIServer, Settings
-from gateway.handlers.connect import connect
-from gateway.handlers.create import create, create_by_name, create_named
-from gateway.handlers.delete import delete, delete_collection
-from gateway.handlers.get import get
-from gateway.handlers.installer import Routes
-from gateway.handlers.list import list_
-from gateway.handlers.patch import patch, patch_or_apply
-from gateway.handlers.update import update
-from gateway.handlers.watch import watch
-from gateway.registry.rest import (
+from protokube.gateway.app import APIServer, Settings
+from protokube.gateway.handlers.connect import connect
+from protokube.gateway.handlers.create import create, create_by_name, create_named
+from protokube.gateway.handlers.delete import delete, delete_collection
+from protokube.gateway.handlers.get import get
+from protokube.gateway.handlers.installer import Routes
+from protokube.gateway.handlers.list import list_
+from protokube.gateway.handlers.patch import patch, patch_or_apply
+from protokube.gateway.handlers.update import update
+from protokube.gateway.handlers.watch import watch
+from protokube.gateway.registry.rest import (
     CONNECT_VERBS,
     Applier,
     CollectionDeleter,
@@ -34,8 +34,8 @@ from gateway.registry.rest import (
     Updater,
     Watcher,
 )
-from gateway.runtimeconfig import RuntimeConfig
-from gateway.storage.memory import MemoryBackend
+from protokube.gateway.runtimeconfig import RuntimeConfig
+from protokube.gateway.storage.memory import MemoryBackend
 from protokube.schema import descriptors
 from protokube.schema.registry import build
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from k8s.io.api.core.v1 import types_pb2 as core
 
-from gateway.admission.runtimeclass import merge_tolerations
+from protokube.gateway.admission.runtimeclass import merge_tolerations
+from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
 
 
 def toleration(**fields: Any) -> core.Toleration:

@@ -15,10 +15,10 @@ import time
 
 import orjson
 
-from gateway.app import APIServer, create_app
-from gateway.objects.unstructured import Unstructured
-from gateway.params import ListOptions, WriteOptions
-from gateway.storage.memory import MemoryBackend
+from protokube.gateway.app import APIServer, create_app
+from protokube.gateway.objects.unstructured import Unstructured
+from protokube.gateway.params import ListOptions, WriteOptions
+from protokube.gateway.storage.memory import MemoryBackend
 from protokube.schema.registry import GroupVersionKind, Resource, Subresource
 
 from .stack import run, running_server

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.app import create_app
+from protokube.gateway.app import create_app
 
 from .stack import run, running_server
 

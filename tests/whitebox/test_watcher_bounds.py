@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
-from gateway.watchcache.entries import CacheEvent, Entry
-from gateway.watchcache.watcher import MAX_BATCH, MAX_BATCH_BYTES, MAX_QUEUED, CacheWatcher, Change
+from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
+from protokube.gateway.watchcache.entries import CacheEvent, Entry
+from protokube.gateway.watchcache.watcher import MAX_BATCH, MAX_BATCH_BYTES, MAX_QUEUED, CacheWatcher, Change
 
 
 def _event(revision: int, size: int = 100) -> CacheEvent:

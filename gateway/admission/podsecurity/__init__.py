@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.admission.podsecurity import configuration
-from gateway.admission.podsecurity.plugin import PodSecurity
-from gateway.storage.cacher import Cacher
+from protokube.gateway.admission.podsecurity import configuration
+from protokube.gateway.admission.podsecurity.plugin import PodSecurity
+from protokube.gateway.storage.cacher import Cacher
 
 
 def new(raw_configuration: Any, namespaces: Cacher, pods: Cacher | None) -> PodSecurity:

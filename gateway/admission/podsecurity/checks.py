@@ -16,8 +16,8 @@ from functools import cache, partial
 
 from google.protobuf.message import Message
 
-from gateway.admission.podsecurity.levels import BASELINE, PRIVILEGED, RESTRICTED, LevelVersion
-from gateway.errors import go_quote
+from protokube.gateway.admission.podsecurity.levels import BASELINE, PRIVILEGED, RESTRICTED, LevelVersion
+from protokube.gateway.errors import go_quote
 
 
 @dataclass(frozen=True, slots=True)

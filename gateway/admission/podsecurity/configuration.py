@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.admission.podsecurity.levels import (
+from protokube.gateway.admission.podsecurity.levels import (
     LATEST,
     LEVEL_ERROR,
     PRIVILEGED,
@@ -21,8 +21,8 @@ from gateway.admission.podsecurity.levels import (
     parse_level,
     parse_version,
 )
-from gateway.errors import FieldError, aggregate
-from gateway.registry.validation.common import dns1123_label_problems, dns1123_subdomain_problems
+from protokube.gateway.errors import FieldError, aggregate
+from protokube.gateway.registry.validation.common import dns1123_label_problems, dns1123_subdomain_problems
 
 GROUP = "pod-security.admission.config.k8s.io"
 API_VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta1", f"{GROUP}/v1alpha1")

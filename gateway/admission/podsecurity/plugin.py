@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from gateway import errors
-from gateway.admission import CREATE, UPDATE, Attributes, forbidden, warnings
-from gateway.admission.podsecurity.checks import Forbidden, details, evaluate, reasons
-from gateway.admission.podsecurity.configuration import PodSecurityConfiguration
-from gateway.admission.podsecurity.levels import (
+from protokube.gateway import errors
+from protokube.gateway.admission import CREATE, UPDATE, Attributes, forbidden, warnings
+from protokube.gateway.admission.podsecurity.checks import Forbidden, details, evaluate, reasons
+from protokube.gateway.admission.podsecurity.configuration import PodSecurityConfiguration
+from protokube.gateway.admission.podsecurity.levels import (
     PRIVILEGED,
     LevelVersion,
     Policy,
@@ -38,11 +38,11 @@ from gateway.admission.podsecurity.levels import (
     label,
     policy_from_labels,
 )
-from gateway.errors import FieldError
-from gateway.params import ListOptions
-from gateway.selectors import EVERYTHING, NO_FIELDS, Filter
-from gateway.storage.backend import StorageError
-from gateway.storage.cacher import Cacher
+from protokube.gateway.errors import FieldError
+from protokube.gateway.params import ListOptions
+from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
+from protokube.gateway.storage.backend import StorageError
+from protokube.gateway.storage.cacher import Cacher
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.admission.webhook.rules import Rule
-from gateway.cel import CELCompileError, Program, compile
-from gateway.selectors import EVERYTHING, LabelSelector, SelectorError, label_selector_text, parse_labels
+from protokube.gateway.admission.webhook.rules import Rule
+from protokube.gateway.cel import CELCompileError, Program, compile
+from protokube.gateway.selectors import EVERYTHING, LabelSelector, SelectorError, label_selector_text, parse_labels
 
 Value = dict[str, Any]
 BASE_VARIABLES = ("object", "oldObject", "request", "namespaceObject", "variables")

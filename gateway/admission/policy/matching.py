@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gateway.admission import DELETE, Attributes
-from gateway.admission.policy.compiled import MatchResources, ResourceRule
-from gateway.admission.webhook.rules import Invocation, invocation
+from protokube.gateway.admission import DELETE, Attributes
+from protokube.gateway.admission.policy.compiled import MatchResources, ResourceRule
+from protokube.gateway.admission.webhook.rules import Invocation, invocation
 from protokube.schema.registry import Registry
 
 NAMESPACES = ("", "v1", "namespaces")

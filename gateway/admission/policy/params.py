@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gateway.admission import Attributes
-from gateway.admission.policy.compiled import Binding, Policy
-from gateway.storage.cacher import Cacher
+from protokube.gateway.admission import Attributes
+from protokube.gateway.admission.policy.compiled import Binding, Policy
+from protokube.gateway.storage.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 

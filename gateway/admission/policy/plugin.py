@@ -16,21 +16,21 @@ from typing import Any
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from gateway import errors
-from gateway.admission import Attributes, forbidden, warnings
-from gateway.admission.policy import matching
-from gateway.admission.policy.compiled import Binding, Policy, PolicySet, compile_binding, compile_policy
-from gateway.admission.policy.params import ConfigurationError, collect, unknown_param_kind
-from gateway.admission.webhook.objects import codec_of, convert
-from gateway.admission.webhook.rules import Invocation, exempt
-from gateway.auth.authorization import Authorizer
-from gateway.cel import CELEvaluationError, LazyMap, Program, cost, to_cel
-from gateway.cel.admission import authorizer_value, request_map
-from gateway.cel.cost import offloaded
-from gateway.objects.codec import Codec
-from gateway.objects.codecs import codec_for
-from gateway.objects.view import ObjectView
-from gateway.storage.cacher import Cacher
+from protokube.gateway import errors
+from protokube.gateway.admission import Attributes, forbidden, warnings
+from protokube.gateway.admission.policy import matching
+from protokube.gateway.admission.policy.compiled import Binding, Policy, PolicySet, compile_binding, compile_policy
+from protokube.gateway.admission.policy.params import ConfigurationError, collect, unknown_param_kind
+from protokube.gateway.admission.webhook.objects import codec_of, convert
+from protokube.gateway.admission.webhook.rules import Invocation, exempt
+from protokube.gateway.auth.authorization import Authorizer
+from protokube.gateway.cel import CELEvaluationError, LazyMap, Program, cost, to_cel
+from protokube.gateway.cel.admission import authorizer_value, request_map
+from protokube.gateway.cel.cost import offloaded
+from protokube.gateway.objects.codec import Codec
+from protokube.gateway.objects.codecs import codec_for
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.storage.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 POLICIES = ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")

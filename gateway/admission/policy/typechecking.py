@@ -10,8 +10,8 @@ from typing import Any
 
 import lark
 
-from gateway.cel import CELCompileError
-from gateway.cel.program import issue, parse
+from protokube.gateway.cel import CELCompileError
+from protokube.gateway.cel.program import issue, parse
 from protokube.schema.registry import Registry, Resource
 from protokube.schema.shape import MessageShape, shape
 

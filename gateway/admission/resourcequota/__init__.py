@@ -2,7 +2,7 @@
 (``admission``) with its configuration (``configuration``) and the usage the resourcequota
 controller recounts (``usage``)."""
 
-from gateway.admission.resourcequota.admission import ResourceQuota
-from gateway.admission.resourcequota.configuration import parse as parse_configuration
+from protokube.gateway.admission.resourcequota.admission import ResourceQuota
+from protokube.gateway.admission.resourcequota.configuration import parse as parse_configuration
 
 __all__ = ["ResourceQuota", "parse_configuration"]

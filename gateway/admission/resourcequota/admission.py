@@ -22,10 +22,10 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from gateway import errors
-from gateway.admission import CREATE, UPDATE, Attributes, forbidden
-from gateway.admission.lookup import NamespaceLookup
-from gateway.admission.resourcelist import (
+from protokube.gateway import errors
+from protokube.gateway.admission import CREATE, UPDATE, Attributes, forbidden
+from protokube.gateway.admission.lookup import NamespaceLookup
+from protokube.gateway.admission.resourcelist import (
     ResourceList,
     add,
     exceeded,
@@ -36,12 +36,12 @@ from gateway.admission.resourcelist import (
     remove_zeros,
     subtract_nonnegative,
 )
-from gateway.admission.resourcequota.configuration import LimitedResource
-from gateway.admission.resourcequota.evaluators import IGNORED, Evaluator, Scope, evaluator_for, scopes_of
-from gateway.objects.codec import Obj
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
-from gateway.storage.cacher import Cacher
+from protokube.gateway.admission.resourcequota.configuration import LimitedResource
+from protokube.gateway.admission.resourcequota.evaluators import IGNORED, Evaluator, Scope, evaluator_for, scopes_of
+from protokube.gateway.objects.codec import Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
+from protokube.gateway.storage.cacher import Cacher
 
 QUOTAS = ("", "v1", "resourcequotas")
 NAMESPACE = "k8s.io.api.core.v1.Namespace"

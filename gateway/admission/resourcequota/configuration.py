@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.admission.resourcequota.evaluators import Scope
+from protokube.gateway.admission.resourcequota.evaluators import Scope
 
 KINDS = (
     ("apiserver.config.k8s.io/v1", "ResourceQuotaConfiguration"),

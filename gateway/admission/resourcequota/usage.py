@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 
 from google.protobuf.message import Message
 
-from gateway.admission.resourcelist import ZERO, ResourceList, add, mask
-from gateway.admission.resourcequota.evaluators import CORE, IGNORED, Evaluator, evaluator_for, scopes_of
+from protokube.gateway.admission.resourcelist import ZERO, ResourceList, add, mask
+from protokube.gateway.admission.resourcequota.evaluators import CORE, IGNORED, Evaluator, evaluator_for, scopes_of
 
 COUNT_PREFIX = "count/"
 # The objects of a group-resource in the quota's namespace; None when it is not served.

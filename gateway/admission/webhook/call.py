@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import logging
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-from gateway import errors
-from gateway.admission import Attributes, warnings
-from gateway.admission.webhook import review
-from gateway.admission.webhook.configurations import Webhook
-from gateway.admission.webhook.review import Answer
-from gateway.admission.webhook.rules import Invocation
-from gateway.webhooks.client import Caller, CallFailed
+from protokube.gateway import errors
+from protokube.gateway.admission import Attributes, warnings
+from protokube.gateway.admission.webhook import review
+from protokube.gateway.admission.webhook.configurations import Webhook
+from protokube.gateway.admission.webhook.review import Answer
+from protokube.gateway.admission.webhook.rules import Invocation
+from protokube.gateway.webhooks.client import Caller, CallFailed
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 log = logging.getLogger(__name__)
 NO_SIDE_EFFECTS = ("None", "NoneOnDryRun")

@@ -12,13 +12,13 @@ from typing import Any
 from celpy import celtypes
 from google.protobuf.message import Message
 
-from gateway import errors
-from gateway.admission import Attributes
-from gateway.auth.authorization import Authorizer
-from gateway.cel import CELCompileError, CELEvaluationError, Program, compile, cost, to_cel
-from gateway.cel.admission import authorizer_value, request_map
-from gateway.errors import FieldError
-from gateway.registry.validation.common import qualified_name_problems
+from protokube.gateway import errors
+from protokube.gateway.admission import Attributes
+from protokube.gateway.auth.authorization import Authorizer
+from protokube.gateway.cel import CELCompileError, CELEvaluationError, Program, compile, cost, to_cel
+from protokube.gateway.cel.admission import authorizer_value, request_map
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.validation.common import qualified_name_problems
 
 # What upstream declares for webhooks' conditions (no params; namespaceObject is null for them).
 VARIABLES = ("object", "oldObject", "request", "namespaceObject", "authorizer")

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from gateway.admission.webhook.conditions import Condition, compiled
-from gateway.admission.webhook.rules import Rule
-from gateway.selectors import LabelSelector, Requirement
-from gateway.storage.cacher import Cacher
-from gateway.webhooks.client import ClientConfig, Service
+from protokube.gateway.admission.webhook.conditions import Condition, compiled
+from protokube.gateway.admission.webhook.rules import Rule
+from protokube.gateway.selectors import LabelSelector, Requirement
+from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.webhooks.client import ClientConfig, Service
 
 MUTATING = ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations")
 VALIDATING = ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations")

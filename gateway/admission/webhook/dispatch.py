@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
-from gateway.admission import Attributes
-from gateway.admission.webhook.configurations import MUTATING, VALIDATING, Configurations, Webhook
-from gateway.admission.webhook.rules import NAMESPACES, Invocation, exempt
-from gateway.admission.webhook.selection import Selection
-from gateway.objects.codec import Codec
-from gateway.webhooks.client import Caller
+from protokube.gateway.admission import Attributes
+from protokube.gateway.admission.webhook.configurations import MUTATING, VALIDATING, Configurations, Webhook
+from protokube.gateway.admission.webhook.rules import NAMESPACES, Invocation, exempt
+from protokube.gateway.admission.webhook.selection import Selection
+from protokube.gateway.objects.codec import Codec
+from protokube.gateway.webhooks.client import Caller
 from protokube.schema.registry import GroupVersionKind, Resource
 
 if TYPE_CHECKING:
-    from gateway.admission.context import PluginContext
+    from protokube.gateway.admission.context import PluginContext
 
 D = TypeVar("D", bound="Dispatcher")
 

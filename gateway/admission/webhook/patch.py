@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway import errors
-from gateway.objects.codec import Codec, Obj
-from gateway.patch import jsonpatch
-from gateway.patch.lazynode import to_value
-from gateway.webhooks.client import CallFailed
+from protokube.gateway import errors
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.patch import jsonpatch
+from protokube.gateway.patch.lazynode import to_value
+from protokube.gateway.webhooks.client import CallFailed
 from protokube.schema.jsondecode import DecodeError
 
 JSON_PATCH = "JSONPatch"

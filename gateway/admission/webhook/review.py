@@ -12,13 +12,13 @@ from typing import Any
 
 import orjson
 from google.protobuf import json_format
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-from gateway.admission import CREATE, Attributes
-from gateway.admission.webhook.rules import NAMESPACES, Invocation
-from gateway.auth.user import user_info_json
-from gateway.params import DeleteOptions
-from gateway.webhooks.client import CallFailed
+from protokube.gateway.admission import CREATE, Attributes
+from protokube.gateway.admission.webhook.rules import NAMESPACES, Invocation
+from protokube.gateway.auth.user import user_info_json
+from protokube.gateway.params import DeleteOptions
+from protokube.gateway.webhooks.client import CallFailed
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 GROUP = "admission.k8s.io"
 INVALID = "received invalid webhook response: "

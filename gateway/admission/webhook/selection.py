@@ -8,16 +8,16 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from gateway import errors
-from gateway.admission import CREATE, UPDATE, Attributes
-from gateway.admission.webhook import conditions
-from gateway.admission.webhook.configurations import Webhook
-from gateway.admission.webhook.objects import as_value, codec_of, convert
-from gateway.admission.webhook.rules import NAMESPACES, Invocation, invocation
-from gateway.auth.authorization import Authorizer
-from gateway.cel.cost import offloaded
-from gateway.objects.codec import Codec
-from gateway.storage.cacher import Cacher
+from protokube.gateway import errors
+from protokube.gateway.admission import CREATE, UPDATE, Attributes
+from protokube.gateway.admission.webhook import conditions
+from protokube.gateway.admission.webhook.configurations import Webhook
+from protokube.gateway.admission.webhook.objects import as_value, codec_of, convert
+from protokube.gateway.admission.webhook.rules import NAMESPACES, Invocation, invocation
+from protokube.gateway.auth.authorization import Authorizer
+from protokube.gateway.cel.cost import offloaded
+from protokube.gateway.objects.codec import Codec
+from protokube.gateway.storage.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 

@@ -2,6 +2,6 @@
 what a CRD's openAPIV3Schema must be (``structural_errors``), and what it does to objects —
 defaulting, pruning of unknown fields, validation, and the type tree apply merges with."""
 
-from gateway.apiextensions.schema.structural import Structural, structural_errors
+from protokube.gateway.apiextensions.schema.structural import Structural, structural_errors
 
 __all__ = ["Structural", "structural_errors"]

@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 from celpy import celtypes
 
-from gateway.apiextensions.schema.node import Node
-from gateway.cel import CELCompileError, CELEvaluationError, Program, compile, cost
-from gateway.cel.values import to_cel
-from gateway.errors import FieldError
+from protokube.gateway.apiextensions.schema.node import Node
+from protokube.gateway.cel import CELCompileError, CELEvaluationError, Program, compile, cost
+from protokube.gateway.cel.values import to_cel
+from protokube.gateway.errors import FieldError
 
 VARIABLES = ("self", "oldSelf")
 REASONS = {

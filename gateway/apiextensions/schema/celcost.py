@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gateway.apiextensions.schema.node import Node
-from gateway.cel import CELCompileError
-from gateway.cel.cost import MAX_REQUEST_SIZE, STATIC_CRD_LIMIT, STATIC_EXPRESSION_LIMIT
-from gateway.cel.estimate import DYN, LIST, MAP, OBJECT, SCALAR, STRING, Shape, estimate
-from gateway.errors import FieldError
+from protokube.gateway.apiextensions.schema.node import Node
+from protokube.gateway.cel import CELCompileError
+from protokube.gateway.cel.cost import MAX_REQUEST_SIZE, STATIC_CRD_LIMIT, STATIC_EXPRESSION_LIMIT
+from protokube.gateway.cel.estimate import DYN, LIST, MAP, OBJECT, SCALAR, STRING, Shape, estimate
+from protokube.gateway.errors import FieldError
 
 # The JSON sizes of formatted strings (apiserver/pkg/cel: MaxDurationSizeJSON, JSONDateSize, MaxDatetimeSizeJSON).
 FORMAT_SIZES = {"duration": 32, "date": 10, "date-time": 32}

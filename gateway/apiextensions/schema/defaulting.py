@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from gateway.apiextensions.schema.node import Node
+from protokube.gateway.apiextensions.schema.node import Node
 
 
 def apply(value: Any, node: Node) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.apiextensions.schema.node import Node
+from protokube.gateway.apiextensions.schema.node import Node
 
 # Kept at the root of every object and of embedded resources (their metadata is ObjectMeta's).
 TYPE_AND_OBJECT_META = ("apiVersion", "kind", "metadata")

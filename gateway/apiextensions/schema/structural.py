@@ -9,15 +9,15 @@ import re
 from typing import Any
 
 # Submodules by their own names (not through the package, whose __init__ imports this module).
-import gateway.apiextensions.schema.cel as cel
-import gateway.apiextensions.schema.celcost as celcost
-import gateway.apiextensions.schema.defaulting as defaulting
-import gateway.apiextensions.schema.pruning as pruning
-import gateway.apiextensions.schema.typing_ as typing_
-import gateway.apiextensions.schema.validation as validation
-from gateway.apiextensions.schema.node import Node, parse
-from gateway.cel.cost import offloaded
-from gateway.errors import FieldError
+import protokube.gateway.apiextensions.schema.cel as cel
+import protokube.gateway.apiextensions.schema.celcost as celcost
+import protokube.gateway.apiextensions.schema.defaulting as defaulting
+import protokube.gateway.apiextensions.schema.pruning as pruning
+import protokube.gateway.apiextensions.schema.typing_ as typing_
+import protokube.gateway.apiextensions.schema.validation as validation
+from protokube.gateway.apiextensions.schema.node import Node, parse
+from protokube.gateway.cel.cost import offloaded
+from protokube.gateway.errors import FieldError
 from protokube.schema.typetree import Type
 
 TYPES = ("array", "boolean", "integer", "number", "object", "string")

@@ -7,8 +7,8 @@ apiVersion, kind and metadata, as the published schema adds them."""
 
 from __future__ import annotations
 
-from gateway.apiextensions.schema.node import Node
-from gateway.objects.unstructured import OBJECT_META
+from protokube.gateway.apiextensions.schema.node import Node
+from protokube.gateway.objects.unstructured import OBJECT_META
 from protokube.schema.typetree import (
     ASSOCIATIVE,
     ATOMIC,

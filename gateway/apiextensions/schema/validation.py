@@ -10,12 +10,12 @@ from typing import Any
 
 import orjson
 
-from gateway.apiextensions.schema.cel import evaluate as evaluate_rules
-from gateway.apiextensions.schema.embedded import embedded_resource_errors
-from gateway.apiextensions.schema.formats import INTEGER_RANGES, STRING_FORMATS
-from gateway.apiextensions.schema.node import Node
-from gateway.errors import FieldError, GoText
-from gateway.fieldmanager.values import go_sharp_v
+from protokube.gateway.apiextensions.schema.cel import evaluate as evaluate_rules
+from protokube.gateway.apiextensions.schema.embedded import embedded_resource_errors
+from protokube.gateway.apiextensions.schema.formats import INTEGER_RANGES, STRING_FORMATS
+from protokube.gateway.apiextensions.schema.node import Node
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.fieldmanager.values import go_sharp_v
 from protokube.schema import deep
 
 ROOT_FIELDS = ("apiVersion", "kind", "metadata")

@@ -15,11 +15,11 @@ import contextlib
 import copy
 from typing import Any
 
-from gateway.auth.bootstrap import AUTOUPDATE, Policy
-from gateway.auth.escalation import uncovered
-from gateway.errors import StatusError
-from gateway.params import DeleteOptions, WriteOptions
-from gateway.registry.store import Store
+from protokube.gateway.auth.bootstrap import AUTOUPDATE, Policy
+from protokube.gateway.auth.escalation import uncovered
+from protokube.gateway.errors import StatusError
+from protokube.gateway.params import DeleteOptions, WriteOptions
+from protokube.gateway.registry.store import Store
 
 Value = dict[str, Any]
 

@@ -18,11 +18,11 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from gateway.auth.authentication import TokenResponse, Unrecognized, audiences_text
-from gateway.auth.tokens import claims as c
-from gateway.auth.tokens.claims import Ref, ServiceAccountInfo
-from gateway.auth.tokens.keys import SigningKeys
-from gateway.auth.tokens.objects import Objects
+from protokube.gateway.auth.authentication import TokenResponse, Unrecognized, audiences_text
+from protokube.gateway.auth.tokens import claims as c
+from protokube.gateway.auth.tokens.claims import Ref, ServiceAccountInfo
+from protokube.gateway.auth.tokens.keys import SigningKeys
+from protokube.gateway.auth.tokens.objects import Objects
 
 LEEWAY = 60  # seconds (go-jose's DefaultLeeway)
 SIGNATURE_FAILED = "go-jose/go-jose: error in cryptographic primitive"

@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 import orjson
 from quart import Response
 
-from gateway.auth.tokens.keys import SigningKeys
-from gateway.request import ApiRequest
+from protokube.gateway.auth.tokens.keys import SigningKeys
+from protokube.gateway.request import ApiRequest
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from gateway.security.certs import write_private
+from protokube.gateway.security.certs import write_private
 
 PRIVATE_FILE, PUBLIC_FILE = "sa.key", "sa.pub"
 KEY_BITS = 2048

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gateway.errors import StatusError
-from gateway.registry.store import Store
+from protokube.gateway.errors import StatusError
+from protokube.gateway.registry.store import Store
 
 CORE_KINDS = {"ServiceAccount": "serviceaccounts", "Secret": "secrets", "Pod": "pods", "Node": "nodes"}
 

@@ -18,14 +18,14 @@ from typing import Any
 
 import jwt
 
-from gateway import errors
-from gateway.auth.tokens.claims import Binding, Ref, bound_claims
-from gateway.auth.tokens.keys import SigningKeys
-from gateway.auth.tokens.objects import Objects
-from gateway.errors import FieldError
-from gateway.objects.codec import Codec, Obj
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
+from protokube.gateway import errors
+from protokube.gateway.auth.tokens.claims import Binding, Ref, bound_claims
+from protokube.gateway.auth.tokens.keys import SigningKeys
+from protokube.gateway.auth.tokens.objects import Objects
+from protokube.gateway.errors import FieldError
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
 
 AUTHENTICATION = "authentication.k8s.io"
 DEFAULT_EXPIRATION = 3600

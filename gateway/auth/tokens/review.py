@@ -4,11 +4,11 @@ pkg/registry/authentication/tokenreview)."""
 
 from __future__ import annotations
 
-from gateway import errors
-from gateway.auth.authentication import Tokens, Unrecognized
-from gateway.objects.codec import Codec, Obj
-from gateway.objects.view import ObjectView
-from gateway.params import WriteOptions
+from protokube.gateway import errors
+from protokube.gateway.auth.authentication import Tokens, Unrecognized
+from protokube.gateway.objects.codec import Codec, Obj
+from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.params import WriteOptions
 
 INVALID_TOKEN = "invalid bearer token"
 

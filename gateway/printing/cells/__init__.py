@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from gateway.printing.cells.base import CELLS, ROW_CONDITIONS, Row
+from protokube.gateway.printing.cells.base import CELLS, ROW_CONDITIONS, Row
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.printing.cells.base import Row, cell
+from protokube.gateway.printing.cells.base import Row, cell
 
 UNSET = "<unset>"
 

@@ -3,7 +3,7 @@ controller revisions (replica sets use apps.py's and core_kinds.py's cells)."""
 
 from __future__ import annotations
 
-from gateway.printing.cells.base import NONE, Row, cell, format_labels
+from protokube.gateway.printing.cells.base import NONE, Row, cell, format_labels
 
 
 @cell("template_node_selector")

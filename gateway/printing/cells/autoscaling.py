@@ -7,9 +7,9 @@ to one CPU utilization target of 80%, so the cells do too.
 from __future__ import annotations
 
 from google.protobuf.message import Message
-from k8s.io.api.autoscaling.v2 import types_pb2 as autoscaling
 
-from gateway.printing.cells.base import NONE, Row, cell
+from protokube.gateway.printing.cells.base import NONE, Row, cell
+from protokube.gen.k8s.io.api.autoscaling.v2 import types_pb2 as autoscaling
 
 UNKNOWN = "<unknown>"
 # upstream's default metric (SetDefaults_HorizontalPodAutoscaler): CPU at 80% utilization.

@@ -14,8 +14,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from gateway.printing.humanize import since
-from gateway.selectors import label_selector_text
+from protokube.gateway.printing.humanize import since
+from protokube.gateway.selectors import label_selector_text
 from protokube.schema import jsonencode
 
 NONE = "<none>"

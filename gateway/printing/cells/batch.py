@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.printing.cells.base import NONE, Row, cell, format_label_selector, time_seconds
-from gateway.printing.humanize import human_duration, since
+from protokube.gateway.printing.cells.base import NONE, Row, cell, format_label_selector, time_seconds
+from protokube.gateway.printing.humanize import human_duration, since
 
 
 def _condition_true(job: Message, kind: str) -> bool:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gateway.printing.cells.base import NONE, Row, cell
-from gateway.printing.humanize import human_duration
+from protokube.gateway.printing.cells.base import NONE, Row, cell
+from protokube.gateway.printing.humanize import human_duration
 
 
 @cell("csr_signer_name")

@@ -6,7 +6,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from gateway.printing.cells.base import (
+from protokube.gateway.printing.cells.base import (
     NONE,
     ROW_CONDITIONS,
     Row,
@@ -14,7 +14,7 @@ from gateway.printing.cells.base import (
     format_labels,
     time_seconds,
 )
-from gateway.printing.humanize import since
+from protokube.gateway.printing.humanize import since
 
 
 # ---- pods ------------------------------------------------------------------------------------

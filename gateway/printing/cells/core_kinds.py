@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.printing.cells.base import Row, cell, format_labels
+from protokube.gateway.printing.cells.base import Row, cell, format_labels
 
 UNSET = "<unset>"
 # upstream's core.BetaStorageClassAnnotation, read before spec.storageClassName.

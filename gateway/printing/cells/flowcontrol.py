@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.printing.cells.base import NONE, Row, cell
+from protokube.gateway.printing.cells.base import NONE, Row, cell
 
 DEFAULT_MATCHING_PRECEDENCE = 1000
 DEFAULT_NOMINAL_CONCURRENCY_SHARES = 30

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.printing.cells.base import NONE, Row, cell, format_label_selector
+from protokube.gateway.printing.cells.base import NONE, Row, cell, format_label_selector
 
 MAX_HOSTS = 3
 

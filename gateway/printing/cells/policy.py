@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.printing.cells.base import Row, cell
+from protokube.gateway.printing.cells.base import Row, cell
 
 
 def int_or_string(value: Message) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.printing.cells.base import Row, cell
+from protokube.gateway.printing.cells.base import Row, cell
 
 
 @cell("binding_role")

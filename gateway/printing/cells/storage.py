@@ -4,7 +4,7 @@ volumeLifecycleModes default to Persistent (SetDefaults_CSIDriver)."""
 
 from __future__ import annotations
 
-from gateway.printing.cells.base import Row, cell
+from protokube.gateway.printing.cells.base import Row, cell
 
 # storageutil.IsDefaultAnnotation: the annotation, or its beta form, set to "true".
 DEFAULT_CLASS_ANNOTATIONS = (

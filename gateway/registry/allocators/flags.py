@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 
-from gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, parse_port_range
+from protokube.gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, parse_port_range
 
 __all__ = ["DEFAULT_NODE_PORTS", "DEFAULT_SERVICE_CIDR", "node_port_range", "service_cidr"]
 

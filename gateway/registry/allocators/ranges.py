@@ -17,9 +17,8 @@ import random
 import time
 from collections.abc import Callable, Iterable
 
-from k8s.io.api.core.v1 import types_pb2 as core
-
-from gateway.storage.backend import Backend, KeyExists, ModRevisionMismatch
+from protokube.gateway.storage.backend import Backend, KeyExists, ModRevisionMismatch
+from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
 from protokube.schema import envelope
 
 API_VERSION, KIND = "v1", "RangeAllocation"

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
-from gateway import errors
-from gateway.errors import FieldError
-from gateway.registry.allocators.ranges import Allocated, RangeError, RangeStore
-from gateway.storage.backend import Backend
+from protokube.gateway import errors
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.allocators.ranges import Allocated, RangeError, RangeStore
+from protokube.gateway.storage.backend import Backend
 
 SERVICE_IPS_KEY = "/registry/ranges/serviceips"
 NODE_PORTS_KEY = "/registry/ranges/servicenodeports"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from gateway.registry.defaults.base import apply_defaults
+from protokube.gateway.registry.defaults.base import apply_defaults
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.registry.defaults.base import defaulter
-from gateway.registry.defaults.values import default
+from protokube.gateway.registry.defaults.base import defaulter
+from protokube.gateway.registry.defaults.values import default
 
 APIEXTENSIONS = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1"
 

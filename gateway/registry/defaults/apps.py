@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.registry.defaults.base import defaulter
-from gateway.registry.defaults.values import default, default_message, set_int_or_string
+from protokube.gateway.registry.defaults.base import defaulter
+from protokube.gateway.registry.defaults.values import default, default_message, set_int_or_string
 
 APPS = "k8s.io.api.apps.v1"
 REVISION_HISTORY_LIMIT = 10

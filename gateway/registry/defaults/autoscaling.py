@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.registry.defaults.base import defaulter
-from gateway.registry.defaults.values import default
+from protokube.gateway.registry.defaults.base import defaulter
+from protokube.gateway.registry.defaults.values import default
 
 V1 = "k8s.io.api.autoscaling.v1"
 V2 = "k8s.io.api.autoscaling.v2"

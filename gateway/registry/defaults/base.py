@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
-import protokube.options.v1.options_pb2 as opts
 from google.protobuf.message import Message
 
+import protokube.gen.protokube.options.v1.options_pb2 as opts
 from protokube.schema import jsondecode
 from protokube.schema.shape import MESSAGE, FieldShape, shape
 

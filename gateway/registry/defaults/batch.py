@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.registry.defaults.base import defaulter
-from gateway.registry.defaults.values import default
+from protokube.gateway.registry.defaults.base import defaulter
+from protokube.gateway.registry.defaults.values import default
 
 BATCH = "k8s.io.api.batch.v1"
 MAX_INT32 = 2**31 - 1

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.registry.defaults.base import defaulter
-from gateway.registry.defaults.values import (
+from protokube.gateway.registry.defaults.base import defaulter
+from protokube.gateway.registry.defaults.values import (
     default,
     default_message,
     is_zero_int_or_string,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.registry.defaults.base import defaulter
+from protokube.gateway.registry.defaults.base import defaulter
 
 RBAC = "k8s.io.api.rbac.v1"
 GROUP = "rbac.authorization.k8s.io"

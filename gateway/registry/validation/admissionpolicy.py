@@ -10,12 +10,12 @@ import re
 
 from google.protobuf.message import Message
 
-from gateway.admission.policy.compiled import declared
-from gateway.cel import CELCompileError, compile
-from gateway.errors import FieldError
-from gateway.registry.validation.admissionregistration import _rule
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import label_selector_errors, qualified_name_problems
+from protokube.gateway.admission.policy.compiled import declared
+from protokube.gateway.cel import CELCompileError, compile
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.validation.admissionregistration import _rule
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import label_selector_errors, qualified_name_problems
 
 _ADMISSION = "k8s.io.api.admissionregistration.v1."
 FAILURE_POLICIES = ("Fail", "Ignore")

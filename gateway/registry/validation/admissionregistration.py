@@ -9,10 +9,10 @@ from urllib.parse import urlsplit
 
 from google.protobuf.message import Message
 
-from gateway.admission.webhook import conditions
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import (
+from protokube.gateway.admission.webhook import conditions
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
     dns1035_label_problems,
     dns1123_subdomain_problems,
     fully_qualified_name_errors,

@@ -9,11 +9,11 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from gateway.apiextensions.schema import structural_errors
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.admissionregistration import _service, _url
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import (
+from protokube.gateway.apiextensions.schema import structural_errors
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.admissionregistration import _service, _url
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
     dns1035_label_problems,
     dns1123_subdomain_problems,
     go_string_slice,

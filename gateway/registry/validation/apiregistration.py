@@ -3,12 +3,12 @@ is named ``<version>.<group>``; local ones (no service) carry no TLS settings.""
 
 from __future__ import annotations
 
-import protokube.options.v1.options_pb2 as opts
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.meta import name_problems
+import protokube.gen.protokube.options.v1.options_pb2 as opts
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.meta import name_problems
 
 MAX_GROUP_PRIORITY, MAX_VERSION_PRIORITY = 20000, 1000
 

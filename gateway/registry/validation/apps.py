@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
     annotations_errors,
     copy_field,
     go_int_or_string,
@@ -24,7 +24,7 @@ from gateway.registry.validation.common import (
     selector_is_empty,
     selector_matches,
 )
-from gateway.registry.validation.pods import deletion_cost_errors, pod_template_spec_errors
+from protokube.gateway.registry.validation.pods import deletion_cost_errors, pod_template_spec_errors
 
 _APPS = "k8s.io.api.apps.v1."
 

@@ -3,13 +3,13 @@ replica bounds, the scale target, metric sources and targets, scaling behavior."
 
 from __future__ import annotations
 
-import protokube.options.v1.options_pb2 as opts
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import check, label_selector_errors, quantity_text, quantity_value
-from gateway.registry.validation.meta import name_problems
+import protokube.gen.protokube.options.v1.options_pb2 as opts
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import check, label_selector_errors, quantity_text, quantity_value
+from protokube.gateway.registry.validation.meta import name_problems
 
 METRIC_TYPES = ("Object", "Pods", "Resource", "External", "ContainerResource")
 # MetricSpec source field of each metric type.

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
+from protokube.gateway.errors import FieldError
 
 Validator = Callable[[Message, Message | None], list[FieldError]]
 # The validators of each kind, by its message full name, in registration order.

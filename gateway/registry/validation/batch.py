@@ -13,9 +13,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
     copy_field,
     enum,
     go_label_selector,
@@ -25,8 +25,8 @@ from gateway.registry.validation.common import (
     nonnegative,
     selector_matches,
 )
-from gateway.registry.validation.cron import CronError, parse_standard
-from gateway.registry.validation.pods import pod_template_spec_errors
+from protokube.gateway.registry.validation.cron import CronError, parse_standard
+from protokube.gateway.registry.validation.pods import pod_template_spec_errors
 
 _BATCH = "k8s.io.api.batch.v1."
 MAX_PARALLELISM_INDEXED = 100_000

@@ -7,9 +7,9 @@ from __future__ import annotations
 from cryptography import x509
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import dns1123_label_problems, dns1123_subdomain_problems
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import dns1123_label_problems, dns1123_subdomain_problems
 
 USAGES = (
     "any",

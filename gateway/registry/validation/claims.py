@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.validation.common import (
     annotations_errors,
     check,
     dns1123_label_problems,
@@ -17,7 +17,7 @@ from gateway.registry.validation.common import (
     labels_errors,
     positive_quantity,
 )
-from gateway.registry.validation.resources import quantity_value_errors
+from protokube.gateway.registry.validation.resources import quantity_value_errors
 
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 VOLUME_MODES = ("Block", "Filesystem")

@@ -20,7 +20,7 @@ from fractions import Fraction
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText, go_quote
+from protokube.gateway.errors import FieldError, GoText, go_quote
 from protokube.schema import quantity
 
 Problems = Callable[[str], list[str]]

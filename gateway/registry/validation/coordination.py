@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
-from gateway.registry.validation.base import validator
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.validation.base import validator
 
 
 @validator("k8s.io.api.coordination.v1.Lease")

@@ -9,9 +9,9 @@ import json
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
     MAX_INT32,
     check,
     cidr_errors,
@@ -28,15 +28,15 @@ from gateway.registry.validation.common import (
     quantity_value,
     spec_diff,
 )
-from gateway.registry.validation.meta import finalizers_errors, kube_finalizer_errors
-from gateway.registry.validation.pods import (
+from protokube.gateway.registry.validation.meta import finalizers_errors, kube_finalizer_errors
+from protokube.gateway.registry.validation.pods import (
     deletion_cost_errors,
     image_whitespace_errors,
     pod_spec_errors,
     pod_template_spec_errors,
     tolerations_errors,
 )
-from gateway.registry.validation.resources import (
+from protokube.gateway.registry.validation.resources import (
     container_resource_name_errors,
     is_standard_quota_resource,
     overcommit_allowed,

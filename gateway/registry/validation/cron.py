@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gateway.errors import go_quote
+from protokube.gateway.errors import go_quote
 
 _MONTHS = {
     name: i

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
     check,
     dns1123_label_problems,
     dns1123_subdomain_problems,
@@ -18,7 +18,7 @@ from gateway.registry.validation.common import (
     parse_ip,
     qualified_name_problems,
 )
-from gateway.registry.validation.pods import PROTOCOLS, special_ip_problems
+from protokube.gateway.registry.validation.pods import PROTOCOLS, special_ip_problems
 
 ADDRESS_TYPES = ("FQDN", "IPv4", "IPv6")
 MAX_ENDPOINTS, MAX_ADDRESSES, MAX_PORTS, MAX_TOPOLOGY_LABELS, MAX_HINTS = 1000, 100, 20000, 16, 8

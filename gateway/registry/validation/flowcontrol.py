@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import protokube.options.v1.options_pb2 as opts
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
-from gateway.flowcontrol import bootstrap
-from gateway.flowcontrol.shufflesharding import MAX_HASH_BITS, required_entropy_bits
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.meta import name_problems
+import protokube.gen.protokube.options.v1.options_pb2 as opts
+from protokube.gateway.errors import FieldError
+from protokube.gateway.flowcontrol import bootstrap
+from protokube.gateway.flowcontrol.shufflesharding import MAX_HASH_BITS, required_entropy_bits
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.meta import name_problems
 
 PACKAGE = "k8s.io.api.flowcontrol.v1"
 MAX_MATCHING_PRECEDENCE = 10000

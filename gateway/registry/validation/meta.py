@@ -10,11 +10,9 @@ update, no new finalizers once deletion started.
 
 from __future__ import annotations
 
-import protokube.options.v1.options_pb2 as opts
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-
-from gateway.errors import FieldError, GoText, go_quote
-from gateway.registry.validation.common import (
+import protokube.gen.protokube.options.v1.options_pb2 as opts
+from protokube.gateway.errors import FieldError, GoText, go_quote
+from protokube.gateway.registry.validation.common import (
     annotations_errors,
     check,
     dns1035_label_problems,
@@ -25,6 +23,7 @@ from gateway.registry.validation.common import (
     nonnegative,
     qualified_name_problems,
 )
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import Resource
 
 STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})

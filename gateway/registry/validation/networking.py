@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ipaddress
 
-import protokube.options.v1.options_pb2 as opts
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import (
+import protokube.gen.protokube.options.v1.options_pb2 as opts
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
     check,
     dns1035_label_problems,
     dns1123_subdomain_problems,
@@ -25,7 +25,7 @@ from gateway.registry.validation.common import (
     port_number_problems,
     wildcard_subdomain_problems,
 )
-from gateway.registry.validation.meta import name_problems
+from protokube.gateway.registry.validation.meta import name_problems
 
 _NETWORKING = "k8s.io.api.networking.v1."
 _PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")

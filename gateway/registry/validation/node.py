@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText, go_quote
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import check, dns1123_label_problems, immutable, labels_errors
-from gateway.registry.validation.pods import tolerations_errors
-from gateway.registry.validation.resources import container_resource_name_errors, quantity_value_errors
+from protokube.gateway.errors import FieldError, GoText, go_quote
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import check, dns1123_label_problems, immutable, labels_errors
+from protokube.gateway.registry.validation.pods import tolerations_errors
+from protokube.gateway.registry.validation.resources import container_resource_name_errors, quantity_value_errors
 
 
 @validator("k8s.io.api.node.v1.RuntimeClass")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.claims import VOLUME_MODES, access_modes_errors, claim_spec_errors
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.claims import VOLUME_MODES, access_modes_errors, claim_spec_errors
+from protokube.gateway.registry.validation.common import (
     check,
     dns1123_label_problems,
     dns1123_subdomain_problems,
@@ -20,7 +20,7 @@ from gateway.registry.validation.common import (
     quantity_value,
     spec_diff,
 )
-from gateway.registry.validation.pods import csi_driver_name_errors, node_selector_errors, volume_type_errors
+from protokube.gateway.registry.validation.pods import csi_driver_name_errors, node_selector_errors, volume_type_errors
 
 _CORE = "k8s.io.api.core.v1."
 _RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
-from gateway.registry.validation.claims import claim_template_errors
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.validation.claims import claim_template_errors
+from protokube.gateway.registry.validation.common import (
     MAX_INT32,
     annotations_errors,
     check,
@@ -39,7 +39,7 @@ from gateway.registry.validation.common import (
     quantity_value,
     required_then,
 )
-from gateway.registry.validation.resources import (
+from protokube.gateway.registry.validation.resources import (
     container_resource_name_errors,
     quantity_value_errors,
     requirements_errors,

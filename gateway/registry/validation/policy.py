@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import enum, int_or_percent_errors, label_selector_errors, not_more_than_100
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
+    enum,
+    int_or_percent_errors,
+    label_selector_errors,
+    not_more_than_100,
+)
 
 
 @validator("k8s.io.api.policy.v1.PodDisruptionBudget")

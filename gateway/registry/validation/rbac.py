@@ -4,13 +4,18 @@ a binding's roleRef never changes. Names are path segments (the resource's name 
 
 from __future__ import annotations
 
-import protokube.options.v1.options_pb2 as opts
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText, go_quote
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import check, dns1123_subdomain_problems, go_string_slice, label_selector_errors
-from gateway.registry.validation.meta import name_problems
+import protokube.gen.protokube.options.v1.options_pb2 as opts
+from protokube.gateway.errors import FieldError, GoText, go_quote
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
+    check,
+    dns1123_subdomain_problems,
+    go_string_slice,
+    label_selector_errors,
+)
+from protokube.gateway.registry.validation.meta import name_problems
 
 _RBAC = "k8s.io.api.rbac.v1."
 GROUP = "rbac.authorization.k8s.io"

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.validation.common import (
     check,
     nonnegative_quantity,
     qualified_name_problems,

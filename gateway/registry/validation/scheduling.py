@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import enum
+from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import enum
 
 HIGHEST_USER_PRIORITY = 1_000_000_000
 SYSTEM_PREFIX = "system-"

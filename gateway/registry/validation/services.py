@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
     check,
     cidr_errors,
     dns1123_label_problems,
@@ -22,7 +22,7 @@ from gateway.registry.validation.common import (
     qualified_name_problems,
     required_then,
 )
-from gateway.registry.validation.pods import PROTOCOLS, port_number_or_name_errors, special_ip_problems
+from protokube.gateway.registry.validation.pods import PROTOCOLS, port_number_or_name_errors, special_ip_problems
 
 _SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 _MAX_AFFINITY_SECONDS = 86400

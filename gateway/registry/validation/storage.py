@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gateway.errors import FieldError, GoText
-from gateway.registry.validation.base import validator
-from gateway.registry.validation.common import (
+from protokube.gateway.errors import FieldError, GoText
+from protokube.gateway.registry.validation.base import validator
+from protokube.gateway.registry.validation.common import (
     check,
     dns1123_subdomain_problems,
     duplicates,
@@ -19,7 +19,7 @@ from gateway.registry.validation.common import (
     nonnegative,
     qualified_name_problems,
 )
-from gateway.registry.validation.pods import csi_driver_name_errors
+from protokube.gateway.registry.validation.pods import csi_driver_name_errors
 
 _STORAGE = "k8s.io.api.storage.v1."
 MAX_PARAMETERS = 512

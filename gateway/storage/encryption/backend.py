@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 
-from gateway.storage.backend import Backend, KeyValue, ListResult, ModRevisionMismatch, Watch, WatchResponse
-from gateway.storage.encryption.providers import PrefixTransformers, TransformError
+from protokube.gateway.storage.backend import Backend, KeyValue, ListResult, ModRevisionMismatch, Watch, WatchResponse
+from protokube.gateway.storage.encryption.providers import PrefixTransformers, TransformError
 
 log = logging.getLogger("protokube.encryption")
 

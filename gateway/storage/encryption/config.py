@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from gateway.storage.encryption.providers import (
+from protokube.gateway.storage.encryption.providers import (
     AESCBCTransformer,
     AESGCMTransformer,
     IdentityTransformer,

@@ -22,15 +22,15 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_apis_dot_meta_dot_v1_dot_types__pb2
-from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_apis_dot_meta_dot_v1_dot_types__pb2
+from protokube.gen.protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
 DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&k8s/io/api/apidiscovery/v2/types.proto\x12\x1ak8s.io.api.apidiscovery.v2\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xab\x01\n\x11\x41PIGroupDiscovery\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12R\n\x08versions\x18\x02 \x03(\x0b\x32/.k8s.io.api.apidiscovery.v2.APIVersionDiscoveryB\x0f\xca\xf3\x18\x0b(\x03\x32\x07version\"\xa1\x01\n\x15\x41PIGroupDiscoveryList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x46\n\x05items\x18\x02 \x03(\x0b\x32-.k8s.io.api.apidiscovery.v2.APIGroupDiscoveryB\x08\xca\xf3\x18\x04\x10\x01H\x01\"\xf8\x02\n\x14\x41PIResourceDiscovery\x12\x1a\n\x08resource\x18\x01 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12T\n\x0cresponseKind\x18\x02 \x01(\x0b\x32\x36.k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionKindB\x06\xca\xf3\x18\x02\x08\x01\x12\x17\n\x05scope\x18\x03 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\"\n\x10singularResource\x18\x04 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x19\n\x05verbs\x18\x05 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x02H\x01\x12\x1a\n\nshortNames\x18\x06 \x03(\tB\x06\xca\xf3\x18\x02(\x02\x12\x1a\n\ncategories\x18\x07 \x03(\tB\x06\xca\xf3\x18\x02(\x02\x12^\n\x0csubresources\x18\x08 \x03(\x0b\x32\x33.k8s.io.api.apidiscovery.v2.APISubresourceDiscoveryB\x13\xca\xf3\x18\x0f(\x03\x32\x0bsubresource\"\x96\x02\n\x17\x41PISubresourceDiscovery\x12\x1d\n\x0bsubresource\x18\x01 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12T\n\x0cresponseKind\x18\x02 \x01(\x0b\x32\x36.k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionKindB\x06\xca\xf3\x18\x02\x08\x01\x12k\n\racceptedTypes\x18\x03 \x03(\x0b\x32\x36.k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionKindB\x1c\xca\xf3\x18\x18(\x03\x32\x05group2\x07version2\x04kind\x12\x19\n\x05verbs\x18\x04 \x03(\tB\n\xca\xf3\x18\x06\x10\x01(\x02H\x01\"\x9a\x01\n\x13\x41PIVersionDiscovery\x12\x19\n\x07version\x18\x01 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12U\n\tresources\x18\x02 \x03(\x0b\x32\x30.k8s.io.api.apidiscovery.v2.APIResourceDiscoveryB\x10\xca\xf3\x18\x0c(\x03\x32\x08resource\x12\x11\n\tfreshness\x18\x03 \x01(\tB\x1cZ\x1ak8s.io/api/apidiscovery/v2')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'k8s.io.api.apidiscovery.v2.types_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'protokube.gen.k8s.io.api.apidiscovery.v2.types_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\032k8s.io/api/apidiscovery/v2'

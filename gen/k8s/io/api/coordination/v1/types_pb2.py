@@ -22,15 +22,15 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_apis_dot_meta_dot_v1_dot_types__pb2
-from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_apis_dot_meta_dot_v1_dot_types__pb2
+from protokube.gen.protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
 DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&k8s/io/api/coordination/v1/types.proto\x12\x1ak8s.io.api.coordination.v1\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xab\x04\n\x05Lease\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x33\n\x04spec\x18\x02 \x01(\x0b\x32%.k8s.io.api.coordination.v1.LeaseSpec:\xa8\x03\xca\xf3\x18\x19\n\x13\x63oordination.k8s.io\x12\x02v1\xd2\xf3\x18\x86\x03\n\x06leases\x12\x05lease(\x01\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watchBM\n\x04Name\x12\x06string\x1a\x04name\"\'Name must be unique within a namespace.2\x0e.metadata.nameBn\n\x06Holder\x12\x06string\"FholderIdentity contains the identity of the holder of a current lease.2\x14.spec.holderIdentityBo\n\x03\x41ge\x12\x06string\"[CreationTimestamp is a timestamp representing the server time when this object was created.:\x03\x61ge`\x01\"\xa8\x01\n\tLeaseList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12:\n\x05items\x18\x02 \x03(\x0b\x32!.k8s.io.api.coordination.v1.LeaseB\x08\xca\xf3\x18\x04\x10\x01H\x01:\x1d\xca\xf3\x18\x19\n\x13\x63oordination.k8s.io\x12\x02v1\"\xc8\x02\n\tLeaseSpec\x12\x1e\n\x0eholderIdentity\x18\x01 \x01(\tB\x06\xca\xf3\x18\x02\x08\x01\x12$\n\x14leaseDurationSeconds\x18\x02 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x12L\n\x0b\x61\x63quireTime\x18\x03 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x06\xca\xf3\x18\x02\x08\x01\x12J\n\trenewTime\x18\x04 \x01(\x0b\x32/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeB\x06\xca\xf3\x18\x02\x08\x01\x12 \n\x10leaseTransitions\x18\x05 \x01(\x05\x42\x06\xca\xf3\x18\x02\x08\x01\x12\x18\n\x08strategy\x18\x06 \x01(\tB\x06\xca\xf3\x18\x02\x08\x01\x12\x1f\n\x0fpreferredHolder\x18\x07 \x01(\tB\x06\xca\xf3\x18\x02\x08\x01\x42\x1cZ\x1ak8s.io/api/coordination/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'k8s.io.api.coordination.v1.types_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'protokube.gen.k8s.io.api.coordination.v1.types_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\032k8s.io/api/coordination/v1'

@@ -1,5 +1,5 @@
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as _types_pb2
-from protokube.options.v1 import options_pb2 as _options_pb2
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as _types_pb2
+from protokube.gen.protokube.options.v1 import options_pb2 as _options_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

@@ -22,17 +22,17 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
-from k8s.io.api.core.v1 import types_pb2 as k8s_dot_io_dot_api_dot_core_dot_v1_dot_types__pb2
-from k8s.io.apimachinery.pkg.api.resource import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_api_dot_resource_dot_types__pb2
-from k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_apis_dot_meta_dot_v1_dot_types__pb2
-from protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
+from protokube.gen.k8s.io.api.core.v1 import types_pb2 as k8s_dot_io_dot_api_dot_core_dot_v1_dot_types__pb2
+from protokube.gen.k8s.io.apimachinery.pkg.api.resource import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_api_dot_resource_dot_types__pb2
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as k8s_dot_io_dot_apimachinery_dot_pkg_dot_apis_dot_meta_dot_v1_dot_types__pb2
+from protokube.gen.protokube.options.v1 import options_pb2 as protokube_dot_options_dot_v1_dot_options__pb2
 
 
 DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ek8s/io/api/node/v1/types.proto\x12\x12k8s.io.api.node.v1\x1a\x1ek8s/io/api/core/v1/types.proto\x1a\x30k8s/io/apimachinery/pkg/api/resource/types.proto\x1a\x30k8s/io/apimachinery/pkg/apis/meta/v1/types.proto\x1a\"protokube/options/v1/options.proto\"\xa9\x01\n\x08Overhead\x12<\n\x08podFixed\x18\x01 \x03(\x0b\x32*.k8s.io.api.node.v1.Overhead.PodFixedEntry\x1a_\n\rPodFixedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12=\n\x05value\x18\x02 \x01(\x0b\x32..k8s.io.apimachinery.pkg.api.resource.Quantity:\x02\x38\x01\"\xd3\t\n\x0cRuntimeClass\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x19\n\x07handler\x18\x02 \x01(\tB\x08\xca\xf3\x18\x04\x10\x01H\x01\x12\x36\n\x08overhead\x18\x03 \x01(\x0b\x32\x1c.k8s.io.api.node.v1.OverheadB\x06\xca\xf3\x18\x02\x08\x01\x12:\n\nscheduling\x18\x04 \x01(\x0b\x32\x1e.k8s.io.api.node.v1.SchedulingB\x06\xca\xf3\x18\x02\x08\x01:\xef\x07\xca\xf3\x18\x11\n\x0bnode.k8s.io\x12\x02v1\xd2\xf3\x18\xd5\x07\n\x0eruntimeclasses\x12\x0cruntimeclass(\x02\x32\x06\x63reate2\x06\x64\x65lete2\x10\x64\x65letecollection2\x03get2\x04list2\x05patch2\x06update2\x05watchB\x9c\x03\n\x04Name\x12\x06string\x1a\x04name\"\xf5\x02Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names2\x0e.metadata.nameB\x1b\n\x07Handler\x12\x06string2\x08.handlerB\xb1\x03\n\x03\x41ge\x12\x06string\"\x9c\x03\x43reationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata:\x03\x61ge`\x01\"\xa6\x01\n\x10RuntimeClassList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x39\n\x05items\x18\x02 \x03(\x0b\x32 .k8s.io.api.node.v1.RuntimeClassB\x08\xca\xf3\x18\x04\x10\x01H\x01:\x15\xca\xf3\x18\x11\n\x0bnode.k8s.io\x12\x02v1\"\xce\x01\n\nScheduling\x12N\n\x0cnodeSelector\x18\x01 \x03(\x0b\x32\x30.k8s.io.api.node.v1.Scheduling.NodeSelectorEntryB\x06\xca\xf3\x18\x02\x38\x01\x12;\n\x0btolerations\x18\x02 \x03(\x0b\x32\x1e.k8s.io.api.core.v1.TolerationB\x06\xca\xf3\x18\x02(\x01\x1a\x33\n\x11NodeSelectorEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x14Z\x12k8s.io/api/node/v1')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'k8s.io.api.node.v1.types_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'protokube.gen.k8s.io.api.node.v1.types_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\022k8s.io/api/node/v1'

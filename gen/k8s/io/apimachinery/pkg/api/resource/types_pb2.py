@@ -28,7 +28,7 @@ DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n0k8s/io/apimachine
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'k8s.io.apimachinery.pkg.api.resource.types_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'protokube.gen.k8s.io.apimachinery.pkg.api.resource.types_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z$k8s.io/apimachinery/pkg/api/resource'

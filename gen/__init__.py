@@ -1,0 +1,1 @@
+"""The generated code (`make gen`): protoc's modules of every file of proto/, the descriptor set."""
