@@ -72,6 +72,11 @@ func (r *WidgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		child.Labels[WidgetLabel] = widget.Name
 		child.Data = widget.Spec.Data
+		if child.ResourceVersion != "" && metav1.GetControllerOf(child) == nil {
+			// orphaned by the garbage collector (the Widget was deleted with propagationPolicy
+			// Orphan, which the cache's view of it may not show yet): not adopted again
+			return nil
+		}
 		return controllerutil.SetControllerReference(widget, child, r.Scheme())
 	})
 	if err != nil {
