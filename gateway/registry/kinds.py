@@ -20,6 +20,8 @@ POD_TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 class PodStrategy(ProtoStrategy):
+    graceful_deletion = True
+
     def prepare_for_create(self, obj: Message) -> None:
         super().prepare_for_create(obj)
         obj.status.phase = "Pending"

@@ -419,7 +419,10 @@ class Store:
         """Remove the object, or mark it deleting while finalizers (those of garbage collection
         included, as the options ask), a grace period or the kind hold it (upstream's Store.Delete)."""
 
+        marked_first = False  # a graceful kind's marks are written, and the object goes next
+
         async def transform(current: ObjectView | None) -> Obj | Removal:
+            nonlocal marked_first
             if current is None:
                 raise errors.not_found(self.resource, name)
             obj = current.obj
@@ -427,17 +430,40 @@ class Store:
             self._check_preconditions(name, obj, options)
             meta = obj.metadata
             grace = self.strategy.grace_period_seconds(obj, options.grace_period_seconds)
-            if meta.HasField("deletionTimestamp"):
+            pending = meta.HasField("deletionTimestamp")
+            if pending:
                 if 0 < meta.deletionGracePeriodSeconds <= grace:
                     return current.copy()  # graceful deletion pending, and this request would not shorten it
                 grace = min(grace, meta.deletionGracePeriodSeconds)  # a grace period may only get shorter
             finalizers = deletion_finalizers(list(meta.finalizers), options, self.gc_policy)
             if finalizers or grace > 0 or self.strategy.blocks_deletion(obj):
                 return self._mark_deleting(current, grace, finalizers)
-            return Removal()
+            # upstream's BeforeDelete marks a graceful kind's first (or shortened) deletion even with
+            # no grace: one write with deletionTimestamp and a grace of 0, then the removal.
+            marked_first = self.strategy.graceful_deletion and (not pending or meta.deletionGracePeriodSeconds > 0)
+            return self._mark_deleting(current, 0, finalizers) if marked_first else Removal()
 
         result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)
-        return DeleteResult(result.view, deleted=result.removed)
+        if marked_first and not options.dry_run:
+            return await self._remove_marked(namespace, name, result.view)
+        return DeleteResult(result.view, deleted=result.removed or marked_first)
+
+    async def _remove_marked(self, namespace: str, name: str, marked: ObjectView) -> DeleteResult:
+        """The second write of a delete without grace (upstream's Store.Delete after its update): the
+        object goes; if someone removed it meanwhile, the marked object is what was deleted."""
+
+        async def remove(current: ObjectView | None) -> Removal:
+            if current is None or current.obj.metadata.uid != marked.obj.metadata.uid:
+                raise errors.not_found(self.resource, name)
+            return Removal()
+
+        try:
+            result = await self.storage.guaranteed_update(namespace, name, remove)
+        except errors.StatusError as err:
+            if err.code != 404:
+                raise
+            return DeleteResult(marked, deleted=True)
+        return DeleteResult(result.view, deleted=True)
 
     def _check_preconditions(self, name: str, obj: Obj, options: DeleteOptions) -> None:
         """DeleteOptions' preconditions, as upstream's BeforeDelete checks them: a conflict on the

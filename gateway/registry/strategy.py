@@ -33,6 +33,9 @@ class Strategy(Protocol):
     uses_generation: bool
     # status is written only through the status subresource.
     status_is_separate: bool
+    # a delete first writes deletionTimestamp even with no grace left (upstream: the strategy has
+    # CheckGracefulDelete; in 1.32 only pods'), so watchers see MODIFIED before DELETED.
+    graceful_deletion: bool
 
     def prepare_for_create(self, obj: Obj) -> None:
         """Reset what clients may not set on create (status, when it has its own subresource)."""
@@ -71,6 +74,8 @@ class Strategy(Protocol):
 
 class _Common:
     """What both strategies share: deletion without grace, selectable fields by path."""
+
+    graceful_deletion = False
 
     def __init__(self, resource: Resource, codec: Codec) -> None:
         self.resource = resource

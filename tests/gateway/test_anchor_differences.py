@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import httpx
 
+from tests.gateway.helpers import watch_lines
+
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
 NO_ROUTE = {
     "kind": "Status",
@@ -109,3 +111,33 @@ def test_an_apply_of_another_kind_is_refused_before_its_name_is_checked(client: 
         headers={"Content-Type": "application/apply-patch+yaml"},
     )
     assert (response.status_code, response.json()["message"]) == (400, "invalid object type: /v1, Kind=Secret")
+
+
+def test_deleting_an_unscheduled_pod_writes_its_deletion_marks_first(client: httpx.Client, namespace: str) -> None:
+    """A pod's strategy has CheckGracefulDelete: Store.Delete writes deletionTimestamp and a grace of
+    0 (watchers see MODIFIED), then removes the pod, and answers with the marked pod."""
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    pod = {"metadata": {"name": "gone"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    created = client.post(path, json=pod)
+    assert created.status_code == 201, created.text
+    rv = created.json()["metadata"]["resourceVersion"]
+    deleted = client.delete(f"{path}/gone")
+    assert deleted.status_code == 200, deleted.text
+    meta = deleted.json()["metadata"]
+    assert meta["deletionGracePeriodSeconds"] == 0 and meta["deletionTimestamp"]
+    events = list(watch_lines(client, path, stop_after=2, timeout=10, resourceVersion=rv))
+    assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
+    assert events[0]["object"]["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert events[0]["object"]["metadata"]["resourceVersion"] == meta["resourceVersion"]  # the marked pod
+    assert client.get(f"{path}/gone").status_code == 404
+
+
+def test_deleting_a_configmap_is_one_write(client: httpx.Client, namespace: str) -> None:
+    """Kinds without graceful deletion are removed at once: watchers see DELETED only."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    created = client.post(path, json={"metadata": {"name": "gone"}})
+    rv = created.json()["metadata"]["resourceVersion"]
+    assert client.delete(f"{path}/gone").status_code == 200
+    events = list(watch_lines(client, path, stop_after=1, timeout=10, resourceVersion=rv))
+    assert [e["type"] for e in events] == ["DELETED"]
+    assert "deletionTimestamp" not in events[0]["object"]["metadata"]
