@@ -5,7 +5,9 @@ NaN, nesting 1,000 deep, bad selectors, continue tokens and resourceVersions, un
 broken patches, invalid names, unknown paths and methods — is sent over 8 keep-alive connections.
 Every answer must be a 4xx. The gateway's RSS is read after a warm-up of 1,000 such requests and again
 after 10,000 more (quick run: 500 and 3,000): the goal is flat (ratio <= 1.1). Then a bystander's /readyz
-p99 while an expensive CEL object is submitted, against its idle p99 (cel_bystander.py; goal <= 2).
+p99 while an expensive CEL object and a 3 MiB YAML body are submitted, against its idle p99
+(bystander.py; goal <= 2), and the RSS left after stalled watchers behind large events disconnect
+(stalled_watchers.py; goal <= 1.2).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import uvloop
 
-from bench import cel_bystander
+from bench import bystander, stalled_watchers
 from bench.common import Row, at_most, fmt_bytes, fmt_rate, gateway, ratio_row, rss_bytes
 from bench.loadgen import Connection
 
@@ -86,7 +88,8 @@ def run(quick: bool) -> dict:
         measured = uvloop.run(_hostile(gw.port, count))
         time.sleep(0.5)
         after = rss_bytes(gw.pid)
-        expensive_cel = cel_bystander.measure(gw.port)
+        heavy = bystander.measure(gw.port)
+        stalled = stalled_watchers.measure(gw, quick)
     not_4xx = sum(n for code, n in measured["codes"].items() if not code.startswith("4"))
     return {
         "kinds": len(HOSTILE),
@@ -96,7 +99,8 @@ def run(quick: bool) -> dict:
         "rss_before": before,
         "rss_after": after,
         "rss_ratio": after / before,
-        "expensive_cel": expensive_cel,
+        "bystander": heavy,
+        "stalled_watchers": stalled,
     }
 
 
@@ -121,5 +125,6 @@ def rows(results: dict) -> list[Row]:
             at_most,
             GOAL,
         ),
-        cel_bystander.row(results["expensive_cel"]),
+        *bystander.rows(results["bystander"]),
+        stalled_watchers.row(results["stalled_watchers"]),
     ]
