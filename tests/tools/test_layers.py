@@ -1,0 +1,159 @@
+"""gateway/layers.py: every import between the gateway's folders points down the layer order.
+
+Every module's imports are read with ast: module-level ones, those inside functions and those under
+``if TYPE_CHECKING``. A type-only import counts: it is a dependency a reader follows and mypy
+checks, upstream's import-boss knows no such exemption (Go has no type-only imports), and leaving
+it out would let a cycle hide behind the guard.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from protokube.gateway.layers import LAYERS, order
+
+GATEWAY = Path(__file__).parents[2] / "gateway"
+PACKAGE = "protokube.gateway"
+TABLE = "layers"
+
+# Arrows still pointing up, (from unit, to unit): one line each on why, until they are removed.
+# The list may only shrink: an entry no import needs any more fails the test too.
+ALLOWED: dict[tuple[str, str], str] = {
+    ("objects", "conversion"): "objects/codecs.py picks ConvertedCodec; the codec choice belongs above conversion",
+    ("params", "auth"): "UserInfo lives in auth/user.py; it is a leaf that belongs in the foundation",
+    ("request", "auth"): "UserInfo lives in auth/user.py; it is a leaf that belongs in the foundation",
+    ("selectors", "registry"): "label value and qualified name checks live in registry/validation/common.py",
+    ("storage", "watchcache"): "storage/cacher.py is upstream's storage/cacher: it belongs beside watchcache/",
+    ("watchcache", "flowcontrol"): "the event loop's lanes (flowcontrol/lanes.py) are below every layer",
+    ("serving", "flowcontrol"): "the event loop's lanes (flowcontrol/lanes.py) are below every layer",
+    ("registry", "auth"): "UserInfo, the Authorizer protocol and rbac.Attributes are interfaces kept in auth/",
+    ("registry", "cel"): "a kind's CEL checks are compiled by cel/; the compiler is handed to the strategy",
+    ("registry", "admission"): "Admission and Attributes (the interface) sit in admission/ with the plugins",
+    ("registry", "apiextensions"): "CRD validation calls the structural schema checks of apiextensions/schema",
+    ("registry", "flowcontrol"): "FlowSchema validation reads the bootstrap objects and shuffle-sharding bounds",
+    ("auth", "filters"): "the authentication, impersonation and authorization filters name filters.Handler",
+    ("handlers", "filters"): "a handler names filters.Handler",
+    ("auth", "admission"): "escalation checks take admission.Attributes",
+    ("cel", "admission"): "cel/admission.py names admission.Attributes (a type-only import)",
+}
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """One import of one unit by another."""
+
+    path: str
+    line: int
+    source: str
+    target: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.source} -> {self.target}"
+
+
+def module_name(path: Path) -> tuple[str, ...]:
+    """The dotted parts of the package a module's relative imports start from."""
+    parts = (*PACKAGE.split("."), *path.relative_to(GATEWAY).with_suffix("").parts)
+    return parts[:-1]
+
+
+def imported(node: ast.Import | ast.ImportFrom, package: tuple[str, ...]) -> Iterator[str]:
+    """The modules (or module attributes) an import statement names, absolute."""
+    if isinstance(node, ast.Import):
+        yield from (alias.name for alias in node.names)
+        return
+    if node.level:
+        base = ".".join(package[: len(package) - node.level + 1])
+        module = f"{base}.{node.module}" if node.module else base
+    else:
+        module = node.module or ""
+    if module == PACKAGE:  # from protokube.gateway import storage
+        yield from (f"{module}.{alias.name}" for alias in node.names)
+    else:
+        yield module
+
+
+def unit_of(module: str) -> str | None:
+    """The gateway unit (folder or top module) of a dotted module name, None outside the gateway."""
+    parts = module.split(".")
+    if parts[:2] != PACKAGE.split(".") or len(parts) < 3:
+        return None
+    return parts[2]
+
+
+def arrows() -> Iterator[Arrow]:
+    """Every import from one gateway unit into another."""
+    for path in sorted(GATEWAY.rglob("*.py")):
+        relative = path.relative_to(GATEWAY)
+        source = relative.parts[0].removesuffix(".py")
+        if source in ("__init__", TABLE):
+            continue
+        package = module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            for module in imported(node, package):
+                target = unit_of(module)
+                if target is not None and target != source:
+                    yield Arrow(str(relative), node.lineno, source, target)
+
+
+def units() -> set[str]:
+    """The folders and top modules of gateway/ (the table itself and caches left out)."""
+    found = {p.name for p in GATEWAY.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    found |= {p.stem for p in GATEWAY.glob("*.py")}
+    return found - {"__init__", TABLE}
+
+
+def test_every_unit_has_one_place() -> None:
+    listed = order()
+    assert len(listed) == len(set(listed)), [u for u in listed if listed.count(u) > 1]
+    assert all(units for _, units in LAYERS)
+    assert set(listed) == units(), (
+        f"not in gateway/layers.py: {sorted(units() - set(listed))}; listed but absent: {sorted(set(listed) - units())}"
+    )
+
+
+@cache
+def upward() -> tuple[Arrow, ...]:
+    """The imports pointing up the order (read once for the tests that ask)."""
+    position = {unit: index for index, unit in enumerate(order())}
+    return tuple(a for a in arrows() if position[a.source] < position[a.target])
+
+
+def test_imports_point_down_the_layers() -> None:
+    found = upward()
+    new = [str(a) for a in found if (a.source, a.target) not in ALLOWED]
+    assert not new, "imports pointing up gateway/layers.py's order:\n" + "\n".join(new)
+
+
+def test_allow_list_only_shrinks() -> None:
+    needed = {(a.source, a.target) for a in upward()}
+    stale = sorted(set(ALLOWED) - needed)
+    assert not stale, f"no import points up along these any more; remove them from ALLOWED: {stale}"
+
+
+def test_the_reader_handles_every_import_form() -> None:
+    """The reader resolves absolute, relative, package-level and type-only imports to units."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import protokube.gateway.storage.backend\n"
+        "from protokube.gateway import watchcache\n"
+        "from ..registry import store\n"
+        "if TYPE_CHECKING:\n"
+        "    from protokube.gateway.cli import main\n"
+        "def f():\n"
+        "    from protokube.gateway.auth.user import UserInfo\n"
+    )
+    package = (*PACKAGE.split("."), "handlers")
+    found = [
+        unit_of(module)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for module in imported(node, package)
+    ]
+    assert sorted(u for u in found if u) == ["auth", "cli", "registry", "storage", "watchcache"]
