@@ -10,14 +10,13 @@ WithTimeoutForNonLongRunningRequests).
   do): a handler waiting for a body that never comes ends, and its APF seats are given back.
 - Long-running requests (watches; attach, exec, log, portforward and proxy subresources) get no
   deadline here; a watch without ``timeoutSeconds`` lasts ``--min-request-timeout`` (1800 s) times
-  [1, 2) (``watch_timeout``), so that watches of many clients do not all end at once.
+  [1, 2) (``watch_timeout`` of handlers/watch.py), so that watches of many clients do not all end at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from collections.abc import Callable
 from functools import partial
@@ -48,13 +47,6 @@ def long_running(info: RequestInfo | None) -> bool:
     if info is None:
         return False
     return info.verb in LONG_RUNNING_VERBS or info.subresource in LONG_RUNNING_SUBRESOURCES
-
-
-def watch_timeout(requested: int | None, min_request_timeout: float = MIN_REQUEST_TIMEOUT) -> float:
-    """How long a watch lasts: its timeoutSeconds, else min-request-timeout × [1, 2)."""
-    if requested:
-        return float(requested)
-    return min_request_timeout * (1 + random.random())
 
 
 def _requested_timeout(request: ApiRequest) -> float | None:

@@ -12,13 +12,13 @@ Over a WebSocket (gateway/websocket.py) each frame goes out as one message.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import TypeVar
 
 from quart import Response
 
-from protokube.gateway.filters.timeout import watch_timeout
 from protokube.gateway.handlers.common import info_of
 from protokube.gateway.negotiation import negotiate
 from protokube.gateway.params import list_options, validate_list_options
@@ -30,6 +30,13 @@ from protokube.gateway.storage.cacher import WatchStream
 
 T = TypeVar("T")
 MAX_WRITE_BYTES = 1 << 20  # the initial events' frames per write: a slow reader holds about one write
+
+
+def watch_timeout(requested: int | None, min_request_timeout: float) -> float:
+    """How long a watch lasts: its timeoutSeconds, else min-request-timeout × [1, 2)."""
+    if requested:
+        return float(requested)
+    return min_request_timeout * (1 + random.random())
 
 
 async def watch(storage: Watcher, scope: RequestScope, request: ApiRequest) -> Response:

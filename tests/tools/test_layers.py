@@ -36,7 +36,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("registry", "apiextensions"): "CRD validation calls the structural schema checks of apiextensions/schema",
     ("registry", "flowcontrol"): "FlowSchema validation reads the bootstrap objects and shuffle-sharding bounds",
     ("auth", "filters"): "the authentication, impersonation and authorization filters name filters.Handler",
-    ("handlers", "filters"): "a handler names filters.Handler",
     ("auth", "admission"): "escalation checks take admission.Attributes",
     ("cel", "admission"): "cel/admission.py names admission.Attributes (a type-only import)",
 }
