@@ -131,22 +131,15 @@ class CertificateSigningRequestStrategy(ProtoStrategy):
 
 
 class SecretStrategy(ProtoStrategy):
-    """stringData is write-only: merged into data (winning over it) on every write, as upstream's
-    conversion of v1 Secrets does, and never stored."""
+    """stringData is write-only: merged into data (winning over it) when a body is decoded, as
+    upstream's conversion of v1 Secrets to the internal type does, so field ownership (an Update's
+    managedFields), admission and storage see data only."""
 
-    def prepare_for_create(self, obj: Message) -> None:
-        super().prepare_for_create(obj)
-        _fold_string_data(obj)
-
-    def prepare_for_update(self, new: Message, old: Message) -> None:
-        super().prepare_for_update(new, old)
-        _fold_string_data(new)
-
-
-def _fold_string_data(secret: Message) -> None:
-    for key, text in secret.stringData.items():
-        secret.data[key] = text.encode()
-    secret.ClearField("stringData")
+    def default(self, obj: Message) -> None:
+        super().default(obj)
+        for key, text in obj.stringData.items():
+            obj.data[key] = text.encode()
+        obj.ClearField("stringData")
 
 
 class ServiceStrategy(ProtoStrategy):

@@ -141,3 +141,19 @@ def test_deleting_a_configmap_is_one_write(client: httpx.Client, namespace: str)
     events = list(watch_lines(client, path, stop_after=1, timeout=10, resourceVersion=rv))
     assert [e["type"] for e in events] == ["DELETED"]
     assert "deletionTimestamp" not in events[0]["object"]["metadata"]
+
+
+def test_a_secrets_string_data_is_owned_as_data(client: httpx.Client, namespace: str) -> None:
+    """stringData is folded into data when the body is decoded (v1 → internal conversion), before the
+    field manager records the write: managedFields name f:data, on create and on update."""
+    path = f"/api/v1/namespaces/{namespace}/secrets"
+    created = client.post(path, json={"metadata": {"name": "s"}, "stringData": {"token": "t"}})
+    assert created.status_code == 201, created.text
+    assert created.json()["data"] == {"token": "dA=="}
+    fields = created.json()["metadata"]["managedFields"][0]["fieldsV1"]
+    assert fields == {"f:data": {".": {}, "f:token": {}}, "f:type": {}}
+    secret = created.json() | {"stringData": {"other": "o"}}
+    updated = client.put(f"{path}/s", json=secret)
+    assert updated.status_code == 200, updated.text
+    fields = updated.json()["metadata"]["managedFields"][0]["fieldsV1"]
+    assert fields == {"f:data": {".": {}, "f:other": {}, "f:token": {}}, "f:type": {}}
