@@ -139,10 +139,22 @@ class StorageMetrics:
     def __init__(self, metrics: Metrics, resource: Resource) -> None:
         self.metrics = metrics
         self.type = resource.group_resource
+        # Each operation's children, looked up at its first call (a label lookup costs more than the
+        # observation); the error counter's on its first failure, as before.
+        self._children: dict[str, tuple[LoopHistogramChild, Counter]] = {}
 
     def observe(self, operation: str, seconds: float, failed: bool) -> None:
-        self.metrics.etcd_durations.labels(operation, self.type).observe(seconds)
-        self.metrics.etcd_requests.labels(operation, self.type).inc()
+        children = self._children.get(operation)
+        if children is None:
+            labels = (operation, self.type)
+            metrics = self.metrics
+            children = self._children[operation] = (
+                metrics.etcd_durations.labels(*labels),
+                metrics.etcd_requests.labels(*labels),
+            )
+        duration, count = children
+        duration.observe(seconds)
+        count.inc()
         if failed:
             self.metrics.etcd_errors.labels(operation, self.type).inc()
 
