@@ -8,10 +8,11 @@ user). Handlers read the body, query and headers from here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
+from quart import Response
 from werkzeug.datastructures import Headers, MultiDict
 
 from protokube.gateway import errors
@@ -167,3 +168,7 @@ class ApiRequest:
         if value is not None:
             return value == "" or parse_bool("pretty", value)
         return self.header("User-Agent").startswith(PRETTY_AGENTS)
+
+
+# What answers a request: the filter chain, each filter in it, the router.
+Handler = Callable[[ApiRequest], Awaitable[Response]]

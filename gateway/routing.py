@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from quart import Response
 
 from protokube.gateway import errors
-from protokube.gateway.filters import Handler
 from protokube.gateway.handlers.installer import Routes
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.responses import add_warnings
 from protokube.schema.registry import Registry

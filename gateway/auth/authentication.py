@@ -28,8 +28,7 @@ from quart import Response
 from protokube.gateway import errors
 from protokube.gateway.auth.user import ANONYMOUS_USER, UNSECURED_USER, UserInfo
 from protokube.gateway.errors import go_quote
-from protokube.gateway.filters import Handler
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 
 log = logging.getLogger("protokube.authn")
 # At most one log line per this many seconds about failed authentication (never blocks a request).

@@ -16,8 +16,7 @@ from quart import Response
 from protokube.gateway import errors
 from protokube.gateway.auth.rbac import EVERYTHING, Attributes, Decision, Rules
 from protokube.gateway.auth.user import MASTERS, UserInfo
-from protokube.gateway.filters import Handler
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.selectors import exact_name
 

@@ -24,8 +24,7 @@ from protokube.gateway.auth.user import (
     UNAUTHENTICATED,
     UserInfo,
 )
-from protokube.gateway.filters import Handler
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 
 USER, UID, GROUP, EXTRA_PREFIX = "Impersonate-User", "Impersonate-Uid", "Impersonate-Group", "Impersonate-Extra-"
 AUTHENTICATION_GROUP = "authentication.k8s.io"

@@ -9,8 +9,7 @@ import random
 
 from quart import Response
 
-from protokube.gateway.filters import Handler
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 
 HEADER = "Audit-Id"
 MAX_CLIENT_ID = 128

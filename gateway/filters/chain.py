@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from protokube.gateway.auth.authentication import Authentication, Authenticator
 from protokube.gateway.auth.authorization import Authorization, Authorizer
 from protokube.gateway.auth.impersonation import Impersonation
-from protokube.gateway.filters import Handler
 from protokube.gateway.filters.auditid import AuditId
 from protokube.gateway.filters.errorfunnel import ErrorFunnel
 from protokube.gateway.filters.headerlimit import HeaderLimit
@@ -25,6 +24,7 @@ from protokube.gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEO
 from protokube.gateway.filters.unreadbody import UnreadBody
 from protokube.gateway.metrics import Metrics
 from protokube.gateway.negotiation.negotiate import Formats
+from protokube.gateway.request import Handler
 
 
 def build_handler_chain(

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from quart import Response
 
-from protokube.gateway.filters import Handler
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 from protokube.gateway.serving.limits import HEADER_LIMIT
 
 GO_431 = "431 Request Header Fields Too Large"

@@ -8,9 +8,8 @@ import time
 
 from quart import Response
 
-from protokube.gateway.filters import Handler
 from protokube.gateway.metrics import Metrics, request_labels
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 
 
 class Instrumentation:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from quart import Response
 
-from protokube.gateway.filters import Handler
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 from protokube.gateway.requestinfo import request_info
 
 

@@ -24,8 +24,7 @@ from functools import partial
 from quart import Response
 
 from protokube.gateway import errors
-from protokube.gateway.filters import Handler
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.schema.wellknown import parse_duration
 

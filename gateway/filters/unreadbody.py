@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from quart import Response
 
-from protokube.gateway.filters import Handler
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 
 MAX_DRAIN_BYTES = 256 * 1024  # Go's net/http maxPostHandlerReadBytes
 DRAIN_TIMEOUT = 5.0

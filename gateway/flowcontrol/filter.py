@@ -21,7 +21,6 @@ from quart import Response
 
 from protokube.gateway.auth.user import MASTERS
 from protokube.gateway.errors import StatusError
-from protokube.gateway.filters import Handler
 from protokube.gateway.flowcontrol import lanes
 from protokube.gateway.flowcontrol.controller import Controller, Level
 from protokube.gateway.flowcontrol.metrics import (
@@ -35,7 +34,7 @@ from protokube.gateway.flowcontrol.metrics import (
 from protokube.gateway.flowcontrol.queueset import Request
 from protokube.gateway.flowcontrol.retryafter import DroppedRequests
 from protokube.gateway.flowcontrol.seats import WorkEstimator
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Handler
 from protokube.gateway.requestinfo import RequestInfo
 
 FLOW_SCHEMA_UID = "X-Kubernetes-PF-FlowSchema-UID"

@@ -12,7 +12,6 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from protokube.gateway.controllers.informer import Informer
-from protokube.gateway.filters import Handler
 from protokube.gateway.flowcontrol.bootstrap import MANDATORY_SCHEMAS, SUGGESTED_SCHEMAS
 from protokube.gateway.flowcontrol.controller import Controller
 from protokube.gateway.flowcontrol.debug import DebugDumps
@@ -25,6 +24,7 @@ from protokube.gateway.health import Check, CheckFailed, ping
 from protokube.gateway.objects.codecs import kind_codec
 from protokube.gateway.registry.store import Store
 from protokube.gateway.registry.subresources import StatusStore
+from protokube.gateway.request import Handler
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.routes import Route
 from protokube.gateway.storage.cacher import Cacher

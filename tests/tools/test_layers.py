@@ -35,7 +35,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("registry", "admission"): "Admission and Attributes (the interface) sit in admission/ with the plugins",
     ("registry", "apiextensions"): "CRD validation calls the structural schema checks of apiextensions/schema",
     ("registry", "flowcontrol"): "FlowSchema validation reads the bootstrap objects and shuffle-sharding bounds",
-    ("auth", "filters"): "the authentication, impersonation and authorization filters name filters.Handler",
     ("auth", "admission"): "escalation checks take admission.Attributes",
     ("cel", "admission"): "cel/admission.py names admission.Attributes (a type-only import)",
 }
