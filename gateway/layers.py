@@ -11,9 +11,13 @@ still to be removed and may only shrink. A new folder or top module is placed he
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # Errors (metav1.Status), request attributes, patch formats, managed fields, selectors:
+    # Errors (metav1.Status), string syntax, request attributes, patch formats, managed fields,
+    # selectors:
     # nothing of the gateway's own below them.
-    ("foundation", ("errors", "security", "loophistogram", "requestinfo", "patch", "fieldmanager", "selectors")),
+    (
+        "foundation",
+        ("errors", "syntax", "security", "loophistogram", "requestinfo", "patch", "fieldmanager", "selectors"),
+    ),
     # An object on the wire and in storage: codecs, conversion between versions, table printing.
     ("objects", ("objects", "conversion", "printing")),
     # One request: its parsed form, query parameters, content negotiation, responses, its metrics.
@@ -30,7 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The HTTP server, the filter chain, routes and routing, API Priority and Fairness over them.
     (
         "serving",
-        ("serving", "filters", "routes", "flowcontrol", "routing", "asgi", "websocket", "wireexplorer"),
+        ("serving", "filters", "routing", "routes", "flowcontrol", "asgi", "websocket", "wireexplorer"),
     ),
     # The composition root and the command line.
     ("app", ("app", "embedded", "runtimeconfig", "workers", "cli")),

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from protokube.gateway import errors
-from protokube.gateway.registry.validation.common import label_value_problems, qualified_name_problems
+from protokube.gateway.syntax import label_value_problems, qualified_name_problems
 
 _SPECIAL = "!=(),<>"
 _TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|<|>|[^\s!=(),<>]+)")

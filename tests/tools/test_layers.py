@@ -26,7 +26,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("objects", "conversion"): "objects/codecs.py picks ConvertedCodec; the codec choice belongs above conversion",
     ("params", "auth"): "UserInfo lives in auth/user.py; it is a leaf that belongs in the foundation",
     ("request", "auth"): "UserInfo lives in auth/user.py; it is a leaf that belongs in the foundation",
-    ("selectors", "registry"): "label value and qualified name checks live in registry/validation/common.py",
     ("storage", "watchcache"): "storage/cacher.py is upstream's storage/cacher: it belongs beside watchcache/",
     ("watchcache", "flowcontrol"): "the event loop's lanes (flowcontrol/lanes.py) are below every layer",
     ("serving", "flowcontrol"): "the event loop's lanes (flowcontrol/lanes.py) are below every layer",

@@ -22,7 +22,7 @@ from protokube.gateway.admission.podsecurity.levels import (
     parse_version,
 )
 from protokube.gateway.errors import FieldError, aggregate
-from protokube.gateway.registry.validation.common import dns1123_label_problems, dns1123_subdomain_problems
+from protokube.gateway.syntax import dns1123_label_problems, dns1123_subdomain_problems
 
 GROUP = "pod-security.admission.config.k8s.io"
 API_VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta1", f"{GROUP}/v1alpha1")

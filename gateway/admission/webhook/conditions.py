@@ -18,7 +18,7 @@ from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.cel import CELCompileError, CELEvaluationError, Program, compile, cost, to_cel
 from protokube.gateway.cel.admission import authorizer_value, request_map
 from protokube.gateway.errors import FieldError
-from protokube.gateway.registry.validation.common import qualified_name_problems
+from protokube.gateway.syntax import qualified_name_problems
 
 # What upstream declares for webhooks' conditions (no params; namespaceObject is null for them).
 VARIABLES = ("object", "oldObject", "request", "namespaceObject", "authorizer")

@@ -13,8 +13,8 @@ import protokube.gen.protokube.options.v1.options_pb2 as opts
 from protokube.gateway.errors import FieldError, GoText
 from protokube.gateway.fieldmanager.values import go_sharp_v
 from protokube.gateway.objects.unstructured import OBJECT_META
-from protokube.gateway.registry.validation.common import dns1035_label_problems
 from protokube.gateway.registry.validation.meta import object_meta_errors
+from protokube.gateway.syntax import dns1035_label_problems
 from protokube.schema import jsondecode
 from protokube.schema.jsondecode import DecodeError
 

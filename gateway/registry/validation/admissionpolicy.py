@@ -15,7 +15,8 @@ from protokube.gateway.cel import CELCompileError, compile
 from protokube.gateway.errors import FieldError
 from protokube.gateway.registry.validation.admissionregistration import _rule
 from protokube.gateway.registry.validation.base import validator
-from protokube.gateway.registry.validation.common import label_selector_errors, qualified_name_problems
+from protokube.gateway.registry.validation.common import label_selector_errors
+from protokube.gateway.syntax import qualified_name_problems
 
 _ADMISSION = "k8s.io.api.admissionregistration.v1."
 FAILURE_POLICIES = ("Fail", "Ignore")

@@ -13,14 +13,12 @@ from protokube.gateway.admission.webhook import conditions
 from protokube.gateway.errors import FieldError, GoText
 from protokube.gateway.registry.validation.base import validator
 from protokube.gateway.registry.validation.common import (
-    dns1035_label_problems,
-    dns1123_subdomain_problems,
     fully_qualified_name_errors,
     go_string_slice,
     invalid_each,
     label_selector_errors,
-    port_number_problems,
 )
+from protokube.gateway.syntax import dns1035_label_problems, dns1123_subdomain_problems, port_number_problems
 
 _ADMISSION = "k8s.io.api.admissionregistration.v1."
 OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")

@@ -13,12 +13,8 @@ from protokube.gateway.apiextensions.schema import structural_errors
 from protokube.gateway.errors import FieldError, GoText
 from protokube.gateway.registry.validation.admissionregistration import _service, _url
 from protokube.gateway.registry.validation.base import validator
-from protokube.gateway.registry.validation.common import (
-    dns1035_label_problems,
-    dns1123_subdomain_problems,
-    go_string_slice,
-    invalid_each,
-)
+from protokube.gateway.registry.validation.common import go_string_slice, invalid_each
+from protokube.gateway.syntax import dns1035_label_problems, dns1123_subdomain_problems
 from protokube.schema import jsonencode
 
 CRD = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"

@@ -9,7 +9,7 @@ from google.protobuf.message import Message
 
 from protokube.gateway.errors import FieldError, GoText
 from protokube.gateway.registry.validation.base import validator
-from protokube.gateway.registry.validation.common import dns1123_label_problems, dns1123_subdomain_problems
+from protokube.gateway.syntax import dns1123_label_problems, dns1123_subdomain_problems
 
 USAGES = (
     "any",

@@ -9,8 +9,6 @@ from protokube.gateway.errors import FieldError
 from protokube.gateway.registry.validation.common import (
     annotations_errors,
     check,
-    dns1123_label_problems,
-    dns1123_subdomain_problems,
     enum,
     is_set,
     label_selector_errors,
@@ -18,6 +16,7 @@ from protokube.gateway.registry.validation.common import (
     positive_quantity,
 )
 from protokube.gateway.registry.validation.resources import quantity_value_errors
+from protokube.gateway.syntax import dns1123_label_problems, dns1123_subdomain_problems
 
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 VOLUME_MODES = ("Block", "Filesystem")

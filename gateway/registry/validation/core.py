@@ -15,15 +15,12 @@ from protokube.gateway.registry.validation.common import (
     MAX_INT32,
     check,
     cidr_errors,
-    config_key_problems,
     copy_field,
     enum,
     go_string_map,
     immutable,
-    label_value_problems,
     messages_equal,
     nonnegative,
-    qualified_name_problems,
     quantity_text,
     quantity_value,
     spec_diff,
@@ -46,6 +43,7 @@ from protokube.gateway.registry.validation.resources import (
     quota_scope_names,
     resource_name_errors,
 )
+from protokube.gateway.syntax import config_key_problems, label_value_problems, qualified_name_problems
 
 MAX_CONFIG_SIZE = 1024 * 1024
 _CORE = "k8s.io.api.core.v1."

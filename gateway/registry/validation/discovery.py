@@ -7,18 +7,9 @@ from google.protobuf.message import Message
 
 from protokube.gateway.errors import FieldError
 from protokube.gateway.registry.validation.base import validator
-from protokube.gateway.registry.validation.common import (
-    check,
-    dns1123_label_problems,
-    dns1123_subdomain_problems,
-    enum,
-    immutable,
-    invalid_each,
-    labels_errors,
-    parse_ip,
-    qualified_name_problems,
-)
+from protokube.gateway.registry.validation.common import check, enum, immutable, invalid_each, labels_errors, parse_ip
 from protokube.gateway.registry.validation.pods import PROTOCOLS, special_ip_problems
+from protokube.gateway.syntax import dns1123_label_problems, dns1123_subdomain_problems, qualified_name_problems
 
 ADDRESS_TYPES = ("FQDN", "IPv4", "IPv6")
 MAX_ENDPOINTS, MAX_ADDRESSES, MAX_PORTS, MAX_TOPOLOGY_LABELS, MAX_HINTS = 1000, 100, 20000, 16, 8

@@ -15,12 +15,14 @@ from protokube.gateway.errors import FieldError, GoText, go_quote
 from protokube.gateway.registry.validation.common import (
     annotations_errors,
     check,
-    dns1035_label_problems,
-    dns1123_label_problems,
-    dns1123_subdomain_problems,
     invalid_each,
     labels_errors,
     nonnegative,
+)
+from protokube.gateway.syntax import (
+    dns1035_label_problems,
+    dns1123_label_problems,
+    dns1123_subdomain_problems,
     qualified_name_problems,
 )
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta

@@ -13,19 +13,21 @@ from protokube.gateway.errors import FieldError, GoText
 from protokube.gateway.registry.validation.base import validator
 from protokube.gateway.registry.validation.common import (
     check,
-    dns1035_label_problems,
-    dns1123_subdomain_problems,
     domain_prefixed_path_errors,
     enum,
     immutable,
     invalid_each,
     label_selector_errors,
     parse_ip,
+)
+from protokube.gateway.registry.validation.meta import name_problems
+from protokube.gateway.syntax import (
+    dns1035_label_problems,
+    dns1123_subdomain_problems,
     port_name_problems,
     port_number_problems,
     wildcard_subdomain_problems,
 )
-from protokube.gateway.registry.validation.meta import name_problems
 
 _NETWORKING = "k8s.io.api.networking.v1."
 _PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")

@@ -7,9 +7,10 @@ from google.protobuf.message import Message
 
 from protokube.gateway.errors import FieldError, GoText, go_quote
 from protokube.gateway.registry.validation.base import validator
-from protokube.gateway.registry.validation.common import check, dns1123_label_problems, immutable, labels_errors
+from protokube.gateway.registry.validation.common import check, immutable, labels_errors
 from protokube.gateway.registry.validation.pods import tolerations_errors
 from protokube.gateway.registry.validation.resources import container_resource_name_errors, quantity_value_errors
+from protokube.gateway.syntax import dns1123_label_problems
 
 
 @validator("k8s.io.api.node.v1.RuntimeClass")

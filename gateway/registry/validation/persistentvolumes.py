@@ -11,8 +11,6 @@ from protokube.gateway.registry.validation.base import validator
 from protokube.gateway.registry.validation.claims import VOLUME_MODES, access_modes_errors, claim_spec_errors
 from protokube.gateway.registry.validation.common import (
     check,
-    dns1123_label_problems,
-    dns1123_subdomain_problems,
     enum,
     messages_equal,
     positive_quantity,
@@ -21,6 +19,7 @@ from protokube.gateway.registry.validation.common import (
     spec_diff,
 )
 from protokube.gateway.registry.validation.pods import csi_driver_name_errors, node_selector_errors, volume_type_errors
+from protokube.gateway.syntax import dns1123_label_problems, dns1123_subdomain_problems
 
 _CORE = "k8s.io.api.core.v1."
 _RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")

@@ -19,23 +19,14 @@ from protokube.gateway.registry.validation.common import (
     MAX_INT32,
     annotations_errors,
     check,
-    config_key_problems,
-    dns1123_label_problems,
-    dns1123_subdomain_problems,
     enum,
-    http_header_name_problems,
-    inclusive_range_error,
     int_or_string,
     invalid_each,
     ip_errors,
     label_selector_errors,
-    label_value_problems,
     labels_errors,
     nonnegative,
     parse_ip,
-    port_name_problems,
-    port_number_problems,
-    qualified_name_problems,
     quantity_value,
     required_then,
 )
@@ -43,6 +34,17 @@ from protokube.gateway.registry.validation.resources import (
     container_resource_name_errors,
     quantity_value_errors,
     requirements_errors,
+)
+from protokube.gateway.syntax import (
+    config_key_problems,
+    dns1123_label_problems,
+    dns1123_subdomain_problems,
+    http_header_name_problems,
+    inclusive_range_error,
+    label_value_problems,
+    port_name_problems,
+    port_number_problems,
+    qualified_name_problems,
 )
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")

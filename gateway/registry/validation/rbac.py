@@ -9,13 +9,9 @@ from google.protobuf.message import Message
 import protokube.gen.protokube.options.v1.options_pb2 as opts
 from protokube.gateway.errors import FieldError, GoText, go_quote
 from protokube.gateway.registry.validation.base import validator
-from protokube.gateway.registry.validation.common import (
-    check,
-    dns1123_subdomain_problems,
-    go_string_slice,
-    label_selector_errors,
-)
+from protokube.gateway.registry.validation.common import check, go_string_slice, label_selector_errors
 from protokube.gateway.registry.validation.meta import name_problems
+from protokube.gateway.syntax import dns1123_subdomain_problems
 
 _RBAC = "k8s.io.api.rbac.v1."
 GROUP = "rbac.authorization.k8s.io"

@@ -13,13 +13,8 @@ from collections.abc import Callable, Mapping
 from google.protobuf.message import Message
 
 from protokube.gateway.errors import FieldError
-from protokube.gateway.registry.validation.common import (
-    check,
-    nonnegative_quantity,
-    qualified_name_problems,
-    quantity_text,
-    quantity_value,
-)
+from protokube.gateway.registry.validation.common import check, nonnegative_quantity, quantity_text, quantity_value
+from protokube.gateway.syntax import qualified_name_problems
 
 HUGEPAGES_PREFIX = "hugepages-"
 _STANDARD_CONTAINER = frozenset({"cpu", "memory", "ephemeral-storage"})

@@ -11,18 +11,20 @@ from protokube.gateway.registry.validation.base import validator
 from protokube.gateway.registry.validation.common import (
     check,
     cidr_errors,
-    dns1123_label_problems,
-    dns1123_subdomain_problems,
     enum,
     int_or_string,
     invalid_each,
     ip_errors,
     labels_errors,
-    port_number_problems,
-    qualified_name_problems,
     required_then,
 )
 from protokube.gateway.registry.validation.pods import PROTOCOLS, port_number_or_name_errors, special_ip_problems
+from protokube.gateway.syntax import (
+    dns1123_label_problems,
+    dns1123_subdomain_problems,
+    port_number_problems,
+    qualified_name_problems,
+)
 
 _SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 _MAX_AFFINITY_SECONDS = 86400

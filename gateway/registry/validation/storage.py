@@ -10,16 +10,15 @@ from protokube.gateway.errors import FieldError, GoText
 from protokube.gateway.registry.validation.base import validator
 from protokube.gateway.registry.validation.common import (
     check,
-    dns1123_subdomain_problems,
     duplicates,
     enum,
     immutable,
     invalid_each,
     messages_equal,
     nonnegative,
-    qualified_name_problems,
 )
 from protokube.gateway.registry.validation.pods import csi_driver_name_errors
+from protokube.gateway.syntax import dns1123_subdomain_problems, qualified_name_problems
 
 _STORAGE = "k8s.io.api.storage.v1."
 MAX_PARAMETERS = 512
