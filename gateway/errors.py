@@ -237,6 +237,15 @@ def path_not_found() -> StatusError:
     return new(404, "NotFound", "the server could not find the requested resource", meta.StatusDetails())
 
 
+class PageNotFound(StatusError):
+    """Go's http.NotFound, which ends kube-apiserver's delegation chain: a path outside every
+    go-restful web service of a compiled API is answered "404 page not found" in text, not a Status."""
+
+
+def page_not_found() -> PageNotFound:
+    return PageNotFound(_status(404, "NotFound", "404 page not found"))
+
+
 def expired(message: str) -> StatusError:
     return new(410, "Expired", message)
 

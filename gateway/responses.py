@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from quart import Response
 
-from protokube.gateway.errors import StatusError
+from protokube.gateway.errors import PageNotFound, StatusError
 from protokube.gateway.negotiation.negotiate import Encoder
 from protokube.gateway.request import ApiRequest
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
@@ -60,6 +60,11 @@ def not_modified(headers: dict[str, str]) -> Response:
 
 
 def status_response(request: ApiRequest, error: StatusError, encoder: Encoder) -> Response:
+    if isinstance(error, PageNotFound):
+        response = Response(b"404 page not found\n", 404, content_type="text/plain; charset=utf-8")
+        response.headers["Cache-Control"] = "no-cache, private"
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
     body = encoder.message(error.status, STATUS_GVK)
     return respond(request, body, error.code, encoder, error.headers)
 

@@ -23,6 +23,7 @@ from protokube.gateway.openapi.handler import OpenAPIRoutes
 from protokube.gateway.openapi.service import OpenAPIService
 from protokube.gateway.request import ApiRequest
 from protokube.gateway.responses import respond
+from protokube.gateway.routing import not_found
 from protokube.schema import jsonencode
 from protokube.schema.registry import Registry
 
@@ -130,16 +131,21 @@ class NonResourceRoutes:
         info = request.info
         assert info is not None
         encoder = self._encoder(request)
-        if info.api_prefix == "api" and info.version and not info.group:
-            if info.version != "v1":
+        try:
+            if info.api_prefix == "api" and info.version and not info.group:
+                if info.version != "v1":
+                    raise errors.path_not_found()
+                resource_list = discovery.api_resource_list(self.registry, "", "v1", self.stored)
+                body = discovery.encode(encoder, resource_list, "APIResourceList", False)
+            elif info.api_prefix == "apis" and info.group and info.version:
+                resource_list = discovery.api_resource_list(self.registry, info.group, info.version, self.stored)
+                body = discovery.encode(encoder, resource_list, "APIResourceList")
+            elif info.api_prefix == "apis" and info.group:
+                body = discovery.encode(encoder, discovery.api_group(self.registry, info.group), "APIGroup")
+            else:
                 raise errors.path_not_found()
-            resource_list = discovery.api_resource_list(self.registry, "", "v1", self.stored)
-            body = discovery.encode(encoder, resource_list, "APIResourceList", False)
-        elif info.api_prefix == "apis" and info.group and info.version:
-            resource_list = discovery.api_resource_list(self.registry, info.group, info.version, self.stored)
-            body = discovery.encode(encoder, resource_list, "APIResourceList")
-        elif info.api_prefix == "apis" and info.group:
-            body = discovery.encode(encoder, discovery.api_group(self.registry, info.group), "APIGroup")
-        else:
-            raise errors.path_not_found()
+        except errors.StatusError as err:
+            if err.code == 404:
+                raise not_found(self.registry, info) from None
+            raise
         return respond(request, body, 200, encoder)

@@ -51,7 +51,7 @@ class Router:
     def routes_of(self, info: RequestInfo) -> Routes:
         resource = self.registry.resource(info.group, info.version, info.resource)
         if resource is None:
-            raise errors.path_not_found()
+            raise not_found(self.registry, info)
         if resource.namespaced and not info.namespace:
             if info.name:
                 raise errors.path_not_found()
@@ -66,6 +66,19 @@ class Router:
         if info.verb not in verbs:
             raise errors.method_not_supported(resource, info.verb)
         return routes
+
+
+def not_found(registry: Registry, info: RequestInfo) -> errors.StatusError:
+    """A path that names nothing served. Upstream, go-restful's web services of the compiled APIs
+    (/api, /apis/GROUP of a built-in group) answer theirs with a Status; any other path (an unknown
+    group, a custom resource's group, whose handlers hand it on) reaches the end of the delegation
+    chain, Go's text 404."""
+    if info.api_prefix == "api" or (
+        info.api_prefix == "apis"
+        and any(r.extension is None and r.group == info.group for r in registry.resources.values())
+    ):
+        return errors.path_not_found()
+    return errors.page_not_found()
 
 
 def _has_route(info: RequestInfo) -> bool:

@@ -5,6 +5,7 @@ too: go-restful's routes, the patcher's checkName, kube-aggregator's OpenAPI v3 
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from tests.gateway.helpers import watch_lines
 
@@ -157,3 +158,24 @@ def test_a_secrets_string_data_is_owned_as_data(client: httpx.Client, namespace:
     assert updated.status_code == 200, updated.text
     fields = updated.json()["metadata"]["managedFields"][0]["fieldsV1"]
     assert fields == {"f:data": {".": {}, "f:other": {}, "f:token": {}}, "f:type": {}}
+
+
+@pytest.mark.parametrize(
+    "path", ["/nothing/here", "/apis/nope.example.com", "/apis/nope.example.com/v1", "/apis/nope.example.com/v1/things"]
+)
+def test_a_path_outside_every_api_is_gos_text_404(client: httpx.Client, path: str) -> None:
+    """No go-restful web service claims it: the delegation chain ends in Go's http.NotFound."""
+    response = client.get(path)
+    assert (response.status_code, response.text) == (404, "404 page not found\n")
+    assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize("path", ["/apis/apps/v9", "/apis/apps/v9/deployments", "/api/v2", "/apis/apps/v1/widgets"])
+def test_a_path_under_a_compiled_apis_web_service_is_a_status_404(client: httpx.Client, path: str) -> None:
+    """/api and /apis/GROUP of a built-in group are go-restful's: its 404 is a Status."""
+    response = client.get(path)
+    assert (response.status_code, response.json()["message"]) == (
+        404,
+        "the server could not find the requested resource",
+    )
