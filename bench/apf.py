@@ -18,7 +18,7 @@
   bounds the mouse's wait: a seat comes back only when an elephant's write ends, whose execution
   is mostly its storage round trip (apiserver_flowcontrol_request_execution_seconds against
   etcd_request_duration_seconds). The gateway is one event loop: the elephant's executing
-  requests run in its background lane (gateway/flowcontrol/lanes.py), or the mouse would wait for
+  requests run in its background lane (gateway/lanes.py), or the mouse would wait for
   their steps at each of its awaits.
 """
 

@@ -22,7 +22,7 @@ import uvloop
 from quart import Quart
 
 from protokube.gateway.app import APIServer, Settings, create_app
-from protokube.gateway.flowcontrol.lanes import LaneLoop, open_connection
+from protokube.gateway.lanes import LaneLoop, open_connection
 from protokube.gateway.runtimeconfig import RuntimeConfig
 from protokube.gateway.storage.memory import MemoryBackend
 from protokube.schema import descriptors

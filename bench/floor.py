@@ -346,7 +346,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     import uvloop
 
-    from protokube.gateway.flowcontrol.lanes import LaneLoop
+    from protokube.gateway.lanes import LaneLoop
 
     uvloop.run(serve_raw(args.listen, args.body.read_bytes(), args.server), loop_factory=LaneLoop)
     return 0

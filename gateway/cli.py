@@ -35,7 +35,7 @@ from protokube.gateway.controllers.leaderelection import LEASE_DURATION, RENEW_D
 from protokube.gateway.controllers.selection import DEFAULT as DEFAULT_CONTROLLERS
 from protokube.gateway.controllers.selection import ControllerSelection
 from protokube.gateway.embedded import EmbeddedStorage
-from protokube.gateway.flowcontrol.lanes import LaneLoop
+from protokube.gateway.lanes import LaneLoop
 from protokube.gateway.negotiation.negotiate import Formats
 from protokube.gateway.registry.allocators.flags import (
     DEFAULT_NODE_PORTS,
@@ -542,7 +542,7 @@ def main(argv: list[str], prog: str = "protokube serve") -> int:
     if args.gateway_index == 0:  # workers of --gateways share the first process's data dir
         lock_data_dir(args.data_dir, prog)
     try:
-        # uvloop (a faster event loop for HTTP and gRPC alike) with APF's lanes (gateway/flowcontrol/lanes.py)
+        # uvloop (a faster event loop for HTTP and gRPC alike) with APF's lanes (gateway/lanes.py)
         uvloop.run(run(args), loop_factory=LaneLoop)
     except (OSError, RuntimeError) as err:
         print(f"{prog}: {err}", file=sys.stderr)

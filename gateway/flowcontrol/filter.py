@@ -19,9 +19,9 @@ from functools import partial
 
 from quart import Response
 
+from protokube.gateway import lanes
 from protokube.gateway.auth.user import MASTERS
 from protokube.gateway.errors import StatusError
-from protokube.gateway.flowcontrol import lanes
 from protokube.gateway.flowcontrol.controller import Controller, Level
 from protokube.gateway.flowcontrol.metrics import (
     EXECUTING,

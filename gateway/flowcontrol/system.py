@@ -16,11 +16,11 @@ from protokube.gateway.flowcontrol.bootstrap import MANDATORY_SCHEMAS, SUGGESTED
 from protokube.gateway.flowcontrol.controller import Controller
 from protokube.gateway.flowcontrol.debug import DebugDumps
 from protokube.gateway.flowcontrol.filter import MaxInFlight, PriorityAndFairness
-from protokube.gateway.flowcontrol.lanes import LaneCounts
 from protokube.gateway.flowcontrol.maintenance import Maintenance
 from protokube.gateway.flowcontrol.metrics import FlowControlMetrics
 from protokube.gateway.flowcontrol.seats import WorkEstimator
 from protokube.gateway.health import Check, CheckFailed, ping
+from protokube.gateway.lanes import LaneCounts
 from protokube.gateway.objects.codecs import kind_codec
 from protokube.gateway.registry.store import Store
 from protokube.gateway.registry.subresources import StatusStore

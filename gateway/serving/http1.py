@@ -283,7 +283,7 @@ class Http1Protocol(asyncio.Protocol):
 
     def serve(self, exchange: Any) -> None:
         """Run the application for ``exchange`` (a request or a WebSocket session) in a task of its
-        own, in a copy of the connection's context (the connection's lane: flowcontrol/lanes.py)."""
+        own, in a copy of the connection's context (the connection's lane: lanes.py)."""
         self.current = exchange
         self.cancel_idle_timer()
         call = self.app(exchange.scope, exchange.receive, exchange.send)

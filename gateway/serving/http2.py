@@ -1,7 +1,7 @@
 """HTTP/2 connections serving an ASGI 3 app, on h2's protocol state machine.
 
 One ``Http2Protocol`` per connection (created by the TLS side once ALPN chose "h2"); one ``_Stream``
-per request, whose app task runs in a copy of the connection's context (``protokube.gateway.flowcontrol.lanes``).
+per request, whose app task runs in a copy of the connection's context (``protokube.gateway.lanes``).
 Settings as kube-apiserver's (k8s.io/apiserver ``SecureServingInfo.Serve``): 100 concurrent streams
 (its default since CVE-2023-44487), the header list limit it is given (MaxHeaderBytes, 1 MiB).
 

@@ -2,7 +2,7 @@
 
 Each accepted connection gets a context of its own, in which ``lanes.open_connection`` runs once:
 every request read from it runs in a copy, so that the connection's lane carries over from one of
-its requests to the next (gateway/flowcontrol/lanes.py). Over TLS, ALPN picks HTTP/2 (http2.py) or
+its requests to the next (gateway/lanes.py). Over TLS, ALPN picks HTTP/2 (http2.py) or
 HTTP/1.1 (http1.py) once the handshake is done; the plain listener speaks HTTP/1.1.
 """
 
@@ -18,7 +18,7 @@ import ssl
 import sys
 from typing import Any
 
-from protokube.gateway.flowcontrol import lanes
+from protokube.gateway import lanes
 from protokube.gateway.serving.http1 import ASGI, ASGIApp, Http1Protocol
 from protokube.gateway.serving.limits import GRACE, KEEP_ALIVE_TIMEOUT, MAX_HEADER_BYTES
 from protokube.gateway.serving.tls import HTTP2, TLSSettings, cipher_ids, server_context, tls_extension

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from sortedcontainers import SortedDict
 
-from protokube.gateway.flowcontrol import lanes
+from protokube.gateway import lanes
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.selectors import Filter
 from protokube.gateway.storage.backend import Compacted, Event, KeyValue, StorageError, Watch, prefix_end
@@ -83,7 +83,7 @@ class WatchCache:
         self._watch: Watch | None = None
         # Consistent reads: readers gathered for the next progress request, requests sent, unsendable.
         self._gathering: asyncio.Future[None] | None = None
-        self._urgent = False  # a foreground reader is among the gathered (gateway/flowcontrol/lanes.py)
+        self._urgent = False  # a foreground reader is among the gathered (gateway/lanes.py)
         self._in_flight: deque[asyncio.Future[None]] = deque()
         self._unsent: list[asyncio.Future[None]] = []
 
@@ -272,7 +272,7 @@ class WatchCache:
     def _schedule_send(self) -> None:
         """Send the gathered readers' progress request when the loop's work ready now has run, so
         that the readers that work brings here share it: the foreground's work when a foreground
-        reader waits, else the background's too (gateway/flowcontrol/lanes.py). A progress request
+        reader waits, else the background's too (gateway/lanes.py). A progress request
         costs the gateway more CPU than the rest of a read from the cache; sent at once, on a busy
         CPU that parses one reader at a time, each reader would pay for one."""
         lanes.call_when_resting(self._send_gathered, after_background=not self._urgent)

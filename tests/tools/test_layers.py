@@ -27,8 +27,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("params", "auth"): "UserInfo lives in auth/user.py; it is a leaf that belongs in the foundation",
     ("request", "auth"): "UserInfo lives in auth/user.py; it is a leaf that belongs in the foundation",
     ("storage", "watchcache"): "storage/cacher.py is upstream's storage/cacher: it belongs beside watchcache/",
-    ("watchcache", "flowcontrol"): "the event loop's lanes (flowcontrol/lanes.py) are below every layer",
-    ("serving", "flowcontrol"): "the event loop's lanes (flowcontrol/lanes.py) are below every layer",
     ("registry", "auth"): "UserInfo, the Authorizer protocol and rbac.Attributes are interfaces kept in auth/",
     ("registry", "cel"): "a kind's CEL checks are compiled by cel/; the compiler is handed to the strategy",
     ("registry", "admission"): "Admission and Attributes (the interface) sit in admission/ with the plugins",

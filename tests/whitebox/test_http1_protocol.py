@@ -11,7 +11,7 @@ from typing import Any
 
 import uvloop
 
-from protokube.gateway.flowcontrol.lanes import LaneLoop
+from protokube.gateway.lanes import LaneLoop
 from protokube.gateway.serving import listen_socket, serve_app
 
 App = Callable[[dict[str, Any], Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]

@@ -42,7 +42,7 @@ from hyperframe.frame import (
     SettingsFrame,
 )
 
-from protokube.gateway.flowcontrol.lanes import LaneLoop
+from protokube.gateway.lanes import LaneLoop
 from protokube.gateway.serving import http2
 from protokube.gateway.serving.http2 import Http2Protocol
 

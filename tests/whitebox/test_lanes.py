@@ -1,4 +1,4 @@
-"""The event loop's lanes (gateway/flowcontrol/lanes.py): what runs first on the gateway's one CPU
+"""The event loop's lanes (gateway/lanes.py): what runs first on the gateway's one CPU
 when APF holds a flow back. The loop is the gateway's own (uvloop with its call_soon), run here
 without a server: no HTTP request can show in which order callbacks ran."""
 
@@ -11,11 +11,11 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
+from protokube.gateway import lanes
 from protokube.gateway.app import NAMESPACES
-from protokube.gateway.flowcontrol import lanes
-from protokube.gateway.flowcontrol.lanes import LANE, MAX_DEFERRAL, Lane, LaneLoop
 from protokube.gateway.flowcontrol.queueset import EXEMPT_QUEUES, Request
 from protokube.gateway.flowcontrol.seats import WorkEstimate
+from protokube.gateway.lanes import LANE, MAX_DEFERRAL, Lane, LaneLoop
 
 from .stack import running_server
 from .test_flowcontrol_units import queue_set
