@@ -11,11 +11,22 @@ still to be removed and may only shrink. A new folder or top module is placed he
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # Errors (metav1.Status), string syntax, the event loop's lanes, request attributes, patch
-    # formats, managed fields, selectors: nothing of the gateway's own below them.
+    # Errors (metav1.Status), string syntax, the user a request is made by, the event loop's lanes,
+    # request attributes, patch formats, managed fields, selectors: nothing of the gateway's own below.
     (
         "foundation",
-        ("errors", "syntax", "security", "loophistogram", "lanes", "requestinfo", "patch", "fieldmanager", "selectors"),
+        (
+            "errors",
+            "syntax",
+            "security",
+            "user",
+            "loophistogram",
+            "lanes",
+            "requestinfo",
+            "patch",
+            "fieldmanager",
+            "selectors",
+        ),
     ),
     # An object on the wire and in storage: codecs, conversion between versions, table printing.
     ("objects", ("objects", "conversion", "printing")),

@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from protokube.gateway import errors
-from protokube.gateway.auth.user import LOOPBACK_USER, UserInfo
 from protokube.gateway.errors import FieldError
 from protokube.gateway.fieldmanager.options import patch_options_errors, validate_field_manager
 from protokube.gateway.requestinfo import parse_bool
+from protokube.gateway.user import LOOPBACK_USER, UserInfo
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
 FIELD_VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")

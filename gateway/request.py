@@ -16,8 +16,8 @@ from quart import Response
 from werkzeug.datastructures import Headers, MultiDict
 
 from protokube.gateway import errors
-from protokube.gateway.auth.user import ANONYMOUS_USER, UserInfo
 from protokube.gateway.requestinfo import RequestInfo, parse_bool
+from protokube.gateway.user import ANONYMOUS_USER, UserInfo
 
 PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
 # kube-apiserver's default limit on request bodies (3 MiB).

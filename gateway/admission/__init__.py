@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from protokube.gateway import errors
-from protokube.gateway.auth.user import UserInfo
 from protokube.gateway.objects.codec import Obj
 from protokube.gateway.params import DeleteOptions, WriteOptions
+from protokube.gateway.user import UserInfo
 from protokube.schema.registry import GroupVersionKind, Resource
 
 CREATE, UPDATE, DELETE = "CREATE", "UPDATE", "DELETE"

@@ -20,9 +20,9 @@ from protokube.gateway import errors
 from protokube.gateway.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.auth.rbac import Attributes as Asked
-from protokube.gateway.auth.user import MASTERS, UserInfo
 from protokube.gateway.objects.codec import Obj
 from protokube.gateway.registry.validation.certificates import parse_request
+from protokube.gateway.user import MASTERS, UserInfo
 
 GROUP = "certificates.k8s.io"
 CSRS = "certificatesigningrequests"

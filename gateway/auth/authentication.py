@@ -26,9 +26,9 @@ from cryptography.x509.oid import NameOID
 from quart import Response
 
 from protokube.gateway import errors
-from protokube.gateway.auth.user import ANONYMOUS_USER, UNSECURED_USER, UserInfo
 from protokube.gateway.errors import go_quote
 from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.user import ANONYMOUS_USER, UNSECURED_USER, UserInfo
 
 log = logging.getLogger("protokube.authn")
 # At most one log line per this many seconds about failed authentication (never blocks a request).

@@ -15,10 +15,10 @@ from quart import Response
 
 from protokube.gateway import errors
 from protokube.gateway.auth.rbac import EVERYTHING, Attributes, Decision, Rules
-from protokube.gateway.auth.user import MASTERS, UserInfo
 from protokube.gateway.request import ApiRequest, Handler
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.selectors import exact_name
+from protokube.gateway.user import MASTERS, UserInfo
 
 
 class Authorizer(Protocol):

@@ -18,7 +18,7 @@ from protokube.gateway.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.auth.rbac import RBAC_GROUP, Obj, RBACIndex
 from protokube.gateway.auth.rbac import Attributes as Asked
-from protokube.gateway.auth.user import MASTERS, UserInfo
+from protokube.gateway.user import MASTERS, UserInfo
 from protokube.schema import jsonencode
 
 ROLES = {"roles": "Role", "clusterroles": "ClusterRole"}

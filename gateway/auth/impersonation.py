@@ -16,7 +16,8 @@ from quart import Response
 from protokube.gateway import errors
 from protokube.gateway.auth.authorization import Authorizer, forbidden
 from protokube.gateway.auth.rbac import Attributes
-from protokube.gateway.auth.user import (
+from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.user import (
     ANONYMOUS,
     AUTHENTICATED,
     SERVICE_ACCOUNT_PREFIX,
@@ -24,7 +25,6 @@ from protokube.gateway.auth.user import (
     UNAUTHENTICATED,
     UserInfo,
 )
-from protokube.gateway.request import ApiRequest, Handler
 
 USER, UID, GROUP, EXTRA_PREFIX = "Impersonate-User", "Impersonate-Uid", "Impersonate-Group", "Impersonate-Extra-"
 AUTHENTICATION_GROUP = "authentication.k8s.io"

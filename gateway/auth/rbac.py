@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from protokube.gateway.auth.user import SERVICE_ACCOUNT_PREFIX, UserInfo
 from protokube.gateway.errors import aggregate
+from protokube.gateway.user import SERVICE_ACCOUNT_PREFIX, UserInfo
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 Obj = Mapping[str, Any]

@@ -17,12 +17,12 @@ from typing import Any
 from protokube.gateway import errors
 from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.auth.rbac import Attributes
-from protokube.gateway.auth.user import UserInfo
 from protokube.gateway.errors import FieldError
 from protokube.gateway.objects.codec import Codec, Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.registry.store import check_namespace, now_seconds
+from protokube.gateway.user import UserInfo
 from protokube.schema import jsonencode
 
 AUTHORIZATION, AUTHENTICATION = "authorization.k8s.io", "authentication.k8s.io"

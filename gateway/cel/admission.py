@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from celpy import celtypes
 
 from protokube.gateway.auth.rbac import Attributes as AuthorizationAttributes
-from protokube.gateway.auth.user import UserInfo, service_account_user, user_info_json
 from protokube.gateway.cel.library import method
+from protokube.gateway.user import UserInfo, service_account_user, user_info_json
 
 if TYPE_CHECKING:
     from protokube.gateway.admission import Attributes

@@ -18,7 +18,6 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from protokube.gateway.auth.user import UserInfo
 from protokube.gateway.errors import StatusError
 from protokube.gateway.flowcontrol import bootstrap
 from protokube.gateway.flowcontrol.concurrency import (
@@ -39,6 +38,7 @@ from protokube.gateway.registry.kinds import now_seconds
 from protokube.gateway.registry.subresources import StatusStore
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.storage.backend import StorageError
+from protokube.gateway.user import UserInfo
 
 log = logging.getLogger("protokube.flowcontrol")
 STATUS_FIELD_MANAGER = "api-priority-and-fairness-config-consumer-v1"

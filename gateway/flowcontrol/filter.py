@@ -20,7 +20,6 @@ from functools import partial
 from quart import Response
 
 from protokube.gateway import lanes
-from protokube.gateway.auth.user import MASTERS
 from protokube.gateway.errors import StatusError
 from protokube.gateway.flowcontrol.controller import Controller, Level
 from protokube.gateway.flowcontrol.metrics import (
@@ -36,6 +35,7 @@ from protokube.gateway.flowcontrol.retryafter import DroppedRequests
 from protokube.gateway.flowcontrol.seats import WorkEstimator
 from protokube.gateway.request import ApiRequest, Handler
 from protokube.gateway.requestinfo import RequestInfo
+from protokube.gateway.user import MASTERS
 
 FLOW_SCHEMA_UID = "X-Kubernetes-PF-FlowSchema-UID"
 PRIORITY_LEVEL_UID = "X-Kubernetes-PF-PriorityLevel-UID"

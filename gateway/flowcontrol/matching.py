@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from protokube.gateway.auth.user import SERVICE_ACCOUNT_PREFIX, UserInfo
 from protokube.gateway.requestinfo import RequestInfo
+from protokube.gateway.user import SERVICE_ACCOUNT_PREFIX, UserInfo
 
 DEFAULT_MATCHING_PRECEDENCE = 1000
 

@@ -10,10 +10,10 @@ import time
 
 from google.protobuf.message import Message
 
-from protokube.gateway.auth.user import UserInfo
 from protokube.gateway.objects.codec import Codec
 from protokube.gateway.registry.allocators.service import drop_type_dependent_fields
 from protokube.gateway.registry.strategy import ProtoStrategy, Strategy, UnstructuredStrategy
+from protokube.gateway.user import UserInfo
 from protokube.schema.registry import Resource
 
 POD_TERMINAL_PHASES = ("Succeeded", "Failed")

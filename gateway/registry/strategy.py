@@ -15,10 +15,10 @@ from google.protobuf.message import Message
 
 import protokube.gateway.registry.defaults as defaults
 import protokube.gateway.registry.validation.rules as validation
-from protokube.gateway.auth.user import UserInfo
 from protokube.gateway.errors import FieldError
 from protokube.gateway.objects.codec import Codec, Obj
 from protokube.gateway.objects.unstructured import Unstructured
+from protokube.gateway.user import UserInfo
 from protokube.schema.descriptors import descriptor
 from protokube.schema.registry import Resource
 

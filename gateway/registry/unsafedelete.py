@@ -13,11 +13,11 @@ from __future__ import annotations
 from protokube.gateway import errors
 from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.auth.rbac import Attributes
-from protokube.gateway.auth.user import UserInfo
 from protokube.gateway.errors import FieldError
 from protokube.gateway.params import IGNORE_READ_ERROR, DeleteOptions
 from protokube.gateway.registry.store import Store
 from protokube.gateway.storage.corrupt import CorruptObject
+from protokube.gateway.user import UserInfo
 
 VERB = "unsafe-delete-ignore-read-errors"
 ONLY_CORRUPT = "is exclusively used to delete corrupt object(s), try again by removing this option"

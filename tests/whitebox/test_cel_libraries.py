@@ -10,9 +10,9 @@ import pytest
 
 from protokube.gateway.auth.authorization import AlwaysAllow, AlwaysDeny
 from protokube.gateway.auth.rbac import Attributes, Decision
-from protokube.gateway.auth.user import UserInfo
 from protokube.gateway.cel import CELCompileError, CELEvaluationError, LazyMap, compile, from_cel
 from protokube.gateway.cel.admission import AuthorizerValue
+from protokube.gateway.user import UserInfo
 
 
 def run(expression: str, **activation: Any) -> Any:

@@ -7,7 +7,7 @@ import pytest
 
 from protokube.gateway.auth.authorization import Privileged, forbidden, forbidden_message
 from protokube.gateway.auth.rbac import Attributes, RBACIndex, rule_allows
-from protokube.gateway.auth.user import UserInfo, service_account_user
+from protokube.gateway.user import UserInfo, service_account_user
 
 ALICE = UserInfo("alice", groups=("devs", "system:authenticated"))
 

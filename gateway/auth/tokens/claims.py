@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from protokube.gateway.auth.user import SERVICE_ACCOUNT_PREFIX, SERVICE_ACCOUNTS, UserInfo
+from protokube.gateway.user import SERVICE_ACCOUNT_PREFIX, SERVICE_ACCOUNTS, UserInfo
 
 LEGACY_ISSUER = "kubernetes/serviceaccount"
 PRIVATE_CLAIM = "kubernetes.io"
