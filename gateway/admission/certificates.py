@@ -17,10 +17,10 @@ from __future__ import annotations
 from cryptography.x509.oid import NameOID
 
 from protokube.gateway import errors
-from protokube.gateway.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.auth.rbac import Attributes as Asked
 from protokube.gateway.objects.codec import Obj
+from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.registry.validation.certificates import parse_request
 from protokube.gateway.user import MASTERS, UserInfo
 

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from protokube.gateway.admission import Admission, MutatingPlugin, Plugin, certificates, podsecurity
+from protokube.gateway.admission import certificates, podsecurity
 from protokube.gateway.admission.context import PluginContext
 from protokube.gateway.admission.ingressclass import DefaultIngressClass
 from protokube.gateway.admission.inuseprotection import StorageObjectInUseProtection
@@ -30,6 +30,7 @@ from protokube.gateway.admission.serviceaccount import ServiceAccount
 from protokube.gateway.admission.storageclass import DefaultStorageClass
 from protokube.gateway.admission.webhook.mutating import MutatingAdmissionWebhook
 from protokube.gateway.admission.webhook.validating import ValidatingAdmissionWebhook
+from protokube.gateway.registry.admission import Admission, MutatingPlugin, Plugin
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from protokube.gateway.admission import CREATE, Attributes
 from protokube.gateway.admission.defaultclass import newest_default
+from protokube.gateway.registry.admission import CREATE, Attributes
 from protokube.gateway.storage.cacher import Cacher
 
 INGRESSES = ("networking.k8s.io", "ingresses")

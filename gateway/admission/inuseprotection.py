@@ -4,7 +4,7 @@ use; the pvc-protection and pv-protection controllers remove it once they are no
 
 from __future__ import annotations
 
-from protokube.gateway.admission import CREATE, Attributes
+from protokube.gateway.registry.admission import CREATE, Attributes
 
 PVC_PROTECTION = "kubernetes.io/pvc-protection"
 PV_PROTECTION = "kubernetes.io/pv-protection"

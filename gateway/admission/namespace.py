@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from protokube.gateway import errors
-from protokube.gateway.admission import CREATE, DELETE, Attributes, forbidden
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.admission import CREATE, DELETE, Attributes, forbidden
 from protokube.gateway.storage.cacher import Cacher
 
 NAMESPACES = ("", "v1", "namespaces")

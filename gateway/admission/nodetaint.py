@@ -4,7 +4,7 @@ lifecycle controller then takes the taint away)."""
 
 from __future__ import annotations
 
-from protokube.gateway.admission import CREATE, Attributes
+from protokube.gateway.registry.admission import CREATE, Attributes
 
 NODES = ("", "nodes")
 NOT_READY = "node.kubernetes.io/not-ready"

@@ -12,9 +12,9 @@ from __future__ import annotations
 from google.protobuf.message import Message
 
 from protokube.gateway import errors
-from protokube.gateway.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import ListOptions
+from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from protokube.gateway.storage.cacher import Cacher
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from protokube.gateway.admission import UPDATE, Attributes, forbidden
 from protokube.gateway.admission.resourcelist import ZERO, Quantity
 from protokube.gateway.admission.storageclass import claim_class, is_claim
+from protokube.gateway.registry.admission import UPDATE, Attributes, forbidden
 from protokube.gateway.storage.cacher import Cacher
 
 STORAGE = "storage"

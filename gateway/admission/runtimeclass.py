@@ -10,8 +10,8 @@ from collections.abc import Iterable
 
 from google.protobuf.message import Message
 
-from protokube.gateway.admission import CREATE, Attributes, forbidden
 from protokube.gateway.admission.resourcelist import equal, from_message
+from protokube.gateway.registry.admission import CREATE, Attributes, forbidden
 from protokube.gateway.storage.cacher import Cacher
 
 PODS = ("", "pods")

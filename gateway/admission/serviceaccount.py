@@ -30,8 +30,8 @@ from collections.abc import Iterator
 
 from google.protobuf.message import Message
 
-from protokube.gateway.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.gateway.registry.store import generate_name
 from protokube.gateway.storage.cacher import Cacher
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from protokube.gateway.admission import CREATE, Attributes
 from protokube.gateway.admission.defaultclass import newest_default
+from protokube.gateway.registry.admission import CREATE, Attributes
 from protokube.gateway.storage.cacher import Cacher
 
 CLAIMS = ("", "persistentvolumeclaims")

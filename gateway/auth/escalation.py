@@ -14,10 +14,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from protokube.gateway import errors
-from protokube.gateway.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.auth.rbac import RBAC_GROUP, Obj, RBACIndex
 from protokube.gateway.auth.rbac import Attributes as Asked
+from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.user import MASTERS, UserInfo
 from protokube.schema import jsonencode
 

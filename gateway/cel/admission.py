@@ -18,8 +18,8 @@ from protokube.gateway.cel.library import method
 from protokube.gateway.user import UserInfo, service_account_user, user_info_json
 
 if TYPE_CHECKING:
-    from protokube.gateway.admission import Attributes
     from protokube.gateway.auth.authorization import Authorizer
+    from protokube.gateway.registry.admission import Attributes
     from protokube.schema.registry import GroupVersionKind, Resource
 
 String = celtypes.StringType

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from protokube.gateway.admission import Admission
 from protokube.gateway.objects.codec import Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
+from protokube.gateway.registry.admission import Admission
 from protokube.gateway.registry.allocators.service import Allocation, ServiceAllocator
 from protokube.gateway.registry.ownership import Ownership
 from protokube.gateway.registry.rest import DeleteResult, UpdatedObject

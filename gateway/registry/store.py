@@ -16,11 +16,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 from protokube.gateway import errors
-from protokube.gateway.admission import CREATE, DELETE, UPDATE, Admission, Attributes
 from protokube.gateway.errors import FieldError
 from protokube.gateway.objects.codec import Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions, parse_resource_version
+from protokube.gateway.registry.admission import CREATE, DELETE, UPDATE, Admission, Attributes
 from protokube.gateway.registry.deletion import default_policy, deletion_finalizers
 from protokube.gateway.registry.ownership import Ownership
 from protokube.gateway.registry.rest import DeleteResult, UpdatedObject

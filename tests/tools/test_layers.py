@@ -27,11 +27,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("storage", "watchcache"): "storage/cacher.py is upstream's storage/cacher: it belongs beside watchcache/",
     ("registry", "auth"): "unsafedelete.py asks the Authorizer protocol with rbac.Attributes; both are in auth/",
     ("registry", "cel"): "a kind's CEL checks are compiled by cel/; the compiler is handed to the strategy",
-    ("registry", "admission"): "Admission and Attributes (the interface) sit in admission/ with the plugins",
+    ("registry", "admission"): "validation of admission policies and webhooks reuses admission/policy and /webhook",
     ("registry", "apiextensions"): "CRD validation calls the structural schema checks of apiextensions/schema",
     ("registry", "flowcontrol"): "FlowSchema validation reads the bootstrap objects and shuffle-sharding bounds",
-    ("auth", "admission"): "escalation checks take admission.Attributes",
-    ("cel", "admission"): "cel/admission.py names admission.Attributes (a type-only import)",
 }
 
 

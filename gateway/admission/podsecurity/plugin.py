@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from google.protobuf.message import Message
 
 from protokube.gateway import errors
-from protokube.gateway.admission import CREATE, UPDATE, Attributes, forbidden, warnings
+from protokube.gateway.admission import warnings
 from protokube.gateway.admission.podsecurity.checks import Forbidden, details, evaluate, reasons
 from protokube.gateway.admission.podsecurity.configuration import PodSecurityConfiguration
 from protokube.gateway.admission.podsecurity.levels import (
@@ -40,6 +40,7 @@ from protokube.gateway.admission.podsecurity.levels import (
 )
 from protokube.gateway.errors import FieldError
 from protokube.gateway.params import ListOptions
+from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from protokube.gateway.storage.backend import StorageError
 from protokube.gateway.storage.cacher import Cacher

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from protokube.gateway.admission import DELETE, Attributes
 from protokube.gateway.admission.policy.compiled import MatchResources, ResourceRule
 from protokube.gateway.admission.webhook.rules import Invocation, invocation
+from protokube.gateway.registry.admission import DELETE, Attributes
 from protokube.schema.registry import Registry
 
 NAMESPACES = ("", "v1", "namespaces")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from protokube.gateway.admission import Attributes
 from protokube.gateway.admission.policy.compiled import Binding, Policy
+from protokube.gateway.registry.admission import Attributes
 from protokube.gateway.storage.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 

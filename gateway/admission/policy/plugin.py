@@ -17,7 +17,7 @@ from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
 from protokube.gateway import errors
-from protokube.gateway.admission import Attributes, forbidden, warnings
+from protokube.gateway.admission import warnings
 from protokube.gateway.admission.policy import matching
 from protokube.gateway.admission.policy.compiled import Binding, Policy, PolicySet, compile_binding, compile_policy
 from protokube.gateway.admission.policy.params import ConfigurationError, collect, unknown_param_kind
@@ -30,6 +30,7 @@ from protokube.gateway.cel.cost import offloaded
 from protokube.gateway.objects.codec import Codec
 from protokube.gateway.objects.codecs import codec_for
 from protokube.gateway.objects.view import ObjectView
+from protokube.gateway.registry.admission import Attributes, forbidden
 from protokube.gateway.storage.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 

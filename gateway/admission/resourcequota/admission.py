@@ -23,7 +23,6 @@ from typing import Any
 from google.protobuf.message import Message
 
 from protokube.gateway import errors
-from protokube.gateway.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.gateway.admission.lookup import NamespaceLookup
 from protokube.gateway.admission.resourcelist import (
     ResourceList,
@@ -41,6 +40,7 @@ from protokube.gateway.admission.resourcequota.evaluators import IGNORED, Evalua
 from protokube.gateway.objects.codec import Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
+from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.gateway.storage.cacher import Cacher
 
 QUOTAS = ("", "v1", "resourcequotas")

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from protokube.gateway.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.admission.podresources import is_best_effort, pod_limits, pod_requests
 from protokube.gateway.admission.resourcelist import Quantity, ResourceList, add, from_message
+from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
 
 REQUESTS_PREFIX = "requests."
 HUGE_PAGES_PREFIX = "hugepages-"

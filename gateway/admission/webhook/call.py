@@ -7,11 +7,12 @@ from __future__ import annotations
 import logging
 
 from protokube.gateway import errors
-from protokube.gateway.admission import Attributes, warnings
+from protokube.gateway.admission import warnings
 from protokube.gateway.admission.webhook import review
 from protokube.gateway.admission.webhook.configurations import Webhook
 from protokube.gateway.admission.webhook.review import Answer
 from protokube.gateway.admission.webhook.rules import Invocation
+from protokube.gateway.registry.admission import Attributes
 from protokube.gateway.webhooks.client import Caller, CallFailed
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 

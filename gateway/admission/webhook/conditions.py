@@ -13,11 +13,11 @@ from celpy import celtypes
 from google.protobuf.message import Message
 
 from protokube.gateway import errors
-from protokube.gateway.admission import Attributes
 from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.cel import CELCompileError, CELEvaluationError, Program, compile, cost, to_cel
 from protokube.gateway.cel.admission import authorizer_value, request_map
 from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.admission import Attributes
 from protokube.gateway.syntax import qualified_name_problems
 
 # What upstream declares for webhooks' conditions (no params; namespaceObject is null for them).

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
-from protokube.gateway.admission import Attributes
 from protokube.gateway.admission.webhook.configurations import MUTATING, VALIDATING, Configurations, Webhook
 from protokube.gateway.admission.webhook.rules import NAMESPACES, Invocation, exempt
 from protokube.gateway.admission.webhook.selection import Selection
 from protokube.gateway.objects.codec import Codec
+from protokube.gateway.registry.admission import Attributes
 from protokube.gateway.webhooks.client import Caller
 from protokube.schema.registry import GroupVersionKind, Resource
 

@@ -6,13 +6,13 @@ when a later webhook changed the object (upstream's single reinvocation round)."
 from __future__ import annotations
 
 from protokube.gateway import errors
-from protokube.gateway.admission import Attributes
 from protokube.gateway.admission.webhook.call import call, failed
 from protokube.gateway.admission.webhook.configurations import Webhook
 from protokube.gateway.admission.webhook.dispatch import Dispatcher
 from protokube.gateway.admission.webhook.objects import as_json, as_value, convert, replace
 from protokube.gateway.admission.webhook.patch import operations, patched
 from protokube.gateway.admission.webhook.rules import Invocation
+from protokube.gateway.registry.admission import Attributes
 from protokube.gateway.webhooks.client import CallFailed
 
 

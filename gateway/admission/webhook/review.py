@@ -13,9 +13,9 @@ from typing import Any
 import orjson
 from google.protobuf import json_format
 
-from protokube.gateway.admission import CREATE, Attributes
 from protokube.gateway.admission.webhook.rules import NAMESPACES, Invocation
 from protokube.gateway.params import DeleteOptions
+from protokube.gateway.registry.admission import CREATE, Attributes
 from protokube.gateway.user import user_info_json
 from protokube.gateway.webhooks.client import CallFailed
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from protokube.gateway.admission import Attributes
+from protokube.gateway.registry.admission import Attributes
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"

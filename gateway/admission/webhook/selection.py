@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from protokube.gateway import errors
-from protokube.gateway.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.admission.webhook import conditions
 from protokube.gateway.admission.webhook.configurations import Webhook
 from protokube.gateway.admission.webhook.objects import as_value, codec_of, convert
@@ -17,6 +16,7 @@ from protokube.gateway.admission.webhook.rules import NAMESPACES, Invocation, in
 from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.cel.cost import offloaded
 from protokube.gateway.objects.codec import Codec
+from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.storage.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
-from protokube.gateway.admission import Attributes
 from protokube.gateway.admission.webhook.call import call
 from protokube.gateway.admission.webhook.dispatch import Dispatcher
 from protokube.gateway.admission.webhook.objects import as_json, convert
+from protokube.gateway.registry.admission import Attributes
 
 
 class ValidatingAdmissionWebhook(Dispatcher):
