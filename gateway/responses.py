@@ -62,8 +62,8 @@ def not_modified(headers: dict[str, str]) -> Response:
 def status_response(request: ApiRequest, error: StatusError, encoder: Encoder) -> Response:
     if isinstance(error, PageNotFound):
         response = Response(b"404 page not found\n", 404, content_type="text/plain; charset=utf-8")
-        response.headers["Cache-Control"] = "no-cache, private"
-        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers.update({"Cache-Control": "no-cache, private", "X-Content-Type-Options": "nosniff"})
+        response.headers.update(error.headers)
         return response
     body = encoder.message(error.status, STATUS_GVK)
     return respond(request, body, error.code, encoder, error.headers)

@@ -14,6 +14,8 @@ from quart import Response
 
 from protokube.gateway import errors
 from protokube.gateway.handlers.installer import Routes
+from protokube.gateway.negotiation import mediatypes
+from protokube.gateway.negotiation.negotiate import Formats
 from protokube.gateway.request import ApiRequest, Handler
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.responses import add_warnings
@@ -42,6 +44,8 @@ class Router:
         handler = routes.handlers.get(info.verb)
         if handler is None or not _has_route(info):
             raise errors.method_not_allowed()
+        if not info.subresource:  # a subresource's routes may produce more (pods/log's text)
+            _check_route_accepts(request.header("Accept"), routes.scope.formats, info)
         response = await handler(request)
         warning = getattr(routes.scope.resource.extension, "warning", "")
         if warning:  # a deprecated version of a custom resource
@@ -79,6 +83,22 @@ def not_found(registry: Registry, info: RequestInfo) -> errors.StatusError:
     ):
         return errors.path_not_found()
     return errors.page_not_found()
+
+
+def _check_route_accepts(accept: str | None, formats: Formats, info: RequestInfo) -> None:
+    """go-restful's route match on Accept (RouterJSR311, before any handler negotiates): some media
+    type of the header, its parameters cut off, must be */* or one the route produces as written
+    (the list route: the formats and their watch streams; the others: the formats); else its 406."""
+    produces = formats.media_types
+    if not info.name and info.verb in CLUSTER_WIDE_VERBS:
+        streams = [f"{t};stream=watch" for t in produces if t in (mediatypes.JSON, mediatypes.PROTOBUF)]
+        produces = (*produces, *streams, *([mediatypes.CBOR_SEQ] if mediatypes.CBOR in produces else []))
+    for clause in (accept or "*/*").split(","):
+        media_type = clause.split(";", 1)[0].strip(" ")
+        if media_type == "*/*" or media_type in produces:
+            return
+    message = "406: Not Acceptable\n\nAvailable representations: " + ", ".join(produces)
+    raise errors.generic_server_response(406, message)
 
 
 def _has_route(info: RequestInfo) -> bool:

@@ -312,6 +312,7 @@ def errors(s: Session) -> None:
     s.call("error/400-body-not-json", "POST", CM, content="{", headers={"Content-Type": "application/json"})
     s.call("error/415", "POST", CM, content="a=1", headers={"Content-Type": "text/plain"})
     s.call("error/406", "GET", f"{CM}", headers={"Accept": "text/plain"})
+    s.call("error/406-object", "GET", f"{CM}/crud", headers={"Accept": "application/*"})
     s.call(
         "error/406-table-protobuf",
         "GET",

@@ -169,6 +169,7 @@ def test_a_path_outside_every_api_is_gos_text_404(client: httpx.Client, path: st
     assert (response.status_code, response.text) == (404, "404 page not found\n")
     assert response.headers["content-type"] == "text/plain; charset=utf-8"
     assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["x-kubernetes-pf-flowschema-uid"]  # the filters' headers as on any answer
 
 
 @pytest.mark.parametrize("path", ["/apis/apps/v9", "/apis/apps/v9/deployments", "/api/v2", "/apis/apps/v1/widgets"])
@@ -179,3 +180,24 @@ def test_a_path_under_a_compiled_apis_web_service_is_a_status_404(client: httpx.
         404,
         "the server could not find the requested resource",
     )
+
+
+def test_an_accept_no_route_produces_is_go_restfuls_406(client: httpx.Client, namespace: str) -> None:
+    """go-restful matches Accept against the route's Produces before the handler negotiates: the
+    list route's include the watch streams; an object's route has the formats only."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    formats = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    listed = client.get(path, headers={"Accept": "text/plain"})
+    assert (listed.status_code, listed.json()["details"]) == (406, {})
+    assert listed.json()["message"] == (
+        f"406: Not Acceptable\n\nAvailable representations: {formats}, "
+        "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+    )
+    got = client.get(f"{path}/x", headers={"Accept": "application/*"})  # go-restful wants */* or a type as written
+    assert (got.status_code, got.json()["message"]) == (
+        406,
+        f"406: Not Acceptable\n\nAvailable representations: {formats}",
+    )
+    table = client.get(path, headers={"Accept": "application/json;as=Table;v=v9;g=meta.k8s.io"})
+    assert table.status_code == 406  # the route takes application/json: the handler's negotiation refuses it
+    assert table.json()["message"].startswith("only the following media types are accepted")
