@@ -14,10 +14,10 @@ from collections.abc import Callable
 
 from bench.common import Row, fmt_bytes, ratio_row
 from bench.pods import pod_message
+from protokube.gateway.codecs import codec_for
 from protokube.gateway.negotiation import mediatypes
 from protokube.gateway.negotiation.bodies import decode_body
 from protokube.gateway.negotiation.encoders import CBOREncoder, JSONEncoder, ProtobufEncoder, YAMLEncoder
-from protokube.gateway.objects.codecs import codec_for
 from protokube.gateway.responses import GZIP_LEVEL
 from protokube.schema import goshape
 from protokube.schema.registry import GroupVersionKind, registry

@@ -45,6 +45,7 @@ from protokube.gateway.auth.tokens.authenticator import ServiceAccountTokens
 from protokube.gateway.auth.tokens.objects import Objects
 from protokube.gateway.auth.tokens.request import Issuer, TokenRequestStore
 from protokube.gateway.auth.tokens.review import TokenReviewStore
+from protokube.gateway.codecs import codec_for, kind_codec
 from protokube.gateway.controllers import bootstrap, selection
 from protokube.gateway.controllers.admissionpolicystatus import AdmissionPolicyStatus
 from protokube.gateway.controllers.clusterroleaggregation import ClusterRoleAggregation
@@ -67,7 +68,6 @@ from protokube.gateway.handlers.installer import Routes, install
 from protokube.gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from protokube.gateway.metrics import Metrics, RequestLabels
 from protokube.gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
-from protokube.gateway.objects.codecs import codec_for, kind_codec
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, ServiceAllocator
 from protokube.gateway.registry.componentstatus import ComponentStatuses

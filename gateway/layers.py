@@ -28,8 +28,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "selectors",
         ),
     ),
-    # An object on the wire and in storage: codecs, conversion between versions, table printing.
-    ("objects", ("objects", "conversion", "printing")),
+    # An object on the wire and in storage: its encodings, conversion between versions, the codec a
+    # resource is given, table printing.
+    ("objects", ("objects", "conversion", "codecs", "printing")),
     # One request: its parsed form, query parameters, content negotiation, responses, its metrics.
     ("request", ("request", "params", "negotiation", "responses", "health", "metrics", "debugflags")),
     # Keys, the guaranteed-update loop and the backends; the watch cache over them; webhook calls.

@@ -11,6 +11,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from protokube.gateway.codecs import kind_codec
 from protokube.gateway.controllers.informer import Informer
 from protokube.gateway.flowcontrol.bootstrap import MANDATORY_SCHEMAS, SUGGESTED_SCHEMAS
 from protokube.gateway.flowcontrol.controller import Controller
@@ -21,7 +22,6 @@ from protokube.gateway.flowcontrol.metrics import FlowControlMetrics
 from protokube.gateway.flowcontrol.seats import WorkEstimator
 from protokube.gateway.health import Check, CheckFailed, ping
 from protokube.gateway.lanes import LaneCounts
-from protokube.gateway.objects.codecs import kind_codec
 from protokube.gateway.registry.store import Store
 from protokube.gateway.registry.subresources import StatusStore
 from protokube.gateway.request import Handler

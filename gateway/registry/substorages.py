@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from protokube.gateway.codecs import kind_codec
 from protokube.gateway.objects.codec import Codec
-from protokube.gateway.objects.codecs import kind_codec
 from protokube.gateway.registry.approval import ApprovalStore
 from protokube.gateway.registry.binding import BindingStore
 from protokube.gateway.registry.connect import LogStore, NodeProxyStore, PodProxyStore, ServiceProxyStore, StreamStore

@@ -19,7 +19,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from quart import Response
 
 from protokube.gateway import errors
-from protokube.gateway.objects.codecs import codec_for
+from protokube.gateway.codecs import codec_for
 from protokube.gateway.request import ApiRequest
 from protokube.schema import envelope, wire
 from protokube.schema.registry import GroupVersionKind, Registry

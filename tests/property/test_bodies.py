@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protokube.gateway.codecs import codec_for
 from protokube.gateway.errors import StatusError
 from protokube.gateway.negotiation import mediatypes
 from protokube.gateway.negotiation.bodies import decode_body
 from protokube.gateway.objects.codec import Codec
-from protokube.gateway.objects.codecs import codec_for
 from protokube.gateway.objects.protobuf import ProtoCodec
 from protokube.gateway.objects.unstructured import JSONCodec
 from protokube.gen.k8s.io.apimachinery.pkg.runtime import types_pb2 as runtime_pb2

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protokube.gateway.codecs import codec_for
 from protokube.gateway.errors import StatusError
 from protokube.gateway.fieldmanager.manager import FieldManager
 from protokube.gateway.handlers.patch import apply_configuration, patch_result
-from protokube.gateway.objects.codecs import codec_for
 from protokube.gateway.params import WriteOptions
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import registry

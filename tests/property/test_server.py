@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protokube.gateway.objects.codecs import codec_for
+from protokube.gateway.codecs import codec_for
 from protokube.schema import envelope
 from protokube.schema.jsondecode import without_lone_surrogates
 from protokube.schema.registry import registry

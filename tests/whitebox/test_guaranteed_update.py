@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from protokube.gateway import errors
-from protokube.gateway.objects.codecs import codec_for
+from protokube.gateway.codecs import codec_for
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.storage.memory import MemoryBackend

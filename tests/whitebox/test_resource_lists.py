@@ -9,7 +9,7 @@ from typing import Any
 from protokube.gateway.admission.podresources import is_best_effort, pod_limits, pod_requests
 from protokube.gateway.admission.resourcelist import ZERO, Quantity, add, exceeded, pretty, subtract_nonnegative
 from protokube.gateway.admission.resourcequota.evaluators import ClaimEvaluator, PodEvaluator, ServiceEvaluator
-from protokube.gateway.objects.codecs import kind_codec
+from protokube.gateway.codecs import kind_codec
 from protokube.schema.registry import GroupVersionKind
 
 

@@ -27,8 +27,8 @@ from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.cel import CELEvaluationError, LazyMap, Program, cost, to_cel
 from protokube.gateway.cel.admission import authorizer_value, request_map
 from protokube.gateway.cel.cost import offloaded
+from protokube.gateway.codecs import codec_for
 from protokube.gateway.objects.codec import Codec
-from protokube.gateway.objects.codecs import codec_for
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.registry.admission import Attributes, forbidden
 from protokube.gateway.storage.cacher import Cacher

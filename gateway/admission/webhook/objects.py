@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import functools
 
+from protokube.gateway.codecs import kind_codec
 from protokube.gateway.objects.codec import Codec, Obj
-from protokube.gateway.objects.codecs import kind_codec
 from protokube.gateway.objects.unstructured import Unstructured
 from protokube.schema import deep
 from protokube.schema.registry import GroupVersionKind, Resource
