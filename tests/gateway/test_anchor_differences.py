@@ -9,6 +9,7 @@ import pytest
 
 from tests.gateway.helpers import watch_lines
 
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
 NO_ROUTE = {
     "kind": "Status",
@@ -201,3 +202,31 @@ def test_an_accept_no_route_produces_is_go_restfuls_406(client: httpx.Client, na
     table = client.get(path, headers={"Accept": "application/json;as=Table;v=v9;g=meta.k8s.io"})
     assert table.status_code == 406  # the route takes application/json: the handler's negotiation refuses it
     assert table.json()["message"].startswith("only the following media types are accepted")
+
+
+def test_table_columns_are_described_and_typed_as_printers_go_does(client: httpx.Client, namespace: str) -> None:
+    """Descriptions are the fields' whole SwaggerDoc text (1.32's k8s.io/api); count columns that
+    printers.go types "string" (a ConfigMap's Data, a Deployment's Up-to-date) stay so, their cells ints."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    client.post(path, json={"metadata": {"name": "c"}, "data": {"a": "1"}})
+    table = client.get(path, headers={"Accept": TABLE}).json()
+    columns = {c["name"]: c for c in table["columnDefinitions"]}
+    assert columns["Data"]["type"] == "string" and table["rows"][0]["cells"][1] == 1
+    assert columns["Data"]["description"].startswith("Data contains the configuration data. Each key must consist")
+    assert columns["Name"]["description"].endswith("/working-with-objects/names#names")
+    pods = client.get(f"/api/v1/namespaces/{namespace}/pods", headers={"Accept": TABLE}).json()
+    ip = next(c for c in pods["columnDefinitions"] if c["name"] == "IP")
+    assert ip["description"] == (
+        "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated."
+    )
+    deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    labels = {"app": "d"}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    deployment = {"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": labels}, "template": template}}
+    assert client.post(deployments, json=deployment).status_code == 201
+    table = client.get(deployments, headers={"Accept": TABLE}).json()
+    names = [c["name"] for c in table["columnDefinitions"]]
+    types = {c["name"]: c["type"] for c in table["columnDefinitions"]}
+    assert (types["Up-to-date"], types["Available"]) == ("string", "string")
+    cells = dict(zip(names, table["rows"][0]["cells"], strict=False))
+    assert (cells["Up-to-date"], cells["Available"]) == (0, 0)

@@ -12,6 +12,17 @@ def deployment_ready(row: Row) -> str:
     return f"{row.obj.status.readyReplicas}/{desired}"
 
 
+@cell("deployment_updated")
+def deployment_updated(row: Row) -> int:
+    """An int in a column upstream types "string" (printers.go's deployment columns)."""
+    return row.obj.status.updatedReplicas
+
+
+@cell("deployment_available")
+def deployment_available(row: Row) -> int:
+    return row.obj.status.availableReplicas
+
+
 @cell("template_containers")
 def template_containers(row: Row) -> str:
     return ",".join(c.name for c in row.obj.spec.template.spec.containers)
