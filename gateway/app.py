@@ -83,11 +83,11 @@ from protokube.gateway.routes import NonResourceRoutes
 from protokube.gateway.routing import Router, RoutesKey
 from protokube.gateway.scope import RequestScope
 from protokube.gateway.storage.backend import Backend
-from protokube.gateway.storage.cacher import Cacher
 from protokube.gateway.storage.encryption.backend import EncryptedBackend
 from protokube.gateway.storage.encryption.config import Encryption
 from protokube.gateway.storage.objectstore import ObjectStore
 from protokube.gateway.watchcache.cache import WatchCache
+from protokube.gateway.watchcache.cacher import Cacher
 from protokube.gateway.watchcache.entries import Selectable
 from protokube.gateway.watchcache.watcher import BOOKMARK_INTERVAL
 from protokube.gateway.webhooks.client import Caller

@@ -33,7 +33,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("objects", ("objects", "conversion", "codecs", "printing")),
     # One request: its parsed form, query parameters, content negotiation, responses, its metrics.
     ("request", ("request", "params", "negotiation", "responses", "health", "metrics", "debugflags")),
-    # Keys, the guaranteed-update loop and the backends; the watch cache over them; webhook calls.
+    # Keys, the guaranteed-update loop and the backends; the watch cache over them and the Cacher
+    # reading through it (upstream's storage/cacher); webhook calls.
     ("storage", ("storage", "watchcache", "webhooks")),
     # The generic store with its strategies, validation and defaults; then the services it is
     # handed (authentication, authorization, CEL) and admission, which reads objects through it.

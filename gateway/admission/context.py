@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protokube.gateway.auth.authorization import Authorizer
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 from protokube.schema.registry import Registry
 
 

@@ -10,7 +10,7 @@ from google.protobuf.message import Message
 
 from protokube.gateway.params import ListOptions
 from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 
 async def newest_default(classes: Cacher, is_default: Callable[[Message], bool]) -> Message | None:

@@ -20,7 +20,7 @@ from protokube.gateway.admission.lookup import NamespaceLookup
 from protokube.gateway.admission.podresources import pod_limits, pod_requests
 from protokube.gateway.admission.resourcelist import MAX_MILLI_VALUE, Quantity, ResourceList, from_message
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 POD = "k8s.io.api.core.v1.Pod"
 CLAIM = "k8s.io.api.core.v1.PersistentVolumeClaim"

@@ -11,7 +11,7 @@ import time
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import ListOptions
 from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 LIVE_LOOKUP_TTL = 30.0  # seconds a live lookup is reused (upstream's liveTTL)
 LIVE_LOOKUP_ENTRIES = 10000  # namespaces whose live lookup is kept (upstream's LRU size)

@@ -14,7 +14,7 @@ from protokube.gateway import errors
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.registry.admission import CREATE, DELETE, Attributes, forbidden
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 NAMESPACES = ("", "v1", "namespaces")
 IMMORTAL = frozenset({"default", "kube-system", "kube-public"})

@@ -16,7 +16,7 @@ from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import ListOptions
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 POD = "k8s.io.api.core.v1.Pod"
 NOT_READY = "node.kubernetes.io/not-ready"

@@ -8,7 +8,7 @@ from google.protobuf.message import Message
 from protokube.gateway.admission.resourcelist import ZERO, Quantity
 from protokube.gateway.admission.storageclass import claim_class, is_claim
 from protokube.gateway.registry.admission import UPDATE, Attributes, forbidden
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 STORAGE = "storage"
 NOT_BOUND = "Only bound persistent volume claims can be expanded"

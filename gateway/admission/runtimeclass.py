@@ -12,7 +12,7 @@ from google.protobuf.message import Message
 
 from protokube.gateway.admission.resourcelist import equal, from_message
 from protokube.gateway.registry.admission import CREATE, Attributes, forbidden
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 PODS = ("", "pods")
 OVERHEAD_MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"

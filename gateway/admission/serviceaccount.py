@@ -33,7 +33,7 @@ from google.protobuf.message import Message
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.gateway.registry.store import generate_name
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 POD = "k8s.io.api.core.v1.Pod"
 EPHEMERAL_CONTAINERS = "ephemeralcontainers"

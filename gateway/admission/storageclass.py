@@ -7,7 +7,7 @@ from google.protobuf.message import Message
 
 from protokube.gateway.admission.defaultclass import newest_default
 from protokube.gateway.registry.admission import CREATE, Attributes
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 CLAIMS = ("", "persistentvolumeclaims")
 IS_DEFAULT = "storageclass.kubernetes.io/is-default-class"

@@ -27,7 +27,7 @@ from protokube.gateway.registry.subresources import StatusStore
 from protokube.gateway.request import Handler
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.routes import Route
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind
 
 GROUP = "flowcontrol.apiserver.k8s.io"

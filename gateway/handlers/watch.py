@@ -26,7 +26,7 @@ from protokube.gateway.registry.rest import Watcher
 from protokube.gateway.representation import WatchFrames
 from protokube.gateway.request import ApiRequest
 from protokube.gateway.scope import RequestScope
-from protokube.gateway.storage.cacher import WatchStream
+from protokube.gateway.watchcache.cacher import WatchStream
 
 T = TypeVar("T")
 MAX_WRITE_BYTES = 1 << 20  # the initial events' frames per write: a slow reader holds about one write

@@ -21,7 +21,7 @@ from protokube.gateway.objects.codec import Codec
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import ListOptions
 from protokube.gateway.selectors import label_selector
-from protokube.gateway.storage.cacher import Listed
+from protokube.gateway.watchcache.cacher import Listed
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import Resource
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from protokube.gateway.objects.codec import Codec, Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
-from protokube.gateway.storage.cacher import Listed, WatchStream
+from protokube.gateway.watchcache.cacher import Listed, WatchStream
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1.types_pb2 import Status
 
 # The new object from the current one (None when there is none): PUT replaces, PATCH patches,

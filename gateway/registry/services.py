@@ -20,7 +20,7 @@ from protokube.gateway.registry.ownership import Ownership
 from protokube.gateway.registry.rest import DeleteResult, UpdatedObject
 from protokube.gateway.registry.store import Store
 from protokube.gateway.registry.strategy import Strategy
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 SERVICE = "k8s.io.api.core.v1.Service"
 

@@ -28,8 +28,8 @@ from protokube.gateway.registry.strategy import Strategy
 from protokube.gateway.registry.validation.meta import validate_object_meta
 from protokube.gateway.selectors import FIELD_LABEL_CONVERSIONS, Filter, field_selector, label_selector
 from protokube.gateway.storage.backend import KeyExists
-from protokube.gateway.storage.cacher import Cacher, Listed, WatchStream
 from protokube.gateway.storage.objectstore import Removal
+from protokube.gateway.watchcache.cacher import Cacher, Listed, WatchStream
 from protokube.schema.registry import GroupVersionKind
 
 # upstream's generateName: 5 characters from an alphabet without vowels and look-alikes.

@@ -27,7 +27,7 @@ import orjson
 from protokube.gateway import errors
 from protokube.gateway.params import ListOptions
 from protokube.gateway.selectors import NO_FIELDS, Filter, LabelSelector, Requirement
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 from protokube.gateway.webhooks.transport import Destination, Reply, TooLarge, Transport
 
 SERVICES = ("", "v1", "services")

@@ -8,7 +8,7 @@ from typing import Any
 
 from protokube.gateway.admission.podsecurity import configuration
 from protokube.gateway.admission.podsecurity.plugin import PodSecurity
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 
 def new(raw_configuration: Any, namespaces: Cacher, pods: Cacher | None) -> PodSecurity:

@@ -43,7 +43,7 @@ from protokube.gateway.params import ListOptions
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from protokube.gateway.storage.backend import StorageError
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from protokube.gateway.admission.policy.compiled import Binding, Policy
 from protokube.gateway.registry.admission import Attributes
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 

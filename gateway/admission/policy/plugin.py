@@ -31,7 +31,7 @@ from protokube.gateway.codecs import codec_for
 from protokube.gateway.objects.codec import Codec
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.registry.admission import Attributes, forbidden
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 POLICIES = ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")

@@ -41,7 +41,7 @@ from protokube.gateway.objects.codec import Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 
 QUOTAS = ("", "v1", "resourcequotas")
 NAMESPACE = "k8s.io.api.core.v1.Namespace"

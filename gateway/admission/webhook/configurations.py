@@ -12,7 +12,7 @@ from google.protobuf.message import Message
 from protokube.gateway.admission.webhook.conditions import Condition, compiled
 from protokube.gateway.admission.webhook.rules import Rule
 from protokube.gateway.selectors import LabelSelector, Requirement
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 from protokube.gateway.webhooks.client import ClientConfig, Service
 
 MUTATING = ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations")

@@ -17,7 +17,7 @@ from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.cel.cost import offloaded
 from protokube.gateway.objects.codec import Codec
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
-from protokube.gateway.storage.cacher import Cacher
+from protokube.gateway.watchcache.cacher import Cacher
 from protokube.schema.registry import GroupVersionKind, Registry, Resource
 
 
