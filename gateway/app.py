@@ -45,6 +45,7 @@ from protokube.gateway.auth.tokens.authenticator import ServiceAccountTokens
 from protokube.gateway.auth.tokens.objects import Objects
 from protokube.gateway.auth.tokens.request import Issuer, TokenRequestStore
 from protokube.gateway.auth.tokens.review import TokenReviewStore
+from protokube.gateway.auth.unsafedelete import UnsafeDeleter
 from protokube.gateway.codecs import codec_for, kind_codec
 from protokube.gateway.controllers import bootstrap, selection
 from protokube.gateway.controllers.admissionpolicystatus import AdmissionPolicyStatus
@@ -78,7 +79,6 @@ from protokube.gateway.registry.services import SERVICE, ServiceStore
 from protokube.gateway.registry.store import Store
 from protokube.gateway.registry.subresources import FinalizeStore
 from protokube.gateway.registry.substorages import subresource_storage, virtual_storage
-from protokube.gateway.registry.unsafedelete import UnsafeDeleter
 from protokube.gateway.routes import NonResourceRoutes
 from protokube.gateway.routing import Router, RoutesKey
 from protokube.gateway.scope import RequestScope

@@ -17,7 +17,7 @@ from protokube.schema.registry import Registry, Resource
 
 if TYPE_CHECKING:
     from protokube.gateway.auth.authorization import Authorizer
-    from protokube.gateway.registry.unsafedelete import UnsafeDeleter
+    from protokube.gateway.auth.unsafedelete import UnsafeDeleter
 
 
 @dataclass(frozen=True, slots=True)
