@@ -43,9 +43,9 @@ class Arrow:
         return f"{self.path}:{self.line}: {self.source} -> {self.target}"
 
 
-def module_name(path: Path) -> tuple[str, ...]:
+def module_name(path: Path, root: Path) -> tuple[str, ...]:
     """The dotted parts of the package a module's relative imports start from."""
-    parts = (*PACKAGE.split("."), *path.relative_to(GATEWAY).with_suffix("").parts)
+    parts = (*PACKAGE.split("."), *path.relative_to(root).with_suffix("").parts)
     return parts[:-1]
 
 
@@ -73,14 +73,14 @@ def unit_of(module: str) -> str | None:
     return parts[2]
 
 
-def arrows() -> Iterator[Arrow]:
-    """Every import from one gateway unit into another."""
-    for path in sorted(GATEWAY.rglob("*.py")):
-        relative = path.relative_to(GATEWAY)
+def arrows(root: Path) -> Iterator[Arrow]:
+    """Every import from one gateway unit into another, in the gateway tree at ``root``."""
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
         source = relative.parts[0].removesuffix(".py")
         if source in ("__init__", TABLE):
             continue
-        package = module_name(path)
+        package = module_name(path, root)
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if not isinstance(node, ast.Import | ast.ImportFrom):
                 continue
@@ -100,17 +100,22 @@ def units() -> set[str]:
 def test_every_unit_has_one_place() -> None:
     listed = order()
     assert len(listed) == len(set(listed)), [u for u in listed if listed.count(u) > 1]
-    assert all(units for _, units in LAYERS)
+    assert all(members for _, members in LAYERS)
     assert set(listed) == units(), (
         f"not in gateway/layers.py: {sorted(units() - set(listed))}; listed but absent: {sorted(set(listed) - units())}"
     )
 
 
+def upward_in(root: Path) -> tuple[Arrow, ...]:
+    """The imports pointing up the order in the gateway tree at ``root``."""
+    position = {unit: index for index, unit in enumerate(order())}
+    return tuple(a for a in arrows(root) if position[a.source] < position[a.target])
+
+
 @cache
 def upward() -> tuple[Arrow, ...]:
-    """The imports pointing up the order (read once for the tests that ask)."""
-    position = {unit: index for index, unit in enumerate(order())}
-    return tuple(a for a in arrows() if position[a.source] < position[a.target])
+    """The gateway's imports pointing up the order (read once for the tests that ask)."""
+    return upward_in(GATEWAY)
 
 
 def test_imports_point_down_the_layers() -> None:
@@ -145,3 +150,19 @@ def test_the_reader_handles_every_import_form() -> None:
         for module in imported(node, package)
     ]
     assert sorted(u for u in found if u) == ["auth", "cli", "registry", "storage", "watchcache"]
+
+
+def test_an_upward_import_is_reported(tmp_path: Path) -> None:
+    """A module importing a layer above its own is reported with its file, line and layers; one
+    importing below, or within its own folder, is not."""
+    (tmp_path / "storage").mkdir()
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "storage" / "backend.py").write_text(
+        "from protokube.gateway.storage import keys\n"
+        "from protokube.gateway.errors import StatusError\n"
+        "\n"
+        "def late():\n"
+        "    from protokube.gateway.handlers.get import get\n"
+    )
+    (tmp_path / "handlers" / "get.py").write_text("from ..storage.backend import late\n")
+    assert [str(a) for a in upward_in(tmp_path)] == ["storage/backend.py:5: storage -> handlers"]
