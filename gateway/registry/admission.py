@@ -1,10 +1,11 @@
-"""Admission: changes and checks that run on writes after decoding and before storage.
+"""The admission interface the store calls (upstream's k8s.io/apiserver/pkg/admission): changes and
+checks that run on writes after decoding and before storage. The plugins are admission/'s.
 
 Upstream runs admission plugins in a chain for every create, update, delete and connect; each
 plugin looks at the request's attributes and may refuse it with a StatusError. Mutating plugins
 change the object first (``Admission.admit``, before the kind's strategy and validation); the
 store calls ``Admission.validate`` for every write it is about to make. Which plugins run, and in
-which order, is ``chain.py``'s (kube-apiserver's plugin names and flags).
+which order, is admission/chain.py's (kube-apiserver's plugin names and flags).
 """
 
 from __future__ import annotations
