@@ -298,8 +298,7 @@ class WatchCache:
         if start_key > low:
             low = start_key
         high = f"{namespace}0" if namespace and self.resource.namespaced else None  # "0" follows "/"
-        for key in self.store.irange(low, high, inclusive=(True, False)):
-            yield self.store[key]
+        return map(self.store.__getitem__, self.store.irange(low, high, inclusive=(True, False)))
 
     def get(self, namespace: str, name: str) -> Entry | None:
         """An object's entry (None: there is none); CorruptObject when its value cannot be read."""
@@ -323,9 +322,12 @@ class WatchCache:
         return self.ready.is_set() and self.last_change <= revision <= self.revision
 
     def select(self, flt: Filter, start_key: str = "") -> Iterator[Entry]:
-        for entry in self.entries(flt.namespace, start_key):
-            if flt.matches(entry.namespace, entry.labels, lambda e=entry: entry_fields(e)):
-                yield entry
+        """The entries ``flt`` selects, in key order, from ``start_key`` on. The key range already
+        holds a namespaced resource's namespace: without selectors no entry is looked at."""
+        entries = self.entries(flt.namespace, start_key)
+        if not flt.has_selectors and (self.resource.namespaced or not flt.namespace):
+            return entries
+        return _matching(flt, entries)
 
     def events_after(self, revision: int) -> list[CacheEvent]:
         """The window's events after ``revision`` (the caller checked it is not too old)."""
@@ -356,6 +358,19 @@ class WatchCache:
         if name:
             count += scopes.get((namespace, name), 0)
         return count
+
+
+def _matching(flt: Filter, entries: Iterator[Entry]) -> Iterator[Entry]:
+    """The ``entries`` that ``flt`` matches; an entry's fields built only for a field selector that
+    its labels pass."""
+    labels, fields = flt.labels, flt.fields
+    for entry in entries:
+        if flt.namespace and entry.namespace != flt.namespace:
+            continue
+        if not labels.empty and not labels.matches(entry.labels):
+            continue
+        if fields.empty or fields.matches(entry_fields(entry)):
+            yield entry
 
 
 def _scope(watcher: CacheWatcher) -> tuple[str, str]:
