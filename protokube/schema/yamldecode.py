@@ -39,6 +39,9 @@ _IMPLICIT = {
     for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
 }
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_BOOL = "tag:yaml.org,2002:bool"
+# go-yaml v2 resolves these single letters as booleans too (resolve.go), keys and values; PyYAML does not.
+_LETTER_BOOLS = {"y": True, "Y": True, "n": False, "N": False}
 
 
 @dataclass
@@ -251,6 +254,8 @@ def _scalar(event: events.ScalarEvent) -> Any:
     if event.tag is not None:
         return _tagged(event.tag, value)
     if event.implicit[0]:
+        if value in _LETTER_BOOLS:
+            return _LETTER_BOOLS[value]
         for tag, regexp in _IMPLICIT.get(value[:1], ()):
             if regexp.match(value):
                 return _tagged(tag, value)
@@ -268,6 +273,8 @@ def _tagged(tag: str, value: str) -> Any:
             raise _Undecodable("yaml: !!binary value contains invalid base64 data") from None
     if tag not in _SCALARS:
         return value
+    if tag == _BOOL and value in _LETTER_BOOLS:
+        return _LETTER_BOOLS[value]
     try:
         typed = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, value))
     except (ValueError, KeyError):

@@ -230,3 +230,21 @@ def test_table_columns_are_described_and_typed_as_printers_go_does(client: httpx
     assert (types["Up-to-date"], types["Available"]) == ("string", "string")
     cells = dict(zip(names, table["rows"][0]["cells"], strict=False))
     assert (cells["Up-to-date"], cells["Available"]) == (0, 0)
+
+
+def test_yaml_1_1_single_letter_booleans_are_go_yamls(client: httpx.Client, namespace: str) -> None:
+    """go-yaml v2 (under sigs.k8s.io/yaml) resolves y/Y/n/N as booleans: a key becomes "true"/"false"."""
+    body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  y: '1'\n  N: '2'\n  'n': '3'\n"
+    response = client.patch(
+        f"/api/v1/namespaces/{namespace}/configmaps/applied",
+        content=body,
+        params={"fieldManager": "one"},
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["data"] == {"true": "1", "false": "2", "n": "3"}
+    assert response.json()["metadata"]["managedFields"][0]["fieldsV1"]["f:data"] == {
+        "f:true": {},
+        "f:false": {},
+        "f:n": {},
+    }
