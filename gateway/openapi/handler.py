@@ -3,14 +3,15 @@
 - /openapi/v2: JSON, or gnostic protobuf for Accept ``application/com.github.proto-openapi.spec.v2
   @v1.0+protobuf`` (and its ``.v2.v1.0`` spelling); 406 with no body for anything else; gzipped
   when the client accepts it.
-- /openapi/v3: the index, ``{"paths": {"apis/apps/v1": {"serverRelativeURL": ...?hash=ETAG}}}``.
+- /openapi/v3: the index, ``{"paths": {"apis/apps/v1": {"serverRelativeURL": ...?hash=ETAG}}}``, as
+  kube-aggregator serves it: sniffed as text, Last-Modified now, no ETag.
 - /openapi/v3/NAME: the document as JSON. With ``?hash=`` equal to its ETag it may be cached
   forever (``Cache-Control: public, immutable``, ``Expires`` a year ahead); with another hash,
   301 to the current URL; without, the default ``no-cache, private``. An unknown name gets an
   empty 404, as kube-aggregator's handler, in front of kube-openapi's, answers (kube-openapi's own
   empty 200 is never reached in kube-apiserver).
 
-Every answer carries its ETag and Last-Modified, and a matching If-None-Match (or an
+Every other answer carries its ETag and Last-Modified, and a matching If-None-Match (or an
 If-Modified-Since not before Last-Modified) gets 304, as Go's http.ServeContent does.
 """
 
@@ -19,12 +20,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
 
-from quart import Response
-
 from protokube.gateway import errors
 from protokube.gateway.negotiation.mediatypes import parse_accept
 from protokube.gateway.openapi.service import OpenAPIService, Served, server_relative_url
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.responses import accepts_gzip, not_modified
 
 JSON = "application/json"
@@ -39,13 +38,15 @@ def _not_modified(request: ApiRequest, served: Served) -> bool:
         tags = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
         return "*" in tags or f'"{served.etag}"' in tags
     if_modified_since = request.headers.get("If-Modified-Since")
-    if if_modified_since:
-        try:
-            since = parsedate_to_datetime(if_modified_since)
-        except (TypeError, ValueError):
-            return False
-        return served.last_modified.replace(microsecond=0) <= since
-    return False
+    return bool(if_modified_since) and _not_before(if_modified_since, served.last_modified.replace(microsecond=0))
+
+
+def _not_before(http_date: str, moment: datetime) -> bool:
+    """Whether an If-Modified-Since date is not before ``moment`` (False when unreadable)."""
+    try:
+        return moment <= parsedate_to_datetime(http_date)
+    except (TypeError, ValueError):
+        return False
 
 
 def _http_date(moment: datetime) -> str:
@@ -64,10 +65,22 @@ class OpenAPIRoutes:
         if parts == ("openapi", "v2"):
             return self.v2(request)
         if parts == ("openapi", "v3"):
-            return self.serve(request, self.service.v3_index(), JSON)
+            return self.index(request)
         if len(parts) > 2 and parts[1] == "v3":
             return self.v3(request, "/".join(parts[2:]))
         raise errors.path_not_found()
+
+    def index(self, request: ApiRequest) -> Response:
+        """kube-aggregator's merged index (specProxier.handleDiscovery): Go's http.ServeContent with
+        the request's time as Last-Modified and no type set (sniffed as text), no ETag, no Vary."""
+        now = datetime.now(UTC).replace(microsecond=0)
+        headers = {"Cache-Control": "no-cache, private", "Last-Modified": _http_date(now)}
+        if_modified_since = request.headers.get("If-Modified-Since")
+        if if_modified_since and _not_before(if_modified_since, now):
+            del headers["Last-Modified"]
+            return not_modified(headers)
+        headers["Accept-Ranges"] = "bytes"
+        return Response(self.service.v3_index().body, 200, content_type="text/plain; charset=utf-8", headers=headers)
 
     def v2(self, request: ApiRequest) -> Response:
         for media in parse_accept(request.headers.get("Accept")):

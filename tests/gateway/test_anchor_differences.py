@@ -248,3 +248,17 @@ def test_yaml_1_1_single_letter_booleans_are_go_yamls(client: httpx.Client, name
         "f:false": {},
         "f:n": {},
     }
+
+
+def test_openapi_v3_index_is_kube_aggregators(client: httpx.Client) -> None:
+    """kube-aggregator serves the merged index with http.ServeContent, modified now: Go sniffs the
+    JSON as text; no ETag and no Vary (kube-openapi's own index, with both, is never reached)."""
+    response = client.get("/openapi/v3")
+    assert response.status_code == 200 and "apis/apps/v1" in response.json()["paths"]
+    assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    assert "etag" not in response.headers and "vary" not in response.headers
+    assert response.headers["cache-control"] == "no-cache, private"
+    later = client.get("/openapi/v3", headers={"If-Modified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"})
+    assert later.status_code == 304
+    earlier = client.get("/openapi/v3", headers={"If-Modified-Since": "Sat, 01 Jan 2000 00:00:00 GMT"})
+    assert earlier.status_code == 200

@@ -89,14 +89,6 @@ def test_stale_hash_redirects_to_the_current_one(client: httpx.Client, index: di
     assert response.headers["Location"] == index["apis/apps/v1"]["serverRelativeURL"]
 
 
-def test_index_has_an_etag_too(client: httpx.Client) -> None:
-    first = client.get("/openapi/v3")
-    assert first.headers["Cache-Control"] == "no-cache, private"
-    etag = first.headers["Etag"]
-    assert HASH.match(etag.strip('"'))
-    assert client.get("/openapi/v3", headers={"If-None-Match": etag}).status_code == 304
-
-
 def test_v3_answers_json_only(client: httpx.Client) -> None:
     assert client.get("/openapi/v3/api/v1", headers={"Accept": "text/html"}).status_code == 406
     response = client.get("/openapi/v3/api/v1", headers={"Accept": "*/*"})
