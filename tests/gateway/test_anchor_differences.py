@@ -262,3 +262,21 @@ def test_openapi_v3_index_is_kube_aggregators(client: httpx.Client) -> None:
     assert later.status_code == 304
     earlier = client.get("/openapi/v3", headers={"If-Modified-Since": "Sat, 01 Jan 2000 00:00:00 GMT"})
     assert earlier.status_code == 200
+
+
+def test_field_labels_as_1_32_converts_them(client: httpx.Client, namespace: str) -> None:
+    """Services select on spec.clusterIP and spec.type (their own conversion); apps/v1 has none, so a
+    ReplicaSet's status.replicas is refused by runtime's default conversion."""
+    services = f"/api/v1/namespaces/{namespace}/services"
+    body = {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}], "clusterIP": "None"}}
+    assert client.post(services, json=body).status_code == 201
+    headless = client.get(services, params={"fieldSelector": "spec.clusterIP=None,spec.type=ClusterIP"})
+    assert [i["metadata"]["name"] for i in headless.json()["items"]] == ["s"]
+    assert client.get(services, params={"fieldSelector": "spec.type=NodePort"}).json()["items"] == []
+    replicasets = client.get(
+        f"/apis/apps/v1/namespaces/{namespace}/replicasets", params={"fieldSelector": "status.replicas=0"}
+    )
+    assert (replicasets.status_code, replicasets.json()["message"]) == (
+        400,
+        '"status.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    )
