@@ -15,7 +15,7 @@ from protokube.gateway.negotiation import mediatypes, yamlworker
 from protokube.gateway.objects import cbordecode
 from protokube.gateway.objects.codec import Codec, DecodedObject
 from protokube.gateway.request import MAX_BODY_BYTES
-from protokube.schema import envelope, jsondecode, yamldecode
+from protokube.schema import envelope, gojsonsyntax, jsondecode, yamldecode
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind, Registry
 
@@ -93,8 +93,10 @@ def _unreadable(err: DecodeError, body: bytes, media_type: str, expected: GroupV
         mediatypes.JSON: "couldn't get version/kind; json parse error: ",
         mediatypes.CBOR: "unable to determine group/version/kind: ",
     }.get(media_type, "")
+    # upstream reads a JSON body's kind with encoding/json: a syntax error in its scanner's words
+    reason = (media_type == mediatypes.JSON and gojsonsyntax.syntax_error(body)) or err
     return errors.bad_request(
-        f"the object provided is unrecognized (must be of type {expected.kind}): {stage}{err} ({_summary(body)})"
+        f"the object provided is unrecognized (must be of type {expected.kind}): {stage}{reason} ({_summary(body)})"
     )
 
 

@@ -280,3 +280,18 @@ def test_field_labels_as_1_32_converts_them(client: httpx.Client, namespace: str
         400,
         '"status.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"',
     )
+
+
+def test_a_body_that_is_not_json_is_refused_in_encoding_jsons_words(client: httpx.Client, namespace: str) -> None:
+    """apimachinery reads a JSON body's kind with encoding/json: its scanner's syntax error."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    for body, reason in (
+        ("{", "unexpected end of JSON input"),
+        ("{x}", "invalid character 'x' looking for beginning of object key string"),
+    ):
+        response = client.post(path, content=body, headers={"Content-Type": "application/json"})
+        assert (response.status_code, response.json()["message"]) == (
+            400,
+            "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; "
+            f"json parse error: {reason} ({body})",
+        )
