@@ -11,6 +11,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
 
 from protokube.gen.k8s.io.apimachinery.pkg.runtime import types_pb2 as runtime_pb2
+from protokube.schema import gogoerrors
 from protokube.schema.validtext import with_valid_strings
 
 MAGIC = b"k8s\x00"
@@ -51,7 +52,10 @@ def unwrap(data: bytes) -> runtime_pb2.Unknown:
     try:
         unknown.ParseFromString(data[len(MAGIC) :])
     except ProtobufDecodeError as err:
-        raise EnvelopeError(f"the protobuf envelope is malformed: {err}") from None
+        # gogo-protobuf's words where its generated Unmarshal fails too (upstream reads it so)
+        raise EnvelopeError(
+            gogoerrors.unknown_error(data[len(MAGIC) :]) or f"the protobuf envelope is malformed: {err}"
+        ) from None
     return with_valid_strings(unknown)
 
 

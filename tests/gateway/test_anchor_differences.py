@@ -295,3 +295,17 @@ def test_a_body_that_is_not_json_is_refused_in_encoding_jsons_words(client: http
             "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; "
             f"json parse error: {reason} ({body})",
         )
+
+
+def test_a_garbled_protobuf_envelope_is_refused_in_gogos_words(client: httpx.Client, namespace: str) -> None:
+    """runtime.Unknown's generated Unmarshal: a field of wire type 7 cannot be skipped."""
+    response = client.post(
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        content=b"k8s\x00garbage",
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    )
+    assert (response.status_code, response.json()["message"]) == (
+        400,
+        "the object provided is unrecognized (must be of type ConfigMap): "
+        "proto: illegal wireType 7 (6b38730067617262616765)",
+    )
