@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from protokube import __version__
+from protokube import __version__, heap
 from protokube.parent import die_with_parent
 
 # sub-command -> ("module:function(argv) -> int", help); the module is imported only when chosen.
@@ -24,6 +24,7 @@ COMMANDS = {
         "print a CustomResourceDefinition for a .proto kind",
     ),
 }
+LONG_RUNNING = ("serve", "gateway", "storage")  # they settle their heap once started (protokube/heap.py)
 
 
 def usage() -> str:
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"protokube: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
     module_name, _, function = COMMANDS[name][0].partition(":")
+    if name in LONG_RUNNING:
+        heap.starting()
     return getattr(importlib.import_module(module_name), function)(rest)
 
 
