@@ -19,16 +19,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
-from quart import Quart, Response
-from quart.wrappers.response import DataBody
+from quart import Quart
 
 from protokube.gateway import errors
 from protokube.gateway.handlers.watch import WatchResponse
 from protokube.gateway.negotiation.encoders import JSONEncoder
-from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest
+from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest, Response
 from protokube.gateway.responses import status_response
 
 log = logging.getLogger(__name__)
@@ -164,14 +163,17 @@ async def _read(receive: Receive, body: RequestBody, handler: asyncio.Task[Any])
 async def send_response(send: Send, response: Response, kind: str = "http.response") -> None:
     """Write ``response`` as ASGI messages of ``kind``: "http.response", or "websocket.http.response"
     (the extension that answers a WebSocket handshake with an HTTP response instead)."""
-    headers = [(name.lower().encode(), value.encode()) for name, value in response.headers.items()]  # UTF-8 as Go
+    headers = response.headers.encoded()
     start, body = f"{kind}.start", f"{kind}.body"
     await send({"type": start, "status": response.status_code, "headers": headers})
-    content = response.response
-    if isinstance(content, DataBody):
-        await send({"type": body, "body": content.data, "more_body": False})
+    chunks = response.chunks
+    if chunks is None:
+        await send({"type": body, "body": response.body, "more_body": False})
         return
-    async with content as chunks:
+    try:
         async for chunk in chunks:
             await send({"type": body, "body": chunk, "more_body": True})
+    finally:
+        if isinstance(chunks, AsyncGenerator):
+            await chunks.aclose()
     await send({"type": body, "body": b"", "more_body": False})

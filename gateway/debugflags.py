@@ -7,10 +7,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from quart import Response
-
 from protokube.gateway.errors import go_quote
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 
 log = logging.getLogger("protokube.debugflags")
 Route = Callable[[ApiRequest], Awaitable[Response]]

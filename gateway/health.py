@@ -13,9 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from quart import Response
-
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 
 # A check passes by returning, and fails by raising with the reason.
 CheckFunc = Callable[[], Awaitable[None]]

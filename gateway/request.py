@@ -1,18 +1,19 @@
-"""One HTTP request as the filter chain and the handlers see it.
+"""One HTTP request as the filter chain and the handlers see it, and the response they answer with.
 
 It is built once from the ASGI scope and the body as the server hands it over (gateway/asgi.py),
 and carries what the filters learn on the way in (the request id, what the URL addresses, later the
-user). Handlers read the body, query and headers from here.
+user). Handlers read the body, query and headers from here. Their ``Response`` is a plain object
+that gateway/asgi.py writes as ASGI messages: no web framework's request or response is made per
+request.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
-from quart import Response
 from werkzeug.datastructures import MultiDict
 
 from protokube.gateway import errors
@@ -192,6 +193,96 @@ class ApiRequest:
         if value is not None:
             return value == "" or parse_bool("pretty", value)
         return self.header("User-Agent").startswith(PRETTY_AGENTS)
+
+
+class ResponseHeaders:
+    """A response's headers in the order they were set, with werkzeug's ``Headers`` semantics for
+    what the gateway does with them: setting one replaces its value where it first stood (and drops
+    its repetitions), ``add`` appends a repetition, names match in any case. Each is kept with its
+    name in lower case, the form it is written in (gateway/asgi.py) and compared in."""
+
+    __slots__ = ("_list",)
+
+    def __init__(self, headers: Mapping[str, str] | None = None) -> None:
+        self._list: list[tuple[str, str, str]] = []  # (lower-case name, name, value)
+        if headers:
+            self.update(headers)
+
+    def __setitem__(self, name: str, value: str) -> None:
+        value, lowered = _text(value), name.lower()
+        pairs = self._list
+        for index, header in enumerate(pairs):
+            if header[0] == lowered:
+                pairs[index] = (lowered, name, value)
+                pairs[index + 1 :] = [header for header in pairs[index + 1 :] if header[0] != lowered]
+                return
+        pairs.append((lowered, name, value))
+
+    def __delitem__(self, name: str) -> None:
+        lowered = name.lower()
+        self._list = [header for header in self._list if header[0] != lowered]
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        lowered = name.lower()
+        return next((value for key, _, value in self._list if key == lowered), default)
+
+    def add(self, name: str, value: str) -> None:
+        self._list.append((name.lower(), name, _text(value)))
+
+    def update(self, headers: Mapping[str, str]) -> None:
+        for name, value in headers.items():
+            self[name] = value
+
+    def items(self) -> list[tuple[str, str]]:
+        return [(name, value) for _, name, value in self._list]
+
+    def encoded(self) -> list[tuple[bytes, bytes]]:
+        """The headers as ASGI messages carry them: names in lower case, values UTF-8 (as Go writes them)."""
+        return [(lowered.encode(), value.encode()) for lowered, _, value in self._list]
+
+
+def _text(value: object) -> str:
+    """A header's value as text, as werkzeug's ``Headers`` takes it; never with a line break (which
+    would split the header)."""
+    text = value if isinstance(value, str) else str(value)
+    if "\n" in text or "\r" in text:
+        raise ValueError("Header values must not contain newline characters.")
+    return text
+
+
+class Response:
+    """What a handler answers: a status, headers and a body, either in memory (``body``; its
+    Content-Length set) or streamed (``chunks``, for watches). Made as Quart's ``Response`` is
+    (a body without a content type is text/html), so the headers come out in the same order."""
+
+    __slots__ = ("body", "chunks", "headers", "status_code")
+
+    def __init__(
+        self,
+        body: bytes | str | AsyncIterable[bytes] = b"",
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+        content_type: str | None = None,
+    ) -> None:
+        self.status_code = status
+        self.headers = ResponseHeaders(headers)
+        if content_type is not None or not headers or self.headers.get("Content-Type") is None:
+            self.headers["Content-Type"] = "text/html; charset=utf-8" if content_type is None else content_type
+        self.chunks: AsyncIterable[bytes] | None = None
+        if isinstance(body, str):
+            body = body.encode()
+        if isinstance(body, bytes):
+            self.body = body
+            self.headers["Content-Length"] = str(len(body))
+        else:
+            self.body = b""
+            self.chunks = body
+
+    @property
+    def content_length(self) -> int | None:
+        """The Content-Length header's value; None for a streamed body (or a 304, which has none)."""
+        value = self.headers.get("Content-Length")
+        return int(value) if value is not None else None
 
 
 # What answers a request: the filter chain, each filter in it, the router.

@@ -6,11 +6,9 @@ import gzip
 import re
 from collections.abc import Iterable
 
-from quart import Response
-
 from protokube.gateway.errors import PageNotFound, StatusError
 from protokube.gateway.negotiation.negotiate import Encoder
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import GroupVersionKind
 from protokube.schema.validtext import valid_text

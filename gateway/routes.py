@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 
-from quart import Response
-
 from protokube.gateway import debugflags, errors
 from protokube.gateway.handlers import aggregated, discovery
 from protokube.gateway.handlers.aggregated import AggregatedDiscovery
@@ -21,7 +19,7 @@ from protokube.gateway.negotiation.encoders import JSONEncoder
 from protokube.gateway.negotiation.negotiate import Encoder, Formats
 from protokube.gateway.openapi.handler import OpenAPIRoutes
 from protokube.gateway.openapi.service import OpenAPIService
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.responses import respond
 from protokube.gateway.routing import not_found
 from protokube.schema import jsonencode

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from quart import Response
-
 from protokube.gateway import errors
 from protokube.gateway.handlers.installer import Routes
 from protokube.gateway.negotiation import mediatypes
 from protokube.gateway.negotiation.negotiate import Formats
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.responses import add_warnings
 from protokube.schema.registry import Registry

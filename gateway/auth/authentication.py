@@ -23,11 +23,10 @@ from typing import Protocol
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import NameOID
-from quart import Response
 
 from protokube.gateway import errors
 from protokube.gateway.errors import go_quote
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.user import ANONYMOUS_USER, UNSECURED_USER, UserInfo
 
 log = logging.getLogger("protokube.authn")

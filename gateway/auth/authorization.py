@@ -11,11 +11,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from quart import Response
-
 from protokube.gateway import errors
 from protokube.gateway.auth.rbac import EVERYTHING, Attributes, Decision, Rules
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.selectors import exact_name
 from protokube.gateway.user import MASTERS, UserInfo

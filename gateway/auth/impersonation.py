@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import urllib.parse
 
-from quart import Response
-
 from protokube.gateway import errors
 from protokube.gateway.auth.authorization import Authorizer, forbidden
 from protokube.gateway.auth.rbac import Attributes
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.user import (
     ANONYMOUS,
     AUTHENTICATED,

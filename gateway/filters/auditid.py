@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import random
 
-from quart import Response
-
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 
 HEADER = "Audit-Id"
 MAX_CLIENT_ID = 128

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import logging
 
-from quart import Response
-
 from protokube.gateway import errors
 from protokube.gateway.admission import warnings
 from protokube.gateway.errors import StatusError
 from protokube.gateway.negotiation import negotiate
 from protokube.gateway.negotiation.encoders import JSONEncoder
 from protokube.gateway.negotiation.negotiate import Encoder, Formats
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.responses import add_warnings, status_response
 from protokube.gateway.storage.backend import NoSpace, PlainFailure, RequestTooLarge, StorageError, Unavailable
 

@@ -5,9 +5,7 @@ so the limit is checked here again on what arrived."""
 
 from __future__ import annotations
 
-from quart import Response
-
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.serving.limits import HEADER_LIMIT
 
 GO_431 = "431 Request Header Fields Too Large"

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import time
 
-from quart import Response
-
 from protokube.gateway.metrics import Metrics, request_labels
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 
 
 class Instrumentation:

@@ -3,9 +3,7 @@ once, for every filter after this one and for routing (upstream's WithRequestInf
 
 from __future__ import annotations
 
-from quart import Response
-
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import request_info
 
 

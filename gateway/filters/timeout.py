@@ -21,10 +21,8 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from quart import Response
-
 from protokube.gateway import errors
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.schema.wellknown import parse_duration
 

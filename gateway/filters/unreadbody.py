@@ -10,9 +10,7 @@ response carries ``Connection: close`` so that the client does not reuse the con
 
 from __future__ import annotations
 
-from quart import Response
-
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 
 MAX_DRAIN_BYTES = 256 * 1024  # Go's net/http maxPostHandlerReadBytes
 DRAIN_TIMEOUT = 5.0

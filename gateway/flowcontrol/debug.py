@@ -7,11 +7,9 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable, Sequence
 
-from quart import Response
-
 from protokube.gateway.flowcontrol.controller import Controller
 from protokube.gateway.flowcontrol.queueset import NS, Request
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 
 NONE = "<none>"
 MIN_WIDTH, PADDING = 8, 1

@@ -17,8 +17,6 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from quart import Response
-
 from protokube.gateway import lanes
 from protokube.gateway.errors import StatusError
 from protokube.gateway.flowcontrol.controller import Controller, Level
@@ -33,7 +31,7 @@ from protokube.gateway.flowcontrol.metrics import (
 from protokube.gateway.flowcontrol.queueset import Request
 from protokube.gateway.flowcontrol.retryafter import DroppedRequests
 from protokube.gateway.flowcontrol.seats import WorkEstimator
-from protokube.gateway.request import ApiRequest, Handler
+from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.user import MASTERS
 

@@ -14,14 +14,13 @@ import hashlib
 from dataclasses import dataclass
 
 from google.protobuf.message import Message
-from quart import Response
 
 from protokube.gateway.handlers.discovery import SubresourceEntry, subresource_entries
 from protokube.gateway.negotiation import mediatypes
 from protokube.gateway.negotiation.encoders import JSONEncoder
 from protokube.gateway.negotiation.negotiate import Encoder, Formats
 from protokube.gateway.registry.apiservicepriorities import discovery_order
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.responses import not_modified, respond
 from protokube.gen.k8s.io.api.apidiscovery.v2 import types_pb2 as v2
 from protokube.gen.k8s.io.api.apidiscovery.v2beta1 import types_pb2 as v2beta1

@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable
 
-from quart import Response
-
 from protokube.gateway import errors
 from protokube.gateway.auth.authorization import CreateAuthorization
 from protokube.gateway.fieldmanager.options import manager_or_user_agent
@@ -14,7 +12,7 @@ from protokube.gateway.negotiation import negotiate
 from protokube.gateway.negotiation.bodies import read_body
 from protokube.gateway.objects.codec import DecodedObject
 from protokube.gateway.params import WriteOptions, write_options
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.scope import RequestScope
 

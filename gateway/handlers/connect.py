@@ -3,11 +3,9 @@ services proxy), whatever their method: the storage finds the backend, or says w
 
 from __future__ import annotations
 
-from quart import Response
-
 from protokube.gateway.handlers.common import info_of
 from protokube.gateway.registry.rest import Connecter, Connection
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.scope import RequestScope
 
 NO_CONTENT = 204

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from quart import Response
-
 from protokube.gateway.handlers.common import (
     decode_request,
     field_validation_warnings,
@@ -20,7 +18,7 @@ from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.registry.rest import Creater, NamedCreater
 from protokube.gateway.representation import object_body
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.responses import STATUS_GVK, add_warnings, respond
 from protokube.gateway.scope import RequestScope
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta

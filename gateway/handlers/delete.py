@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
-from quart import Response
 
 from protokube.gateway import errors
 from protokube.gateway.errors import FieldError
@@ -30,7 +29,7 @@ from protokube.gateway.params import (
 from protokube.gateway.registry.deletion import default_policy_warnings
 from protokube.gateway.registry.rest import CollectionDeleter, GracefulDeleter
 from protokube.gateway.representation import list_body, object_body
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.responses import STATUS_GVK, add_warnings, respond, success_status
 from protokube.gateway.scope import RequestScope
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from quart import Response
-
 from protokube.gateway.handlers.common import info_of, negotiated
 from protokube.gateway.registry.rest import Getter
 from protokube.gateway.representation import object_body
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.responses import respond
 from protokube.gateway.scope import RequestScope
 

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
-from quart import Response
-
 from protokube.gateway.handlers.common import VerbHandler
 from protokube.gateway.handlers.connect import connect
 from protokube.gateway.handlers.create import create, create_by_name, create_named
@@ -36,7 +34,7 @@ from protokube.gateway.registry.rest import (
     Updater,
     Watcher,
 )
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.scope import RequestScope
 
 Role = TypeVar("Role")

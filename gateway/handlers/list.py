@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from quart import Response
-
 from protokube.gateway.handlers.common import info_of, negotiated
 from protokube.gateway.negotiation.negotiate import COLLECTION
 from protokube.gateway.params import list_options, validate_list_options
 from protokube.gateway.registry.rest import Lister
 from protokube.gateway.representation import list_body
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.responses import respond
 from protokube.gateway.scope import RequestScope
 

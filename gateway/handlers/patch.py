@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from quart import Response
-
 from protokube.gateway import errors
 from protokube.gateway.errors import FieldError
 from protokube.gateway.handlers.common import info_of, may_create_write_options, negotiated
@@ -35,7 +33,7 @@ from protokube.gateway.patch.gofmt import ServerPanic
 from protokube.gateway.patch.gojson import type_error
 from protokube.gateway.registry.rest import Applier, Updater
 from protokube.gateway.representation import object_body
-from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest
+from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest, Response
 from protokube.gateway.responses import add_warnings, respond
 from protokube.gateway.scope import RequestScope
 from protokube.schema.jsondecode import DecodeError

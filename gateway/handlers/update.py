@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from quart import Response
-
 from protokube.gateway import errors
 from protokube.gateway.handlers.common import (
     decode_request,
@@ -16,7 +14,7 @@ from protokube.gateway.objects.codec import Obj
 from protokube.gateway.registry.rest import UpdatedObject, Updater
 from protokube.gateway.registry.store import check_namespace
 from protokube.gateway.representation import object_body
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.responses import add_warnings, respond
 from protokube.gateway.scope import RequestScope
 

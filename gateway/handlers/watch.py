@@ -17,14 +17,12 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import TypeVar
 
-from quart import Response
-
 from protokube.gateway.handlers.common import info_of
 from protokube.gateway.negotiation import negotiate
 from protokube.gateway.params import list_options, validate_list_options
 from protokube.gateway.registry.rest import Watcher
 from protokube.gateway.representation import WatchFrames
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.scope import RequestScope
 from protokube.gateway.watchcache.cacher import WatchStream
 
@@ -108,5 +106,4 @@ class WatchResponse(Response):
     def __init__(self, events: WatchEvents) -> None:
         super().__init__(events.chunks(), status=200, content_type=events.frames.encoder.watch_content_type)
         self.headers["Cache-Control"] = "no-cache, private"
-        self.timeout = None
         self.events = events

@@ -16,10 +16,9 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
 import orjson
-from quart import Response
 
 from protokube.gateway.auth.tokens.keys import SigningKeys
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 
 log = logging.getLogger(__name__)
 
