@@ -141,10 +141,18 @@ class FieldManager:
         self.api_version = api_version
         self.kind = kind
         self.reset_fields = dict(reset_fields or {})
-        self.empty = empty_object if empty_object is not None else schema.empty_object(obj_type, kind, api_version)
+        self._obj_type = obj_type
+        self._empty = empty_object
         self.max_update_managers = max_update_managers
         self.known_versions = known_versions
         self._updaters: dict[str, Updater] = {}
+
+    @property
+    def empty(self) -> dict[str, Any]:
+        """The kind's Go zero value as JSON, made at first use (not for every kind served at start)."""
+        if self._empty is None:
+            self._empty = schema.empty_object(self._obj_type, self.kind, self.api_version)
+        return self._empty
 
     def _updater(self, subresource: str) -> Updater:
         updater = self._updaters.get(subresource)
