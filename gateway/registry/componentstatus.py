@@ -14,8 +14,6 @@ import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import httpx
-
 from protokube.gateway import errors
 from protokube.gateway.objects.codec import Codec
 from protokube.gateway.objects.view import ObjectView
@@ -39,6 +37,8 @@ class Probe:
 
 async def probe_http(port: int) -> Probe:
     """GET https://127.0.0.1:PORT/healthz without verifying the certificate (as upstream does)."""
+    import httpx  # here: its import costs a server's start ~0.1 s of CPU (with its command line's rich and pygments)
+
     url = f"https://127.0.0.1:{port}/healthz"
     context = ssl.create_default_context()
     context.check_hostname = False
