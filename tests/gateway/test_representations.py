@@ -90,7 +90,7 @@ def test_unsupported_request_body_is_415(client: httpx.Client, namespace: str) -
 
 # ---- YAML ----------------------------------------------------------------------------------
 def test_yaml_in_and_out(client: httpx.Client, namespace: str) -> None:
-    body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  when: 2024-01-01T00:00:00Z\n"
+    body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yml\ndata:\n  when: 2024-01-01T00:00:00Z\n"
     created = client.post(
         f"/api/v1/namespaces/{namespace}/configmaps",
         content=body,
@@ -102,7 +102,7 @@ def test_yaml_in_and_out(client: httpx.Client, namespace: str) -> None:
     listed = yaml.safe_load(
         client.get(f"/api/v1/namespaces/{namespace}/configmaps", headers={"Accept": "application/yaml"}).text
     )
-    assert listed["kind"] == "ConfigMapList" and listed["items"][0]["metadata"]["name"] == "y"
+    assert listed["kind"] == "ConfigMapList" and listed["items"][0]["metadata"]["name"] == "yml"
 
 
 def test_yaml_watch_is_406(client: httpx.Client, pods: str) -> None:
