@@ -13,12 +13,20 @@ see no gap once the webhook answers.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
 import orjson
 
 from protokube.gateway.apiextensions.webhookconversion import WebhookConverter
-from protokube.gateway.storage.backend import Backend, KeyValue, ListResult, ModRevisionMismatch, Watch, WatchResponse
+from protokube.gateway.storage.backend import (
+    Backend,
+    ChangedWatch,
+    KeyValue,
+    ListResult,
+    ModRevisionMismatch,
+    Watch,
+    WatchResponse,
+)
 from protokube.schema import deep
 
 
@@ -97,41 +105,17 @@ class ConvertingBackend:
             raise ModRevisionMismatch(await self._one(mismatch.current)) from None
 
     def watch(self, start: bytes, end: bytes, start_revision: int) -> Watch:
-        return ConvertingWatch(self, self.backend.watch(start, end, start_revision))
+        return ChangedWatch(self.backend.watch(start, end, start_revision), self._convert_events)
 
     async def close(self) -> None:
         await self.backend.close()
 
-
-class ConvertingWatch:
-    """The events of a watch response converted in one review (their objects and previous ones)."""
-
-    def __init__(self, owner: ConvertingBackend, watch: Watch) -> None:
-        self.owner = owner
-        self.watch = watch
-
-    async def __aenter__(self) -> ConvertingWatch:
-        await self.watch.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.watch.__aexit__(*exc)
-
-    def request_progress(self) -> None:
-        self.watch.request_progress()
-
-    async def responses(self) -> AsyncIterator[WatchResponse]:
-        async for response in self.watch.responses():
-            if not response.events:
-                yield response
-                continue
-            out = WatchResponse()
-            out.CopyFrom(response)
-            kvs = [event.kv for event in out.events]
-            kvs += [event.prev_kv for event in out.events if event.HasField("prev_kv")]
-            for kv, converted in zip(kvs, await self.owner.converted(kvs), strict=True):
-                kv.value = converted.value
-            yield out
+    async def _convert_events(self, response: WatchResponse) -> None:
+        """The events of a watch response converted in one review (their objects and previous ones)."""
+        kvs = [event.kv for event in response.events]
+        kvs += [event.prev_kv for event in response.events if event.HasField("prev_kv")]
+        for kv, converted in zip(kvs, await self.converted(kvs), strict=True):
+            kv.value = converted.value
 
 
 def _stored(obj: dict[str, object]) -> bytes:

@@ -11,7 +11,7 @@ Implementations: ``storage.etcd.EtcdBackend`` (gRPC, to the storage service or a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -105,6 +105,36 @@ class Watch(Protocol):
     def request_progress(self) -> None: ...
 
     def responses(self) -> AsyncIterator[WatchResponse]: ...
+
+
+class ChangedWatch:
+    """A watch whose responses with events come out as ``change`` makes them, in a copy (the backend's
+    own messages are left as they are): the watch of a backend that wraps another one (encryption at
+    rest decrypts the values, a conversion webhook converts them)."""
+
+    def __init__(self, watch: Watch, change: Callable[[WatchResponse], Awaitable[None]]) -> None:
+        self.watch = watch
+        self.change = change
+
+    async def __aenter__(self) -> ChangedWatch:
+        await self.watch.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.watch.__aexit__(*exc)
+
+    def request_progress(self) -> None:
+        self.watch.request_progress()
+
+    async def responses(self) -> AsyncIterator[WatchResponse]:
+        async for response in self.watch.responses():
+            if not response.events:
+                yield response
+                continue
+            changed = WatchResponse()
+            changed.CopyFrom(response)
+            await self.change(changed)
+            yield changed
 
 
 class Backend(Protocol):

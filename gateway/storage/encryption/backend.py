@@ -9,9 +9,16 @@ meet an object they cannot decode, which is what upstream reports as a corrupt o
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 
-from protokube.gateway.storage.backend import Backend, KeyValue, ListResult, ModRevisionMismatch, Watch, WatchResponse
+from protokube.gateway.storage.backend import (
+    Backend,
+    ChangedWatch,
+    KeyValue,
+    ListResult,
+    ModRevisionMismatch,
+    Watch,
+    WatchResponse,
+)
 from protokube.gateway.storage.encryption.providers import PrefixTransformers, TransformError
 
 log = logging.getLogger("protokube.encryption")
@@ -79,37 +86,14 @@ class EncryptedBackend:
             raise ModRevisionMismatch(None if mismatch.current is None else self.plain(mismatch.current)) from None
 
     def watch(self, start: bytes, end: bytes, start_revision: int) -> Watch:
-        return DecryptingWatch(self, self.backend.watch(start, end, start_revision))
+        return ChangedWatch(self.backend.watch(start, end, start_revision), self._decrypt_events)
 
     async def close(self) -> None:
         await self.backend.close()
 
-
-class DecryptingWatch:
-    def __init__(self, owner: EncryptedBackend, watch: Watch) -> None:
-        self.owner = owner
-        self.watch = watch
-
-    async def __aenter__(self) -> DecryptingWatch:
-        await self.watch.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.watch.__aexit__(*exc)
-
-    def request_progress(self) -> None:
-        self.watch.request_progress()
-
-    async def responses(self) -> AsyncIterator[WatchResponse]:
-        async for response in self.watch.responses():
-            if not response.events:
-                yield response
-                continue
-            plain = WatchResponse()
-            plain.CopyFrom(response)  # the backend's own messages are left as they are
-            for event in plain.events:
-                event.kv.value = self.owner.decrypt(event.kv.key, event.kv.value, event.kv.mod_revision)
-                if event.HasField("prev_kv"):
-                    prev = event.prev_kv
-                    prev.value = self.owner.decrypt(prev.key, prev.value, prev.mod_revision)
-            yield plain
+    async def _decrypt_events(self, response: WatchResponse) -> None:
+        for event in response.events:
+            event.kv.value = self.decrypt(event.kv.key, event.kv.value, event.kv.mod_revision)
+            if event.HasField("prev_kv"):
+                prev = event.prev_kv
+                prev.value = self.decrypt(prev.key, prev.value, prev.mod_revision)
