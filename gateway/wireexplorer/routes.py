@@ -16,11 +16,10 @@ from typing import Any
 import orjson
 import yaml
 from google.protobuf.message import DecodeError as ProtobufDecodeError
-from quart import Response
 
 from protokube.gateway import errors
 from protokube.gateway.codecs import codec_for
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, Response
 from protokube.schema import envelope, wire
 from protokube.schema.registry import GroupVersionKind, Registry
 
