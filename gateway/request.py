@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -23,6 +24,10 @@ from protokube.gateway.user import ANONYMOUS_USER, UserInfo
 PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
 # kube-apiserver's default limit on request bodies (3 MiB).
 MAX_BODY_BYTES = 3 * 1024 * 1024
+# When a request's timeout ends it (time.monotonic(); None: no timeout), set by the timeout filter
+# for the handler's task: work that would run on after the 504 stops there, as upstream's request
+# context is cancelled at its deadline (CEL evaluations on threads read it, gateway/cel/cost.py).
+REQUEST_DEADLINE: ContextVar[float | None] = ContextVar("request_deadline", default=None)
 
 
 class QueryArgs(MultiDict[str, str]):

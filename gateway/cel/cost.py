@@ -20,6 +20,8 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+from protokube.gateway.request import REQUEST_DEADLINE
+
 T = TypeVar("T")
 
 PER_CALL_LIMIT = 1_000_000  # celconfig.PerCallLimit: one expression's runtime cost
@@ -60,15 +62,16 @@ class Meter:
     """The cost of the evaluations of one piece of work: ``call`` is the expression being
     evaluated, ``total`` everything so far; ``slice`` bounds the total on the event loop."""
 
-    __slots__ = ("call", "calls", "cancelled", "deadline", "depth", "slice", "total")
+    __slots__ = ("call", "calls", "cancelled", "deadline", "depth", "slice", "stop_at", "total")
 
-    def __init__(self, slice_: int | None = None) -> None:
+    def __init__(self, slice_: int | None = None, stop_at: float | None = None) -> None:
         self.call = 0
         self.total = 0
         self.calls = 0
         self.depth = 0  # expressions being evaluated (a composition variable within another)
         self.slice = slice_  # None: the work runs on a thread of its own
         self.deadline = time.monotonic() + INLINE_SECONDS
+        self.stop_at = stop_at  # the request's deadline (its timeout): the work stops there
         self.cancelled = False
 
     def charge(self, cost: int) -> None:
@@ -83,6 +86,8 @@ class Meter:
             return
         self.calls += 1
         if self.calls % YIELD_EVERY == 0:
+            if self.stop_at is not None and time.monotonic() > self.stop_at:
+                raise Interrupted(INTERRUPTED)
             # Let the event loop's thread have the GIL now: it would wait for the interpreter's
             # switch interval (5 ms) each time it wants it back, several times a request.
             time.sleep(0)
@@ -143,7 +148,7 @@ async def offloaded(work: Callable[[], T]) -> T:
         return _run(work, Meter(INLINE_SLICE))
     except _SliceUsed:
         pass
-    meter = Meter()
+    meter = Meter(stop_at=REQUEST_DEADLINE.get())
     loop = asyncio.get_running_loop()
     slots = _SLOTS.setdefault(loop, asyncio.Semaphore(THREADS))
     await slots.acquire()  # released when the thread ends, not when its request does

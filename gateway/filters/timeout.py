@@ -16,13 +16,14 @@ WithTimeoutForNonLongRunningRequests).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Callable
 from functools import partial
 
 from protokube.gateway import errors
-from protokube.gateway.request import ApiRequest, Handler, Response
+from protokube.gateway.request import REQUEST_DEADLINE, ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.schema.wellknown import parse_duration
 
@@ -82,7 +83,9 @@ class RequestTimeout:
         if timeout <= 0:
             return await self.next(request)
         loop = asyncio.get_running_loop()
-        handler = loop.create_task(self.next(request))
+        context = contextvars.copy_context()
+        context.run(REQUEST_DEADLINE.set, time.monotonic() + timeout)
+        handler = loop.create_task(self.next(request), context=context)
         settled = loop.create_future()  # by the handler's end or the deadline, whichever comes first
         settle = partial(_settle, settled)
         handler.add_done_callback(settle)
