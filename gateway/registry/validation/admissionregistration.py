@@ -143,9 +143,12 @@ def _service(service: Message, field: str) -> list[FieldError]:
     return found
 
 
-def _review_versions(versions: list[str], field: str) -> list[FieldError]:
+def review_versions(versions: list[str], field: str, required: str) -> list[FieldError]:
+    """An AdmissionReview's or ConversionReview's versions (validateAdmissionReviewVersions,
+    validateConversionReviewVersions): one of v1 and v1beta1 at least, no duplicates, DNS labels;
+    ``required``: the detail when there are none."""
     if not versions:
-        return [FieldError.required(field, "must specify one of " + ", ".join(REVIEW_VERSIONS))]
+        return [FieldError.required(field, required)]
     found: list[FieldError] = []
     seen: set[str] = set()
     for i, version in enumerate(versions):
@@ -190,7 +193,8 @@ def _webhook(hook: Message, field: str, mutating: bool) -> list[FieldError]:
         found += _url(f"{field}.clientConfig.url", config.url)
     else:
         found += _service(config.service, f"{field}.clientConfig.service")
-    return found + _review_versions(list(hook.admissionReviewVersions), f"{field}.admissionReviewVersions")
+    required = "must specify one of " + ", ".join(REVIEW_VERSIONS)
+    return found + review_versions(list(hook.admissionReviewVersions), f"{field}.admissionReviewVersions", required)
 
 
 def _configuration(configuration: Message, mutating: bool) -> list[FieldError]:

@@ -11,16 +11,15 @@ from google.protobuf.message import Message
 
 from protokube.gateway.apiextensions.schema import structural_errors
 from protokube.gateway.errors import FieldError, GoText
-from protokube.gateway.registry.validation.admissionregistration import _service, _url
+from protokube.gateway.registry.validation.admissionregistration import _service, _url, review_versions
 from protokube.gateway.registry.validation.base import validator
-from protokube.gateway.registry.validation.common import go_string_slice, invalid_each
+from protokube.gateway.registry.validation.common import invalid_each
 from protokube.gateway.syntax import dns1035_label_problems, dns1123_subdomain_problems
 from protokube.schema import jsonencode
 
 CRD = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
 SCOPES = ("Cluster", "Namespaced")
 CONVERSIONS = ("None", "Webhook")
-REVIEW_VERSIONS = ("v1", "v1beta1")
 COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
 APPROVAL = "api-approved.kubernetes.io"
 PROTECTED_SUFFIXES = (".k8s.io", ".kubernetes.io")
@@ -202,23 +201,4 @@ def _conversion(spec: dict[str, Any], client: Message) -> list[FieldError]:
         found += _url(f"{where}.url", client.url)
     else:
         found += _service(client.service, f"{where}.service")
-    return found + _review_versions(versions)
-
-
-def _review_versions(versions: list[str]) -> list[FieldError]:
-    """validateConversionReviewVersions: one of v1 and v1beta1 at least, no duplicates, DNS labels."""
-    field = "spec.conversion.conversionReviewVersions"
-    if not versions:
-        return [FieldError.required(field, "")]
-    found: list[FieldError] = []
-    seen: set[str] = set()
-    for i, version in enumerate(versions):
-        if version in seen:
-            found.append(FieldError.invalid(f"{field}[{i}]", version, "duplicate version"))
-            continue
-        seen.add(version)
-        found += invalid_each(f"{field}[{i}]", version, dns1035_label_problems(version))
-    if not seen & set(REVIEW_VERSIONS):
-        shown = GoText(go_string_slice(versions))
-        found.append(FieldError.invalid(field, shown, "must include at least one of v1, v1beta1"))
-    return found
+    return found + review_versions(versions, "spec.conversion.conversionReviewVersions", "")
