@@ -29,6 +29,7 @@ from protokube.gen.etcdserverpb import rpc_pb2_grpc as rpc_grpc
 ROOT = Path(__file__).resolve().parents[2]
 HTTP_SERVERS = ("native", "hypercorn")  # --http-server
 START_TIMEOUT = 30.0
+READY_TIMEOUT = 120.0  # from "serving on" to /readyz 200, while the process lives
 # The controllers of the servers whose namespaces' lists must hold only what tests made: all but the
 # root CA publisher (its kube-root-ca.crt would be in every namespace), as conftest.py explains.
 NO_ROOT_CA_PUBLISHER = "--controllers=*,-root-ca-certificate-publisher-controller"
@@ -141,22 +142,41 @@ class GatewayProcess:
                     self.storage = match.group(1)
                     ready.set()
 
-        threading.Thread(target=pump, daemon=True).start()
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
         deadline = time.monotonic() + START_TIMEOUT
         while not ready.wait(0.05):
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.kill()
-                log = "".join(self.log)
+                log = self._stopped_log(reader)
                 if "Address already in use" in log:
                     raise PortTaken(log)
                 raise RuntimeError("gateway did not start:\n" + log)
-        with self.client() as client:  # ready: watch caches synced, post-start hooks' objects made
-            while client.get("/readyz").status_code != 200:
+        # ready: watch caches synced, post-start hooks' objects made. A loaded machine (storage
+        # fsyncing every bootstrap write) may take long: wait while the process lives, up to a ceiling.
+        deadline = time.monotonic() + READY_TIMEOUT
+        last = "no answer yet"
+        with self.client() as client:
+            while True:
+                try:
+                    answer = client.get("/readyz?verbose")
+                    if answer.status_code == 200:
+                        return self
+                    last = f"{answer.status_code}: {answer.text}"
+                except httpx.TransportError as err:
+                    last = repr(err)
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.kill()
-                    raise RuntimeError("gateway did not become ready:\n" + "".join(self.log))
+                    break
                 time.sleep(0.02)
-        return self
+        log = self._stopped_log(reader)
+        raise RuntimeError(f"gateway did not become ready within {READY_TIMEOUT:.0f} s; /readyz said {last}\n{log}")
+
+    def _stopped_log(self, reader: threading.Thread) -> str:
+        """The whole output of a process that failed to start, its exit status at the end."""
+        running = self.proc is not None and self.proc.poll() is None
+        self.kill()
+        reader.join(5)  # the last lines (a traceback) are read before the log is shown
+        code = self.proc.returncode if self.proc is not None else None
+        return "".join(self.log) + ("(stopped by the test)" if running else f"(exited with status {code})")
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
