@@ -17,6 +17,12 @@ from dataclasses import dataclass
 
 from quart import Quart
 
+# The validation of the kinds whose rules compile CEL or read APF's bounds lives with the layer that
+# owns them (gateway/layers.py); importing it registers it into registry/validation's table.
+import protokube.gateway.admission.policy.validation as policy_validation  # noqa: F401
+import protokube.gateway.admission.webhook.validation as webhook_validation  # noqa: F401
+import protokube.gateway.apiextensions.validation as crd_validation  # noqa: F401
+import protokube.gateway.flowcontrol.validation as apf_validation  # noqa: F401
 from protokube.gateway.admission import chain
 from protokube.gateway.admission.context import PluginContext
 from protokube.gateway.admission.options import AdmissionSettings, default_admission

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from protokube.gateway.admission.policy.typechecking import expression_warnings
+from protokube.gateway.admission.policy.validation import validate_policy
 from protokube.gateway.controllers.informer import Informer
 from protokube.gateway.errors import StatusError
 from protokube.gateway.objects.codec import Obj
@@ -19,7 +20,6 @@ from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.registry.store import Store
 from protokube.gateway.registry.subresources import StatusStore
-from protokube.gateway.registry.validation.admissionpolicy import validate_policy
 from protokube.gateway.storage.backend import StorageError
 from protokube.schema.registry import Registry
 

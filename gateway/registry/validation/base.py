@@ -1,6 +1,9 @@
 """Upstream's per-kind validation (k8s.io/kubernetes pkg/apis/<group>/validation): a kind's
 ``Validate<Kind>`` and ``Validate<Kind>Update`` rules, registered with ``@validator("<message
-full name>")`` by one module per group in this package.
+full name>")`` by one module per group in this package, and by the layers above for the kinds whose
+rules need what they own (CEL, structural schemas, APF's bounds: admission/webhook/validation.py,
+admission/policy/validation.py, apiextensions/validation.py, flowcontrol/validation.py), which the
+composition root (gateway/app.py) imports: the table is handed down, never imported up.
 
 A validator gets the new object and, on update, the stored one (``None`` on create), and returns
 every problem as a ``FieldError`` with upstream's type, path and detail; the store answers them

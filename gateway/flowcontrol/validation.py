@@ -1,6 +1,9 @@
 """flowcontrol.apiserver.k8s.io/v1 (k8s.io/kubernetes pkg/apis/flowcontrol/validation, 1.32):
 FlowSchemas and PriorityLevelConfigurations, including the fixed specs of the mandatory objects
-(the ``exempt`` level may change only its ``spec.exempt``)."""
+(the ``exempt`` level may change only its ``spec.exempt``).
+
+Registered into registry/validation's table by the composition root (gateway/app.py): the rules read
+the mandatory objects (bootstrap.py) and shuffle sharding's bounds (shufflesharding.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,10 @@
 admissionregistration/validation, 1.32): every CEL expression is compiled when the object is
 written, with the variables it may use, and refused with upstream's ``compilation failed: ...``
 when it does not compile. An expression calling a Kubernetes CEL function this server does not
-have is refused the same way, naming the function — never stored and ignored."""
+have is refused the same way, naming the function — never stored and ignored.
+
+Registered into registry/validation's table by the composition root (gateway/app.py), as the
+webhooks' rules are (admission/webhook/validation.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +14,9 @@ import re
 from google.protobuf.message import Message
 
 from protokube.gateway.admission.policy.compiled import declared
+from protokube.gateway.admission.webhook.validation import rule_errors
 from protokube.gateway.cel import CELCompileError, compile
 from protokube.gateway.errors import FieldError
-from protokube.gateway.registry.validation.admissionregistration import _rule
 from protokube.gateway.registry.validation.base import validator
 from protokube.gateway.registry.validation.common import label_selector_errors
 from protokube.gateway.syntax import qualified_name_problems
@@ -75,7 +78,7 @@ def _match_resources(match: Message, field: str, need_rules: bool) -> list[Field
         found += label_selector_errors(getattr(match, name), f"{field}.{name}")
     for name in ("resourceRules", "excludeResourceRules"):
         for i, named in enumerate(getattr(match, name)):
-            found += _rule(named.ruleWithOperations, f"{field}.{name}[{i}]")
+            found += rule_errors(named.ruleWithOperations, f"{field}.{name}[{i}]")
     if need_rules and not match.resourceRules:
         found.append(FieldError.required(f"{field}.resourceRules"))
     return found

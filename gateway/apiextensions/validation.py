@@ -1,7 +1,10 @@
 """apiextensions.k8s.io/v1 CustomResourceDefinitions (k8s.io/apiextensions-apiserver
 pkg/apis/apiextensions/validation/validation.go): the name is plural.group, names are DNS labels,
 exactly one storage version, a structural schema per version, conversion (a webhook's client
-configuration and review versions), printer columns and scale paths."""
+configuration and review versions), printer columns and scale paths.
+
+Registered into registry/validation's table by the composition root (gateway/app.py): the structural
+schema checks (schema/) compile the schema's CEL rules, which the generic store does not import."""
 
 from __future__ import annotations
 
@@ -11,9 +14,9 @@ from google.protobuf.message import Message
 
 from protokube.gateway.apiextensions.schema import structural_errors
 from protokube.gateway.errors import FieldError, GoText
-from protokube.gateway.registry.validation.admissionregistration import _service, _url, review_versions
 from protokube.gateway.registry.validation.base import validator
 from protokube.gateway.registry.validation.common import invalid_each
+from protokube.gateway.registry.validation.webhookclient import review_versions, service_errors, url_errors
 from protokube.gateway.syntax import dns1035_label_problems, dns1123_subdomain_problems
 from protokube.schema import jsonencode
 
@@ -198,7 +201,7 @@ def _conversion(spec: dict[str, Any], client: Message) -> list[FieldError]:
     elif bool(config.get("url")) == bool(config.get("service")):
         found.append(FieldError.required(where, "exactly one of url or service is required"))
     elif config.get("url"):
-        found += _url(f"{where}.url", client.url)
+        found += url_errors(f"{where}.url", client.url)
     else:
-        found += _service(client.service, f"{where}.service")
+        found += service_errors(client.service, f"{where}.service")
     return found + review_versions(versions, "spec.conversion.conversionReviewVersions", "")

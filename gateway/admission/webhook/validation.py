@@ -1,11 +1,12 @@
 """admissionregistration.k8s.io/v1 webhook configurations (k8s.io/kubernetes pkg/apis/
 admissionregistration/validation): unique, fully qualified webhook names; rules; policies; side
-effects; timeouts; matchConditions (CEL: gateway/admission/webhook/conditions.py); admission review
-versions; a client config with exactly one of url or service."""
+effects; timeouts; matchConditions, compiled with CEL (conditions.py); admission review versions; a
+client config with exactly one of url or service (registry/validation/webhookclient.py).
+
+Registered into registry/validation's table by the composition root (gateway/app.py): these rules
+compile CEL, which the generic store below admission does not import."""
 
 from __future__ import annotations
-
-from urllib.parse import urlsplit
 
 from google.protobuf.message import Message
 
@@ -15,16 +16,18 @@ from protokube.gateway.registry.validation.base import validator
 from protokube.gateway.registry.validation.common import (
     fully_qualified_name_errors,
     go_string_slice,
-    invalid_each,
     label_selector_errors,
 )
-from protokube.gateway.syntax import dns1035_label_problems, dns1123_subdomain_problems, port_number_problems
+from protokube.gateway.registry.validation.webhookclient import (
+    REVIEW_VERSIONS,
+    review_versions,
+    service_errors,
+    url_errors,
+)
 
 _ADMISSION = "k8s.io.api.admissionregistration.v1."
 OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 SCOPES = ("*", "Cluster", "Namespaced")
-REVIEW_VERSIONS = ("v1", "v1beta1")
-_URL_FORM = "; desired format: https://host[/path]"
 
 
 def _wildcard_list(values: list[str], field: str, what: str) -> list[FieldError]:
@@ -74,7 +77,7 @@ def _resources(resources: list[str], field: str) -> list[FieldError]:
     return found
 
 
-def _rule(rule: Message, field: str) -> list[FieldError]:
+def rule_errors(rule: Message, field: str) -> list[FieldError]:
     operations = list(rule.operations)
     found = [] if operations else [FieldError.required(f"{field}.operations")]
     found += _wildcard_list(operations, f"{field}.operations", "operations")
@@ -96,77 +99,10 @@ def _rule(rule: Message, field: str) -> list[FieldError]:
     return found
 
 
-def _url(field: str, text: str) -> list[FieldError]:
-    try:
-        url = urlsplit(text)
-    except ValueError as error:
-        return [FieldError.required(field, f"url must be a valid URL: {error}{_URL_FORM}")]
-    found = []
-    if url.scheme != "https":
-        found.append(FieldError.invalid(field, url.scheme, f"'https' is the only allowed URL scheme{_URL_FORM}"))
-    host = url.netloc.rpartition("@")[2]
-    if not host:
-        found.append(FieldError.invalid(field, host, f"host must be specified{_URL_FORM}"))
-    if "@" in url.netloc:
-        found.append(
-            FieldError.invalid(field, url.netloc.rpartition("@")[0], "user information is not permitted in the URL")
-        )
-    if url.fragment:
-        found.append(FieldError.invalid(field, url.fragment, "fragments are not permitted in the URL"))
-    if url.query:
-        found.append(FieldError.invalid(field, url.query, "query parameters are not permitted in the URL"))
-    return found
-
-
-def _service(service: Message, field: str) -> list[FieldError]:
-    found = [] if service.name else [FieldError.required(f"{field}.name", "service name is required")]
-    if not service.namespace:
-        found.append(FieldError.required(f"{field}.namespace", "service namespace is required"))
-    port = service.port if service.HasField("port") else 443
-    problems = port_number_problems(port)
-    if problems:
-        found.append(FieldError.invalid(f"{field}.port", port, "port is not valid: " + ", ".join(problems)))
-    if not service.HasField("path") or service.path in ("", "/"):
-        return found
-    path = service.path
-    if path == "//":
-        return [*found, FieldError.invalid(f"{field}.path", path, "segment[0] may not be empty")]
-    if not path.startswith("/"):
-        found.append(FieldError.invalid(f"{field}.path", path, "must start with a '/'"))
-    for i, step in enumerate(path[1:].removesuffix("/").split("/")):
-        if not step:
-            found.append(FieldError.invalid(f"{field}.path", path, f"segment[{i}] may not be empty"))
-            continue
-        found += [
-            FieldError.invalid(f"{field}.path", path, f"segment[{i}]: {p}") for p in dns1123_subdomain_problems(step)
-        ]
-    return found
-
-
-def review_versions(versions: list[str], field: str, required: str) -> list[FieldError]:
-    """An AdmissionReview's or ConversionReview's versions (validateAdmissionReviewVersions,
-    validateConversionReviewVersions): one of v1 and v1beta1 at least, no duplicates, DNS labels;
-    ``required``: the detail when there are none."""
-    if not versions:
-        return [FieldError.required(field, required)]
-    found: list[FieldError] = []
-    seen: set[str] = set()
-    for i, version in enumerate(versions):
-        if version in seen:
-            found.append(FieldError.invalid(f"{field}[{i}]", version, "duplicate version"))
-            continue
-        seen.add(version)
-        found += invalid_each(f"{field}[{i}]", version, dns1035_label_problems(version))
-    if not seen & set(REVIEW_VERSIONS):
-        detail = "must include at least one of " + ", ".join(REVIEW_VERSIONS)
-        found.append(FieldError.invalid(field, GoText(go_string_slice(versions)), detail))
-    return found
-
-
 def _webhook(hook: Message, field: str, mutating: bool) -> list[FieldError]:
     found = fully_qualified_name_errors(f"{field}.name", hook.name)
     for i, rule in enumerate(hook.rules):
-        found += _rule(rule, f"{field}.rules[{i}]")
+        found += rule_errors(rule, f"{field}.rules[{i}]")
     if hook.HasField("failurePolicy") and hook.failurePolicy not in ("Fail", "Ignore"):
         found.append(FieldError.not_supported(f"{field}.failurePolicy", hook.failurePolicy, ("Fail", "Ignore")))
     if hook.HasField("matchPolicy") and hook.matchPolicy not in ("Equivalent", "Exact"):
@@ -190,9 +126,9 @@ def _webhook(hook: Message, field: str, mutating: bool) -> list[FieldError]:
     if config.HasField("url") == config.HasField("service"):
         found.append(FieldError.required(f"{field}.clientConfig", "exactly one of url or service is required"))
     elif config.HasField("url"):
-        found += _url(f"{field}.clientConfig.url", config.url)
+        found += url_errors(f"{field}.clientConfig.url", config.url)
     else:
-        found += _service(config.service, f"{field}.clientConfig.service")
+        found += service_errors(config.service, f"{field}.clientConfig.service")
     required = "must specify one of " + ", ".join(REVIEW_VERSIONS)
     return found + review_versions(list(hook.admissionReviewVersions), f"{field}.admissionReviewVersions", required)
 
