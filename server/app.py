@@ -9,7 +9,7 @@ from pathlib import Path
 
 import grpc
 
-from protokube.server.backend import Backend
+from protokube.server.backend import SqliteBackend
 from protokube.server.compaction import Compactor
 from protokube.server.groupcommit import GroupCommitter
 from protokube.server.kv import KVService
@@ -17,7 +17,7 @@ from protokube.server.lease import LeaseService
 from protokube.server.lessor import Lessor
 from protokube.server.maintenance import MaintenanceService
 from protokube.server.metrics import StorageMetrics
-from protokube.server.mvcc import Store, entry_from_row
+from protokube.server.mvcc import MvccStore, entry_from_row
 from protokube.server.quota import Quota, stored_alarms
 from protokube.server.rpc import generic_handler
 from protokube.server.watch import WatchService
@@ -81,7 +81,7 @@ class StorageServer:
         self,
         server: grpc.aio.Server,
         address: str,
-        backend: Backend,
+        backend: SqliteBackend,
         hub: WatchHub,
         committer: GroupCommitter,
         compactor: Compactor,
@@ -119,7 +119,7 @@ class StorageServer:
         self._backend.close()
 
 
-def _load(backend: Backend, options: StorageOptions) -> tuple[Store, dict[str, int]]:
+def _load(backend: SqliteBackend, options: StorageOptions) -> tuple[MvccStore, dict[str, int]]:
     """Rebuild the in-memory store from the database; returns it and the meta counters."""
     loaded = backend.load()
     meta = loaded.meta
@@ -128,7 +128,7 @@ def _load(backend: Backend, options: StorageOptions) -> tuple[Store, dict[str, i
         meta["member_id"] = random.getrandbits(63) | 1
         backend.set_meta({"cluster_id": meta["cluster_id"], "member_id": meta["member_id"]})
     lessor = Lessor(options.min_lease_ttl)
-    store = Store(backend, lessor, meta["cluster_id"], meta["member_id"])
+    store = MvccStore(backend, lessor, meta["cluster_id"], meta["member_id"])
     store.rev = meta.get("revision", 1)
     store.compacted = meta.get("compacted", -1)
     for lease_id, ttl in loaded.leases:
@@ -189,7 +189,7 @@ async def start_storage(listen: str, data_dir: Path, **options) -> StorageServer
         _split_listen(listen)  # refuse a malformed address before opening the database
 
     metrics = StorageMetrics()
-    backend = Backend(Path(data_dir), commit_duration=metrics.commit_duration, in_memory=opts.in_memory)
+    backend = SqliteBackend(Path(data_dir), commit_duration=metrics.commit_duration, in_memory=opts.in_memory)
     store, meta = _load(backend, opts)
     hub = WatchHub(
         store,

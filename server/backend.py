@@ -112,7 +112,7 @@ def _statements(batch: CommitBatch) -> list[tuple[str, list]]:
     return out
 
 
-class Backend:
+class SqliteBackend:
     """The SQLite database of one data directory (or, ``in_memory``, of this process's memory)."""
 
     def __init__(self, data_dir: Path, commit_duration: Histogram | None = None, in_memory: bool = False) -> None:

@@ -19,7 +19,7 @@ from protokube.gen.etcdserverpb import rpc_pb2
 from protokube.server import apply
 from protokube.server.errors import StorageError
 from protokube.server.groupcommit import GroupCommitter
-from protokube.server.mvcc import Store
+from protokube.server.mvcc import MvccStore
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ STEP_REVS = 2000  # revisions removed per physical-compaction transaction
 
 
 class Compactor:
-    def __init__(self, store: Store, committer: GroupCommitter, *, retention: float, done: int) -> None:
+    def __init__(self, store: MvccStore, committer: GroupCommitter, *, retention: float, done: int) -> None:
         self.store = store
         self.committer = committer
         self.retention = retention  # seconds of history to keep; 0 disables auto-compaction

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from protokube.server import errors
-from protokube.server.backend import Backend, CommitBatch
+from protokube.server.backend import CommitBatch, SqliteBackend
 from protokube.server.errors import StorageError
 from protokube.server.lessor import Lessor
-from protokube.server.mvcc import Batch, Store, WriteView
+from protokube.server.mvcc import Batch, MvccStore, WriteView
 from protokube.server.watchhub import WatchHub
 
 log = logging.getLogger(__name__)
@@ -40,9 +40,9 @@ MAX_BATCH = 1024  # requests per commit
 
 
 class GroupCommitter:
-    def __init__(self, store: Store, hub: WatchHub, *, batching: bool = True) -> None:
+    def __init__(self, store: MvccStore, hub: WatchHub, *, batching: bool = True) -> None:
         self.store = store
-        self.backend: Backend = store.backend
+        self.backend: SqliteBackend = store.backend
         self.lessor: Lessor = store.lessor
         self.hub = hub
         self.batching = batching

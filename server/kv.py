@@ -6,13 +6,13 @@ from protokube.gen.etcdserverpb import rpc_pb2
 from protokube.server import apply, errors
 from protokube.server.compaction import Compactor
 from protokube.server.groupcommit import GroupCommitter
-from protokube.server.mvcc import Batch, Store, WriteView
+from protokube.server.mvcc import Batch, MvccStore, WriteView
 from protokube.server.quota import Quota, put_cost, txn_cost
 
 
 class KVService:
     def __init__(
-        self, store: Store, committer: GroupCommitter, compactor: Compactor, max_request_bytes: int, quota: Quota
+        self, store: MvccStore, committer: GroupCommitter, compactor: Compactor, max_request_bytes: int, quota: Quota
     ) -> None:
         self.store = store
         self.quota = quota

@@ -12,7 +12,7 @@ from protokube.gen.etcdserverpb import rpc_pb2
 from protokube.server import apply
 from protokube.server.errors import StorageError
 from protokube.server.groupcommit import GroupCommitter
-from protokube.server.mvcc import Store
+from protokube.server.mvcc import MvccStore
 from protokube.server.quota import LEASE_COST, Quota
 from protokube.server.rpc import require_valid
 
@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 
 class LeaseService:
-    def __init__(self, store: Store, committer: GroupCommitter, quota: Quota, check_interval: float = 0.5) -> None:
+    def __init__(self, store: MvccStore, committer: GroupCommitter, quota: Quota, check_interval: float = 0.5) -> None:
         self.store = store
         self.quota = quota
         self.lessor = store.lessor

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from protokube.gen.etcdserverpb import rpc_pb2
-from protokube.server.mvcc import RAFT_TERM, Store
+from protokube.server.mvcc import RAFT_TERM, MvccStore
 from protokube.server.quota import Quota
 
 API_VERSION = "3.5.17"  # the etcd API and guarantees served (progress notifications ordered)
@@ -16,7 +16,7 @@ STORAGE_VERSION = "3.5.0"
 
 
 class MaintenanceService:
-    def __init__(self, store: Store, quota: Quota) -> None:
+    def __init__(self, store: MvccStore, quota: Quota) -> None:
         self.store = store
         self.quota = quota
 

@@ -17,7 +17,7 @@ from sortedcontainers import SortedDict
 
 from protokube.gen.etcdserverpb import rpc_pb2
 from protokube.server import errors
-from protokube.server.backend import Backend, Row
+from protokube.server.backend import Row, SqliteBackend
 from protokube.server.lessor import Lessor
 from protokube.server.records import DELETE, PUT, Entry, Event, field_int, range_response
 
@@ -54,10 +54,10 @@ def entry_from_row(row: Row) -> Entry:
     return Entry(key, create, rev, version, value, lease)
 
 
-class Store:
+class MvccStore:
     """Committed state: the newest revision, the compacted revision, every live key."""
 
-    def __init__(self, backend: Backend, lessor: Lessor, cluster_id: int, member_id: int) -> None:
+    def __init__(self, backend: SqliteBackend, lessor: Lessor, cluster_id: int, member_id: int) -> None:
         self.backend = backend
         self.lessor = lessor
         self.cluster_id = cluster_id
@@ -205,7 +205,7 @@ def _passes_filters(req: rpc_pb2.RangeRequest, e: Entry) -> bool:
 class Batch:
     """The write requests evaluated for one commit: their combined, uncommitted effects."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: MvccStore) -> None:
         self.store = store
         self.rev = store.rev  # the newest revision assigned in this batch
         self.overlay: dict[bytes, Entry | None] = {}  # key -> newest entry (None: deleted)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 from protokube.gen.etcdserverpb import rpc_pb2
 from protokube.server import errors
-from protokube.server.backend import Backend, CommitBatch
+from protokube.server.backend import CommitBatch, SqliteBackend
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def stored_alarms(meta: Mapping[str, int]) -> set[tuple[int, int]]:
 
 
 class Quota:
-    def __init__(self, backend: Backend, quota_bytes: int, member_id: int, alarms: set[tuple[int, int]]) -> None:
+    def __init__(self, backend: SqliteBackend, quota_bytes: int, member_id: int, alarms: set[tuple[int, int]]) -> None:
         self.backend = backend
         self.limit = quota_bytes or DEFAULT_QUOTA
         self.member_id = member_id

@@ -32,8 +32,8 @@ import logging
 import time
 from collections import deque
 
-from protokube.server.backend import Backend, Row
-from protokube.server.mvcc import Store, in_range
+from protokube.server.backend import Row, SqliteBackend
+from protokube.server.mvcc import MvccStore, in_range
 from protokube.server.records import DELETE, PUT, Entry, Event, watch_response
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ class WatchStream:
 class WatchHub:
     def __init__(
         self,
-        store: Store,
+        store: MvccStore,
         *,
         ring_size: int = 100_000,
         progress_interval: float = 600.0,
@@ -164,7 +164,7 @@ class WatchHub:
         stream_buffer_bytes: int = STREAM_BUFFER_BYTES,
     ) -> None:
         self.store = store
-        self.backend: Backend = store.backend
+        self.backend: SqliteBackend = store.backend
         self.ring: deque[tuple[int, list[Event], int]] = deque()  # revision, its events, their bytes
         self.ring_size = ring_size
         self.ring_events = 0

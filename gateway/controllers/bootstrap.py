@@ -17,8 +17,7 @@ from typing import Any
 from protokube.gateway.errors import StatusError
 from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
 from protokube.gateway.registry.apiservicepriorities import PRIORITIES
-from protokube.gateway.registry.kinds import now_seconds
-from protokube.gateway.registry.store import Store
+from protokube.gateway.registry.store import Store, now_seconds
 from protokube.gateway.registry.subresources import StatusStore
 from protokube.schema.registry import Registry
 

@@ -34,7 +34,7 @@ from protokube.gateway.flowcontrol.queueset import EXEMPT_QUEUES, QueueSet
 from protokube.gateway.flowcontrol.seats import level_max_seats
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
-from protokube.gateway.registry.kinds import now_seconds
+from protokube.gateway.registry.store import now_seconds
 from protokube.gateway.registry.subresources import StatusStore
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.storage.backend import StorageError

@@ -209,7 +209,3 @@ def strategy_for(resource: Resource, codec: Codec) -> Strategy:
     if resource.message in WITHOUT_GENERATION:
         strategy.uses_generation = False
     return strategy
-
-
-def now_seconds() -> int:
-    return int(time.time())
