@@ -186,7 +186,9 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
         default=dict(KNOWN_GATES),
         metavar="GATE=BOOL,...",
         help="CBORServingAndStorage=true serves and accepts CBOR; AllowUnsafeMalformedObjectDeletion=true lets "
-        "DELETE ignoreStoreReadErrorWithClusterBreakingPotential remove corrupt objects (both off, as in 1.32)",
+        "DELETE ignoreStoreReadErrorWithClusterBreakingPotential remove corrupt objects; ClusterTrustBundle=true "
+        "serves certificates.k8s.io/v1alpha1 clustertrustbundles when --runtime-config enables them "
+        "(all off, as in 1.32)",
     )
     p.add_argument(
         "--encryption-provider-config",
@@ -305,7 +307,7 @@ def parse_args(argv: list[str], prog: str = "protokube serve") -> argparse.Names
     return args
 
 
-KNOWN_GATES = {"CBORServingAndStorage": False, "AllowUnsafeMalformedObjectDeletion": False}
+KNOWN_GATES = {"CBORServingAndStorage": False, "AllowUnsafeMalformedObjectDeletion": False, "ClusterTrustBundle": False}
 AUTHORIZATION_MODES = ("RBAC", "AlwaysAllow", "AlwaysDeny")
 
 
@@ -472,7 +474,7 @@ async def run(args: argparse.Namespace) -> None:
             admission=admission,
         )
         registry = build(descriptors.all_messages())
-        args.runtime_config.apply(registry)
+        args.runtime_config.apply(registry, args.feature_gates)
         server = APIServer(backend, args.listen, registry, settings)
         if embedded is not None:
             embedded.wait_listening()

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protokube.gateway.admission import certificates, podsecurity
+from protokube.gateway.admission.clustertrustbundles import ClusterTrustBundleAttest
 from protokube.gateway.admission.context import PluginContext
 from protokube.gateway.admission.ingressclass import DefaultIngressClass
 from protokube.gateway.admission.inuseprotection import StorageObjectInUseProtection
@@ -131,6 +132,7 @@ FACTORIES: dict[str, PluginFactory] = {
     "RuntimeClass": lambda context: RuntimeClass(context.cachers[RUNTIME_CLASSES]),
     "CertificateApproval": lambda context: certificates.CertificateApproval(context.authorizer),
     "CertificateSigning": lambda context: certificates.CertificateSigning(context.authorizer),
+    "ClusterTrustBundleAttest": lambda context: ClusterTrustBundleAttest(context.authorizer),
     "CertificateSubjectRestriction": lambda context: certificates.CertificateSubjectRestriction(),
     "DefaultIngressClass": lambda context: DefaultIngressClass(context.cachers[INGRESS_CLASSES]),
     "ResourceQuota": lambda context: ResourceQuota(

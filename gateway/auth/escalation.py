@@ -50,7 +50,7 @@ class RBACEscalation:
             self._check_role(attributes, new)
         elif resource.plural in BINDINGS:
             old = jsonencode.to_dict(attributes.old) if attributes.old is not None else None
-            if old is None or not _only_gc_fields_differ(new, old):
+            if old is None or not only_gc_fields_differ(new, old):
                 self._check_binding(attributes, new)
 
     def _allowed(self, user: UserInfo, verb: str, resource: str, name: str, namespace: str) -> bool:
@@ -106,7 +106,10 @@ def uncovered(owned: Sequence[Obj], rules: Iterable[Obj]) -> list[dict[str, list
     return [atom for rule in rules for atom in _breakdown(rule) if not any(_covers(o, atom) for o in owned)]
 
 
-def _only_gc_fields_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:
+def only_gc_fields_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Whether two objects (JSON) differ only in what the garbage collector writes (upstream's
+    IsOnlyMutatingGCFields)."""
+
     def without_gc(obj: dict[str, Any]) -> dict[str, Any]:
         meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in GC_FIELDS}
         return {**obj, "metadata": meta}

@@ -19,6 +19,7 @@ PRIORITIES: dict[tuple[str, str], tuple[int, int]] = {
     ("autoscaling", "v1"): (17500, 15),
     ("batch", "v1"): (17400, 15),
     ("certificates.k8s.io", "v1"): (17300, 15),
+    ("certificates.k8s.io", "v1alpha1"): (17300, 1),
     ("networking.k8s.io", "v1"): (17200, 15),
     ("policy", "v1"): (17100, 15),
     ("rbac.authorization.k8s.io", "v1"): (17000, 15),

@@ -195,8 +195,13 @@ STRATEGIES: dict[str, type[ProtoStrategy]] = {
 
 # Kinds with a spec whose upstream strategy sets no metadata.generation (Kubernetes 1.32).
 WITHOUT_GENERATION = frozenset(
-    f"k8s.io.api.core.v1.{kind}"
-    for kind in ("Pod", "Service", "Namespace", "Node", "PersistentVolume", "PersistentVolumeClaim")
+    {
+        *(
+            f"k8s.io.api.core.v1.{kind}"
+            for kind in ("Pod", "Service", "Namespace", "Node", "PersistentVolume", "PersistentVolumeClaim")
+        ),
+        "k8s.io.api.certificates.v1alpha1.ClusterTrustBundle",
+    }
 )
 
 

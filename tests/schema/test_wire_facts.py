@@ -1,8 +1,10 @@
 """Every Kubernetes message we define matches upstream's descriptors field for field.
 
 The fact table (wirefacts/k8s-fields.json) was extracted from the public Kubernetes 1.36
-generated.proto files; see wirefacts/k8s-README.md. Names, numbers, types, labels, message type
-names and map shapes must all be equal, so real Kubernetes protobuf clients and ours agree.
+generated.proto files; see wirefacts/k8s-README.md. wirefacts/k8s-fields-alpha.json adds the one
+alpha group version served (certificates.k8s.io/v1alpha1, from Kubernetes 1.32). Names, numbers,
+types, labels, message type names and map shapes must all be equal, so real Kubernetes protobuf
+clients and ours agree.
 """
 
 from __future__ import annotations
@@ -16,7 +18,15 @@ from google.protobuf.descriptor import FieldDescriptor
 
 from protokube.schema import descriptors
 
-FACTS = json.loads((Path(__file__).parents[2] / "wirefacts" / "k8s-fields.json").read_text())
+WIREFACTS = Path(__file__).parents[2] / "wirefacts"
+FACTS = json.loads((WIREFACTS / "k8s-fields.json").read_text())
+# certificates.k8s.io/v1alpha1 (ClusterTrustBundle), which the GA-only table leaves out.
+_ALPHA = json.loads((WIREFACTS / "k8s-fields-alpha.json").read_text())
+FACTS = {
+    **FACTS,
+    **{k: v for k, v in _ALPHA.items() if not k.startswith("_")},
+    "_files": {**FACTS["_files"], **_ALPHA["_files"]},
+}
 TYPE_NAMES = {v: k for k, v in vars(FieldDescriptor).items() if k.startswith("TYPE_")}
 
 

@@ -49,7 +49,8 @@ def _api(*paths: str) -> tuple[UpstreamPackage, ...]:
 
 
 # Every GA group version of the wire-fact table except admission/v1 and resource/v1, which
-# Kubernetes 1.32 does not serve (apidiscovery/v2beta1 is in the table and is taken too).
+# Kubernetes 1.32 does not serve (apidiscovery/v2beta1 is in the table and is taken too), and
+# certificates/v1alpha1 (ClusterTrustBundle, served when --runtime-config and its feature gate ask).
 # runtime/schema has a generated.proto without messages: nothing to write.
 PACKAGES: tuple[UpstreamPackage, ...] = (
     *_api(
@@ -63,6 +64,7 @@ PACKAGES: tuple[UpstreamPackage, ...] = (
         "autoscaling/v2",
         "batch/v1",
         "certificates/v1",
+        "certificates/v1alpha1",
         "coordination/v1",
         "core/v1",
         "discovery/v1",
