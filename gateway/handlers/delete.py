@@ -16,6 +16,7 @@ from protokube.gateway import errors
 from protokube.gateway.errors import FieldError
 from protokube.gateway.handlers.common import info_of, negotiated
 from protokube.gateway.negotiation import mediatypes
+from protokube.gateway.negotiation.bodies import parse_body
 from protokube.gateway.negotiation.negotiate import COLLECTION
 from protokube.gateway.params import (
     IGNORE_READ_ERROR,
@@ -57,16 +58,19 @@ async def delete_options(request: ApiRequest, scope: RequestScope) -> DeleteOpti
 
 
 def _decoded_delete_options(body: bytes, content_type: str | None) -> tuple[str, str, meta.DeleteOptions]:
-    """A DeleteOptions body: enveloped protobuf when the Content-Type says so (client-go configured for
-    protobuf sends its DeleteOptions so), JSON otherwise."""
+    """A DeleteOptions body: enveloped protobuf or CBOR when the Content-Type says so (client-go sends
+    its DeleteOptions in the content type it is configured for), JSON otherwise."""
     parsed = mediatypes.parse_media_type(content_type or "")
+    essence = parsed.essence if parsed is not None else mediatypes.JSON
     try:
-        if parsed is not None and parsed.essence == mediatypes.PROTOBUF:
+        if essence == mediatypes.PROTOBUF:
             unknown = envelope.unwrap(body)
             message = meta.DeleteOptions()
             message.ParseFromString(unknown.raw)
             return unknown.typeMeta.kind, unknown.typeMeta.apiVersion, message
-        decoded = jsondecode.decode_bytes(body, DELETE_OPTIONS)
+        decoded = jsondecode.decode(
+            parse_body(body, essence if essence == mediatypes.CBOR else mediatypes.JSON), DELETE_OPTIONS
+        )
     except (DecodeError, envelope.EnvelopeError, ProtobufDecodeError) as err:
         raise errors.bad_request(
             f"the object provided is unrecognized (must be of type DeleteOptions): {err}"

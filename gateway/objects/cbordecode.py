@@ -25,6 +25,7 @@ MAX_ELEMENTS = 1024
 INT64 = (-(2**63), 2**63 - 1)
 BIGNUM = "cbor: data item of cbor type tag is not accepted by protocol: bignum"
 NESTED = f"cbor: exceeded max nested level {MAX_NESTED_LEVELS}"
+LATER_ENCODING_TAGS = (21, 22, 23)  # RFC 8949 3.4.5.2: base64url, base64, base16
 _CBOR2_DEPTH = 2 * MAX_NESTED_LEVELS + 1  # cbor2 counts every tag as a level, upstream only nested ones
 
 
@@ -102,8 +103,14 @@ def _check_end(body: bytes, end: int) -> None:
 
 def _type_meta(value: Any) -> tuple[str, str]:
     fields = value if isinstance(value, Mapping) else {}
-    api_version, kind = fields.get("apiVersion"), fields.get("kind")
-    return (api_version if isinstance(api_version, str) else ""), (kind if isinstance(kind, str) else "")
+    return _text(fields.get("apiVersion")), _text(fields.get("kind"))
+
+
+def _text(value: Any) -> str:
+    """A text or byte string as text, anything else as ""."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else ""
 
 
 def _duplicate(body: bytes, value: Any) -> DecodeError | None:
@@ -183,10 +190,16 @@ class _Scan:
 
 
 def _json_value(value: Any, level: int) -> Any:
-    """``level``: the containers this value is in."""
+    """``level``: the containers this value is in. A byte string is a string, as upstream decodes one
+    (client-go writes every string so); one under an expected-later-encoding tag (21–23, as []byte
+    is written) stays bytes: a bytes field takes them as they are, a string field as base64 text."""
+    if isinstance(value, cbor2.CBORTag) and value.tag in LATER_ENCODING_TAGS and isinstance(value.value, bytes):
+        return value.value
     while isinstance(value, cbor2.CBORTag):
         value = value.value
-    if value is None or isinstance(value, bool | str | bytes):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
         if not INT64[0] <= value <= INT64[1]:
@@ -203,14 +216,22 @@ def _json_value(value: Any, level: int) -> Any:
     if isinstance(value, Mapping):
         if len(value) > MAX_ELEMENTS:
             raise Unreadable(f"cbor: exceeded max number of key-value pairs {MAX_ELEMENTS} for CBOR map")
-        if not all(isinstance(k, str) for k in value):
-            raise DecodeError("cbor: map keys must be text strings")
-        return {k: _json_value(v, level + 1) for k, v in value.items()}
+        return {_key(k): _json_value(v, level + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
         if len(value) > MAX_ELEMENTS:
             raise Unreadable(f"cbor: exceeded max number of elements {MAX_ELEMENTS} for CBOR array")
         return [_json_value(v, level + 1) for v in value]
     raise DecodeError(f"cbor: cannot decode {type(value).__name__} into a JSON value")
+
+
+def _key(key: Any) -> str:
+    """A map key as the string upstream decodes it into: a text string, or a byte string (client-go
+    encodes field names and strings as byte strings: FieldNameByteStringAllowed, ByteStringToString)."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bytes):
+        return key.decode("utf-8", "replace")
+    raise DecodeError("cbor: map keys must be text or byte strings")
 
 
 def _rfc3339_nano(moment: datetime.datetime) -> str:

@@ -125,17 +125,17 @@ def _go_float(text: str) -> float:
 def go_values(value: Any) -> Any:
     """JSON values as Go decodes them into interface{} (unstructured objects): integers within
     int64, other numbers float64 (an integer beyond int64 becomes the nearest float64); NaN and
-    ±Inf (which CBOR can carry) are refused; a CBOR byte string is a string (upstream's
-    DefaultByteStringType), its invalid UTF-8 made U+FFFD as Go's JSON encoder writes it. Objects
-    and arrays are changed in place."""
+    ±Inf (which CBOR can carry) are refused; CBOR bytes under tag 22 (cbordecode.py keeps only
+    those as bytes) are base64 text, as upstream's decoder makes them a string. Objects and arrays
+    are changed in place."""
     return deep.transform(value, _go_scalar)
 
 
 def _go_scalar(value: Any) -> Any:
     if isinstance(value, bool):
         return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+    if isinstance(value, bytes):  # CBOR bytes under tag 22: base64 text, as Go decodes them into a string
+        return base64.b64encode(value).decode()
     if isinstance(value, int):
         if _INT_RANGES["int64"][0] <= value <= _INT_RANGES["int64"][1]:
             return value
@@ -301,6 +301,8 @@ class _Decoder:
         if kind == STRING:
             if isinstance(value, str):
                 return value
+            if isinstance(value, bytes):  # CBOR bytes under tag 22: a string expected as base64
+                return base64.b64encode(value).decode()
         elif kind == BOOL:
             if isinstance(value, bool):
                 return value
@@ -315,7 +317,7 @@ class _Decoder:
         elif kind == FLOAT:
             if isinstance(value, int | float) and not isinstance(value, bool):
                 return float(value)
-        elif kind == BYTES and isinstance(value, bytes):  # CBOR byte string
+        elif kind == BYTES and isinstance(value, bytes):  # CBOR bytes under tag 22, as []byte is written
             return value
         elif kind == BYTES and isinstance(value, str):
             try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import cbor2
 import orjson
 from google.protobuf.message import Message
 
@@ -27,8 +28,8 @@ JSONValue = Any
 def to_dict(message: Message, *, raw_bytes: bool = False) -> dict[str, JSONValue]:
     """The JSON object of a message (without kind/apiVersion).
 
-    ``raw_bytes`` keeps bytes fields as bytes instead of base64 text: the same values, for CBOR,
-    which has byte strings.
+    ``raw_bytes`` keeps bytes fields as bytes instead of base64 text, for CBOR, which has byte
+    strings: under tag 22 (expected conversion to base64, RFC 8949 3.4.5.2), as upstream writes []byte.
     """
     return (_RAW if raw_bytes else _TEXT).to_dict(message)
 
@@ -62,8 +63,8 @@ class _Encoder:
         return out
 
     def scalar(self, kind: str, value: JSONValue) -> JSONValue:
-        if self.raw_bytes:  # CBOR keeps byte strings and floats as they are
-            return value
+        if self.raw_bytes:  # CBOR keeps floats as they are, and bytes as upstream writes []byte:
+            return cbor2.CBORTag(22, value) if kind == BYTES else value  # a byte string under tag 22
         if kind == BYTES:
             return base64.b64encode(value).decode()
         if kind == FLOAT and value.is_integer() and abs(value) < 2**63:

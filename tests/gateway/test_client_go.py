@@ -245,15 +245,6 @@ def test_cbor_reads(clientgo: str, cbor_gateway: GatewayProcess) -> None:
     assert "application/cbor-seq" in out, out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client-go's CBOR bodies are refused: it encodes struct field names and strings as CBOR byte "
-    "strings (apimachinery runtime/serializer/cbor/internal/modes/encode.go: FieldNameToByteString, "
-    "StringToByteString; []byte under tag 22, expected base64), which upstream's decode mode takes for typed "
-    "objects (FieldNameByteStringAllowed, ByteStringToStringAllowedWithExpectedLaterEncoding); "
-    "gateway/objects/cbordecode.py answers POST /api/v1/namespaces/NS/configmaps 400 'ConfigMap in version "
-    '"v1" cannot be handled as a ConfigMap: cbor: map keys must be text strings\'',
-)
 def test_cbor_writes(clientgo: str, cbor_gateway: GatewayProcess) -> None:
     run_cbor(clientgo, cbor_gateway, "typed", "apply")
 
