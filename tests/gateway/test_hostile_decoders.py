@@ -13,6 +13,7 @@ import statistics
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import cbor2
@@ -42,11 +43,9 @@ def idle_latency(client: httpx.Client) -> float:
     return max(latencies)
 
 
-def post_with_bystander(
-    server: GatewayProcess, path: str, body: bytes, **kwargs: Any
-) -> tuple[httpx.Response, list[float]]:
+def post_with_bystander(server: GatewayProcess, path: str, body: bytes, **kwargs: Any) -> tuple[httpx.Response, Waits]:
     """POST ``body`` from one client while another sends GET /version after GET /version until the
-    POST is answered; the POST's response and the bystander's latencies."""
+    POST is answered; the POST's response and what the bystander waited."""
     answer: list[httpx.Response] = []
 
     def hostile() -> None:
@@ -56,19 +55,32 @@ def post_with_bystander(
     poster = threading.Thread(target=hostile)
     latencies = []
     with server.client() as bystander:
+        started = time.perf_counter()
         poster.start()
         while poster.is_alive() or not latencies:
             began = time.perf_counter()
             assert bystander.get("/version").status_code == 200
             latencies.append(time.perf_counter() - began)
     poster.join()
-    return answer[0], latencies
+    return answer[0], Waits(latencies, time.perf_counter() - started)
 
 
-def assert_responsive(latencies: list[float], idle: float) -> None:
-    """Every bystander request waited at most twice the idle latency, plus half a second for a
-    machine shared with other work (before, one waited as long as the whole decode: 18-43 s)."""
-    assert max(latencies) <= 2 * idle + 0.5, (max(latencies), statistics.median(latencies), idle)
+@dataclass(frozen=True)
+class Waits:
+    """The bystander's latencies while the hostile POST ran, and how long that POST took."""
+
+    latencies: list[float]
+    post_seconds: float
+
+
+def assert_responsive(waits: Waits, idle: float) -> None:
+    """The bystander was served throughout: half its requests within twice the idle latency (plus a
+    tenth of a second for a machine shared with other work), and none waited anywhere near as long as
+    the decode (before, one waited the whole decode: 18-43 s). Both bounds scale with the machine."""
+    latencies = waits.latencies
+    slowest, median = max(latencies), statistics.median(latencies)
+    assert median <= 2 * idle + 0.1, (median, idle, waits.post_seconds)
+    assert slowest <= max(2 * idle + 0.5, waits.post_seconds / 4), (slowest, median, idle, waits.post_seconds)
 
 
 # ---- YAML ------------------------------------------------------------------------------------------
@@ -83,11 +95,11 @@ def test_flow_list_of_a_million_items_is_accepted_while_others_are_served(
     body = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: flow}}\njunk: [{items}]\n".encode()
     assert 2_900_000 < len(body) < BODY_LIMIT
     idle = idle_latency(client)
-    response, latencies = post_with_bystander(server, path, body, headers=YAML)
+    response, waits = post_with_bystander(server, path, body, headers=YAML)
     assert response.status_code == 201, response.text[:500]
     assert response.headers["Warning"] == '299 - "unknown field \\"junk\\""'
     assert client.get(f"{path}/flow").json()["metadata"]["name"] == "flow"
-    assert_responsive(latencies, idle)
+    assert_responsive(waits, idle)
 
 
 def test_map_of_210k_annotations_is_decoded_while_others_are_served(
@@ -101,7 +113,7 @@ def test_map_of_210k_annotations_is_decoded_while_others_are_served(
     body = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: annotated\n  annotations:\n{annotations}    k0: v\n"
     assert 2_900_000 < len(body) < BODY_LIMIT
     idle = idle_latency(client)
-    response, latencies = post_with_bystander(
+    response, waits = post_with_bystander(
         server, path, body.encode(), headers=YAML, params={"fieldValidation": "Strict"}
     )
     assert response.status_code == 400, response.text[:500]
@@ -112,7 +124,7 @@ def test_map_of_210k_annotations_is_decoded_while_others_are_served(
     )
     assert status["message"].endswith('line 210006: key "k0" already set in map')
     assert client.get(f"{path}/annotated").status_code == 404
-    assert_responsive(latencies, idle)
+    assert_responsive(waits, idle)
 
 
 def alias_bomb(width: int, depth: int) -> bytes:
