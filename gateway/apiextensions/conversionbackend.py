@@ -4,7 +4,9 @@ Stored objects stay in whatever version they were written (the storage version, 
 through this server); what this version reads, lists and watches is converted to it by the
 conversion webhook — one ConversionReview per read, list page or watch response — and what it
 writes is converted to the storage version first. Everything above (object store, watch cache,
-registry) then sees the version's own objects, as the EncryptedBackend's layers see plaintext.
+registry) then sees the version's own objects, as the EncryptedBackend's layers see plaintext. A
+write answers with what storage now holds, converted back (``read_back``): upstream's store decodes
+the bytes it wrote into the answer, so a webhook that is not its own inverse shows there as in reads.
 
 A failed conversion raises ``ConversionFailed``: reads and writes answer it (500, upstream's
 message); the watch cache resumes from its last revision and converts again, so its watchers
@@ -36,6 +38,8 @@ class ConvertingBackend:
         self.converter = converter
         self.api_version = api_version  # what this version's layers read and write
         self.storage_version = storage_version  # what is written to storage
+        # The last write (key, value, the value stored): read_back converts what was stored, not the value again.
+        self._last_write: tuple[bytes, bytes, bytes] | None = None
 
     async def converted(self, kvs: Sequence[KeyValue]) -> list[KeyValue]:
         """``kvs`` with their values in this version: those in another are copies with converted
@@ -89,14 +93,28 @@ class ConvertingBackend:
         return await self.backend.current_revision()
 
     async def create(self, key: bytes, value: bytes) -> int:
-        return await self.backend.create(key, await self._to_storage(value))
+        stored = await self._to_storage(value)
+        revision = await self.backend.create(key, stored)
+        self._last_write = (key, value, stored)
+        return revision
 
     async def update(self, key: bytes, value: bytes, mod_revision: int) -> int:
         stored = await self._to_storage(value)
         try:
-            return await self.backend.update(key, stored, mod_revision)
+            revision = await self.backend.update(key, stored, mod_revision)
         except ModRevisionMismatch as mismatch:
             raise ModRevisionMismatch(await self._one(mismatch.current)) from None
+        self._last_write = (key, value, stored)
+        return revision
+
+    async def read_back(self, key: bytes, value: bytes, revision: int) -> bytes:
+        """What a read of ``value``, just written under ``key`` at ``revision``, gives: the value
+        stored, converted to this version (the object store answers the write with it)."""
+        last, self._last_write = self._last_write, None
+        stored = last[2] if last is not None and last[:2] == (key, value) else await self._to_storage(value)
+        converted = await self._one(KeyValue(key=key, value=stored, mod_revision=revision))
+        assert converted is not None
+        return converted.value
 
     async def delete(self, key: bytes, mod_revision: int) -> int:
         try:

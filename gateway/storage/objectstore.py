@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from protokube.gateway.objects.codec import Codec, Obj
 from protokube.gateway.objects.view import ObjectView
@@ -51,6 +51,15 @@ class Updated:
     removed: bool = False
 
 
+@runtime_checkable
+class ReadBack(Protocol):
+    """A backend whose reads do not give back the bytes written (a conversion webhook's CRD version:
+    storage holds another version)."""
+
+    async def read_back(self, key: bytes, value: bytes, revision: int) -> bytes:
+        """What a read of ``value``, just written under ``key`` at ``revision``, gives."""
+
+
 class CallMetrics(Protocol):
     def observe(self, operation: str, seconds: float, failed: bool) -> None:
         """A storage call took ``seconds`` (etcd_request_duration_seconds and friends)."""
@@ -68,6 +77,7 @@ class ObjectStore:
         self.codec = codec
         self.prefix = keys.collection_prefix(resource)
         self.metrics = metrics or Unmeasured()
+        self._read_back = backend.read_back if isinstance(backend, ReadBack) else None
 
     @contextlib.contextmanager
     def _measured(self, operation: str) -> Iterator[None]:
@@ -121,7 +131,7 @@ class ObjectStore:
         value = self.codec.encode(obj)
         with self._measured("create"):
             revision = await self.backend.create(key, value)
-        return ObjectView.of(self.codec, obj, revision, value=value)
+        return await self._written(key, obj, revision, value)
 
     async def guaranteed_update(
         self,
@@ -189,7 +199,7 @@ class ObjectStore:
         value = self.codec.encode(obj)
         with self._measured("create"):
             revision = await self.backend.create(key, value)
-        return Updated(ObjectView.of(self.codec, obj, revision, value=value), created=True)
+        return Updated(await self._written(key, obj, revision, value), created=True)
 
     async def _remove(self, key: bytes, current: ObjectView, removal: Removal, dry_run: bool) -> Updated:
         if not dry_run:
@@ -211,4 +221,11 @@ class ObjectStore:
             return Updated(ObjectView.of(self.codec, obj, current.resource_version))
         with self._measured("update"):
             revision = await self.backend.update(key, value, current.resource_version)
-        return Updated(ObjectView.of(self.codec, obj, revision, value=value))
+        return Updated(await self._written(key, obj, revision, value))
+
+    async def _written(self, key: bytes, obj: Obj, revision: int, value: bytes) -> ObjectView:
+        """The answer of a write: ``obj``, or, where the backend's reads differ from what it is
+        given, what a read gives (upstream's store decodes the bytes it wrote into the answer)."""
+        if self._read_back is None:
+            return ObjectView.of(self.codec, obj, revision, value=value)
+        return self.view(KeyValue(key=key, value=await self._read_back(key, value, revision), mod_revision=revision))

@@ -381,3 +381,34 @@ def test_a_list_page_is_one_review(api: httpx.Client, hooks: WebhookServer, serv
     whole = [batch for batch in batches if [o["metadata"]["name"] for o in batch] == list(names)]
     assert whole, batches
     assert all(o["metadata"]["resourceVersion"] for o in whole[0])
+
+
+def test_a_write_answers_with_the_object_read_back(
+    gateway: GatewayProcess, api: httpx.Client, served: Callable[..., Served]
+) -> None:
+    """Upstream's store decodes the bytes it wrote into a write's answer: with a webhook that is not
+    its own inverse (v1 → v2 adds one), a create or update in v2 answers what a read of it in v2
+    gives, not the object as sent."""
+
+    def shifting(request: dict[str, Any]) -> bytes:
+        converted = json.loads(renaming(request))
+        for obj in converted["response"]["convertedObjects"]:
+            if request["desiredAPIVersion"] == f"{GROUP}/v2" and "dimension" in obj["spec"]:
+                obj["spec"]["dimension"] += 1
+        return json.dumps(converted).encode()
+
+    gizmos = served(shifting)
+    made = gizmos.create("v2", "a", 3)
+    assert made.status_code == 201, made.text
+    assert stored(gateway, gizmos.plural, "a")["spec"] == {"size": 3}
+    assert made.json()["spec"] == {"dimension": 4}
+    assert made.json() == api.get(gizmos.path("v2", "a")).json()
+
+    replaced = api.put(gizmos.path("v2", "a"), json={**made.json(), "spec": {"dimension": 10}})
+    assert replaced.status_code == 200, replaced.text
+    assert stored(gateway, gizmos.plural, "a")["spec"] == {"size": 10}
+    assert replaced.json()["spec"] == {"dimension": 11}
+    assert replaced.json() == api.get(gizmos.path("v2", "a")).json()
+
+    made_in_v1 = gizmos.create("v1", "b", 5)  # the storage version: nothing to convert
+    assert made_in_v1.json()["spec"] == {"size": 5}
