@@ -1,4 +1,4 @@
-"""The composition root: every part of the API server, built once, and the Quart app that serves it.
+"""The composition root: every part of the API server, built once, and the ASGI app that serves it.
 
 From the storage backend and the resource registry it builds, per resource, the storage layers
 (object store → watch cache → Cacher), the generic registry store and its subresource storages,
@@ -14,8 +14,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-
-from quart import Quart
+from typing import TYPE_CHECKING
 
 # The validation of the kinds whose rules compile CEL or read APF's bounds lives with the layer that
 # owns them (gateway/layers.py); importing it registers it into registry/validation's table.
@@ -28,7 +27,7 @@ from protokube.gateway.admission.context import PluginContext
 from protokube.gateway.admission.options import AdmissionSettings, default_admission
 from protokube.gateway.apiextensions.controller import CustomResourceDefinitionController
 from protokube.gateway.apiextensions.serving import CustomResourceServing
-from protokube.gateway.asgi import mount
+from protokube.gateway.asgi import ApiASGI, ASGIApp, Receive, Scope, Send, mount
 from protokube.gateway.auth.authentication import (
     AudienceAgnostic,
     Authenticator,
@@ -59,7 +58,8 @@ from protokube.gateway.controllers.clusterroleaggregation import ClusterRoleAggr
 from protokube.gateway.controllers.garbagecollector import GarbageCollector
 from protokube.gateway.controllers.informer import Informer
 from protokube.gateway.controllers.kubernetesservice import ensure_kubernetes_service
-from protokube.gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElection, LeaderElector
+from protokube.gateway.controllers.leaderelection import DEFAULT_TIMING, LeaderElector
+from protokube.gateway.controllers.leadertiming import LeaderElection
 from protokube.gateway.controllers.namespace import NamespaceController
 from protokube.gateway.controllers.resourcequota import ResourceQuotaController
 from protokube.gateway.controllers.rootcapublisher import RootCAPublisher
@@ -76,7 +76,8 @@ from protokube.gateway.health import Check, CheckFailed, HealthEndpoint, ping
 from protokube.gateway.metrics import Metrics, RequestLabels
 from protokube.gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
 from protokube.gateway.params import WriteOptions
-from protokube.gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, ServiceAllocator
+from protokube.gateway.registry.allocators.flags import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR
+from protokube.gateway.registry.allocators.service import ServiceAllocator
 from protokube.gateway.registry.componentstatus import ComponentStatuses
 from protokube.gateway.registry.kinds import strategy_for
 from protokube.gateway.registry.ownership import Ownership
@@ -100,6 +101,9 @@ from protokube.gateway.webhooks.client import Caller
 from protokube.gateway.websocket import WebSocketApi
 from protokube.gateway.wireexplorer import routes as wireexplorer
 from protokube.schema.registry import ADDED, Registry, Resource
+
+if TYPE_CHECKING:
+    from quart import Quart
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAMESPACES = ("", "v1", "namespaces")
@@ -513,8 +517,28 @@ class APIServer:
         await self.backend.close()
 
 
+def asgi_app(server: APIServer) -> ASGIApp:
+    """What `protokube serve` serves: the API at the ASGI level (gateway/asgi.py), WebSocket requests
+    through the same chain, and a lifespan with nothing to do — no web framework around it."""
+    return ApiASGI(server.handler, lifespan, WebSocketApi(server.handler))
+
+
+async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
+    """The ASGI lifespan protocol: startup and shutdown acknowledged (the server starts and stops
+    its parts itself)."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
 def create_app(server: APIServer) -> Quart:
-    """The Quart app that hosts the server, with the API mounted at the ASGI level in front of it."""
+    """The API hosted by a Quart app, for in-process tests and benchmarks (its test client)."""
+    from quart import Quart  # not at start: `protokube serve` serves asgi_app (Quart's import is ~0.1 s)
+
     app = Quart(__name__)
     mount(app, server.handler, WebSocketApi(server.handler))
     return app

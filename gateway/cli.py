@@ -19,24 +19,19 @@ import signal
 import socket
 import subprocess
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-
-import uvloop
+from typing import TYPE_CHECKING, NamedTuple
 
 from protokube import heap
 from protokube.cliargs import DEFAULT_DATA_DIR, Parser, directory, host_port, is_loopback, lock_data_dir
 from protokube.gateway import runtimeconfig
 from protokube.gateway.admission import options as admission_options
-from protokube.gateway.app import APIServer, Settings, create_app
-from protokube.gateway.auth.authentication import TokenFile
-from protokube.gateway.auth.tokens import keys as token_keys
-from protokube.gateway.auth.tokens.request import Issuer
-from protokube.gateway.controllers.leaderelection import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElection
+from protokube.gateway.admission.options import AdmissionSettings
+from protokube.gateway.controllers.leadertiming import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElection
 from protokube.gateway.controllers.selection import DEFAULT as DEFAULT_CONTROLLERS
 from protokube.gateway.controllers.selection import ControllerSelection
 from protokube.gateway.embedded import EmbeddedStorage
-from protokube.gateway.lanes import LaneLoop
-from protokube.gateway.negotiation.negotiate import Formats
 from protokube.gateway.registry.allocators.flags import (
     DEFAULT_NODE_PORTS,
     DEFAULT_SERVICE_CIDR,
@@ -44,17 +39,16 @@ from protokube.gateway.registry.allocators.flags import (
     service_cidr,
 )
 from protokube.gateway.runtimeconfig import RuntimeConfig, RuntimeConfigError
-from protokube.gateway.security import certs, kubeconfig
-from protokube.gateway.serving import SERVERS, TLSSettings, listen_socket, serve_app
-from protokube.gateway.storage.compactor import run_compactor
-from protokube.gateway.storage.encryption import config as encryption
-from protokube.gateway.storage.encryption.config import Encryption, EncryptionConfigError
-from protokube.gateway.storage.endpoints import EndpointError
-from protokube.gateway.storage.etcd import ClientTLS, EtcdBackend
+from protokube.gateway.serving import SERVERS, TLSSettings
 from protokube.gateway.workers import start_workers, stop_workers
-from protokube.schema import descriptors
-from protokube.schema.registry import build
 from protokube.schema.wellknown import parse_duration
+
+if TYPE_CHECKING:
+    from protokube.gateway.auth.authentication import TokenFile
+    from protokube.gateway.auth.tokens.keys import SigningKeys
+    from protokube.gateway.auth.tokens.request import Issuer
+    from protokube.gateway.storage.encryption.config import Encryption
+    from protokube.gateway.storage.etcd import ClientTLS
 
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 WATCH_DRAIN_SECONDS = 0.5
@@ -383,34 +377,66 @@ def runtime_config(text: str) -> RuntimeConfig:
 
 
 def encryption_config(text: str) -> Encryption:
+    from protokube.gateway.storage.encryption.config import EncryptionConfigError, load  # when the flag is given
+
     try:
-        return encryption.load(Path(text))
+        return load(Path(text))
     except EncryptionConfigError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def token_file(text: str) -> TokenFile:
+    from protokube.gateway.auth.authentication import TokenFile  # when the flag is given
+
     try:
         return TokenFile.load(Path(text))
     except (OSError, ValueError) as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def token_issuer(args: argparse.Namespace) -> Issuer:
-    """Service account tokens: the signing key in the data dir, the issuers and audiences."""
+def token_issuer(args: argparse.Namespace, keys: SigningKeys) -> Issuer:
+    """Service account tokens: the signing keys, the issuers and audiences."""
+    from protokube.gateway.auth.tokens.request import Issuer  # see run
+
     issuers = tuple(args.service_account_issuer or (DEFAULT_ISSUER,))
-    keys = token_keys.ensure(args.data_dir / "pki")
     return Issuer(keys, issuers, args.api_audiences or issuers, args.service_account_jwks_uri)
 
 
 def storage_tls(args: argparse.Namespace) -> ClientTLS | None:
+    from protokube.gateway.storage.etcd import ClientTLS  # see run
+
     if args.etcd_cafile is None and args.etcd_certfile is None:
         return None
     return ClientTLS(args.etcd_cafile, args.etcd_certfile, args.etcd_keyfile)
 
 
+class Credentials(NamedTuple):
+    tls: TLSSettings  # the secure port's
+    admin_kubeconfig: str
+    signing_keys: SigningKeys  # of service account tokens
+
+
+def credentials(args: argparse.Namespace) -> Future[Credentials]:
+    """The serving certificates, the admin kubeconfig and the token signing keys (made in the data
+    dir on first start), on a thread while the server's modules import: generating the RSA signing
+    key takes ~0.15 s, without the GIL."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="credentials")
+    made = pool.submit(_credentials, args)
+    pool.shutdown(wait=False)
+    return made
+
+
+def _credentials(args: argparse.Namespace) -> Credentials:
+    from protokube.gateway.auth.tokens import keys  # cryptography: imported on this thread
+
+    tls, admin_kubeconfig = transport(args)
+    return Credentials(tls, admin_kubeconfig, keys.ensure(args.data_dir / "pki"))
+
+
 def transport(args: argparse.Namespace) -> tuple[TLSSettings, str]:
     """The TLS settings of the secure port, and the admin kubeconfig for it."""
+    from protokube.gateway.security import certs, kubeconfig  # cryptography: see credentials
+
     files = certs.ensure(args.data_dir / "pki", tuple(args.tls_san))
     client_ca = files.ca.cert
     if args.client_ca_file is not None:  # ours (for the admin kubeconfig) and theirs
@@ -428,16 +454,25 @@ def transport(args: argparse.Namespace) -> tuple[TLSSettings, str]:
     return TLSSettings(str(cert), str(key), str(client_ca)), config
 
 
-async def run(args: argparse.Namespace) -> None:
-    admission = admission_options.settings(args)  # wrong flags stop the start before anything runs
-    embedded = None
-    storage = args.storage
-    if storage is None:
-        embedded = EmbeddedStorage(
-            args.data_dir, args.compaction_retention, args.quota_backend_bytes, in_memory=args.storage_in_memory
-        )
-        embedded.launch()  # it starts while this process builds the server (below), on another core
-        storage = embedded.address
+async def run(
+    args: argparse.Namespace,
+    admission: AdmissionSettings,
+    embedded: EmbeddedStorage | None,
+    made: Future[Credentials],
+) -> None:
+    """Build the server and serve until SIGTERM or SIGINT; ``main`` launched the embedded storage (if
+    any) and the credentials' thread, which work while this imports the server's modules."""
+    from protokube.gateway.app import APIServer, Settings, asgi_app
+    from protokube.gateway.negotiation.negotiate import Formats
+    from protokube.gateway.security import kubeconfig
+    from protokube.gateway.serving import listen_socket, serve_app
+    from protokube.gateway.storage.compactor import run_compactor
+    from protokube.gateway.storage.endpoints import EndpointError
+    from protokube.gateway.storage.etcd import EtcdBackend
+    from protokube.schema import descriptors
+    from protokube.schema.registry import build
+
+    storage = args.storage if embedded is None else embedded.address
     supervisor: asyncio.Task[None] | None = None
     try:
         backend = EtcdBackend(storage, storage_tls(args))
@@ -446,7 +481,7 @@ async def run(args: argparse.Namespace) -> None:
     shared = args.gateways > 1 or args.gateway_index > 0  # one of several gateways on these addresses
     workers: list[subprocess.Popen[bytes]] = []
     try:
-        tls, admin_config = transport(args)
+        tls, admin_config, signing_keys = made.result()
         settings = Settings(
             watch_cache_window=args.watch_cache_window,
             bookmark_interval=args.bookmark_interval,
@@ -454,7 +489,7 @@ async def run(args: argparse.Namespace) -> None:
             unsafe_corrupt_object_deletion=args.feature_gates["AllowUnsafeMalformedObjectDeletion"],
             anonymous_auth=args.anonymous_auth,
             token_file=args.token_auth_file,
-            service_account_tokens=token_issuer(args),
+            service_account_tokens=token_issuer(args, signing_keys),
             root_ca=(args.data_dir / "pki" / "ca.crt").read_bytes(),
             authorization_modes=args.authorization_mode,
             encryption=args.encryption_provider_config,
@@ -495,7 +530,7 @@ async def run(args: argparse.Namespace) -> None:
             loop.add_signal_handler(sig, stop)
         sock = listen_socket(args.listen, reuse_port=shared)
         insecure = listen_socket(args.insecure_listen, reuse_port=shared) if args.insecure_listen else None
-        app = create_app(server)
+        app = asgi_app(server)
         heap.settle()  # what startup built is frozen (protokube/heap.py)
         if args.gateway_index > 0:  # a worker: the first process speaks for all
             await serve_app(
@@ -522,7 +557,7 @@ async def run(args: argparse.Namespace) -> None:
     finally:
         stop_workers(workers)
         if embedded is not None:
-            embedded.stop()
+            embedded.stop()  # here, while the loop runs: its executor waits on the child (supervise)
         if supervisor is not None:
             supervisor.cancel()
 
@@ -543,10 +578,25 @@ def main(argv: list[str], prog: str = "protokube serve") -> int:
     os.chmod(args.data_dir, 0o700)
     if args.gateway_index == 0:  # workers of --gateways share the first process's data dir
         lock_data_dir(args.data_dir, prog)
+    admission = admission_options.settings(args)  # wrong flags stop the start before anything runs
+    embedded = None
+    if args.storage is None:
+        embedded = EmbeddedStorage(
+            args.data_dir, args.compaction_retention, args.quota_backend_bytes, in_memory=args.storage_in_memory
+        )
+        embedded.launch()  # it starts on another core while this process imports and builds the server
     try:
+        made = credentials(args)
+        import uvloop  # with the server's modules (run): after the launch
+
+        from protokube.gateway.lanes import LaneLoop
+
         # uvloop (a faster event loop for HTTP and gRPC alike) with APF's lanes (gateway/lanes.py)
-        uvloop.run(run(args), loop_factory=LaneLoop)
+        uvloop.run(run(args, admission, embedded, made), loop_factory=LaneLoop)
     except (OSError, RuntimeError) as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return 1
+    finally:
+        if embedded is not None:
+            embedded.stop()  # also when the start failed before run
     return 0

@@ -10,28 +10,15 @@ never silently left out.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from protokube.gateway.admission import certificates, podsecurity
-from protokube.gateway.admission.clustertrustbundles import ClusterTrustBundleAttest
-from protokube.gateway.admission.context import PluginContext
-from protokube.gateway.admission.ingressclass import DefaultIngressClass
-from protokube.gateway.admission.inuseprotection import StorageObjectInUseProtection
-from protokube.gateway.admission.limitranger import LimitRanger
-from protokube.gateway.admission.namespace import NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle
-from protokube.gateway.admission.nodetaint import TaintNodesByCondition
-from protokube.gateway.admission.pods import DefaultTolerationSeconds, Priority
-from protokube.gateway.admission.policy.plugin import ValidatingAdmissionPolicy
-from protokube.gateway.admission.pvcresize import PersistentVolumeClaimResize
-from protokube.gateway.admission.resourcequota import ResourceQuota, parse_configuration
-from protokube.gateway.admission.runtimeclass import RuntimeClass
-from protokube.gateway.admission.serviceaccount import ServiceAccount
-from protokube.gateway.admission.storageclass import DefaultStorageClass
-from protokube.gateway.admission.webhook.mutating import MutatingAdmissionWebhook
-from protokube.gateway.admission.webhook.validating import ValidatingAdmissionWebhook
-from protokube.gateway.registry.admission import Admission, MutatingPlugin, Plugin
+if TYPE_CHECKING:
+    from protokube.gateway.admission.context import PluginContext
+    from protokube.gateway.registry.admission import Admission, MutatingPlugin, Plugin
 
 log = logging.getLogger(__name__)
 
@@ -111,40 +98,52 @@ STORAGE_CLASSES = ("storage.k8s.io", "v1", "storageclasses")
 INGRESS_CLASSES = ("networking.k8s.io", "v1", "ingressclasses")
 RUNTIME_CLASSES = ("node.k8s.io", "v1", "runtimeclasses")
 
-PluginFactory = Callable[[PluginContext], object]
+PluginFactory = Callable[["PluginContext"], object]
+
+
+def _module(name: str) -> ModuleType:
+    """A plugin's module under gateway/admission/, imported when the chain is built: reading the
+    flags needs only the names, and the plugins' imports (CEL, x509, the registry) are a large part
+    of the server's start (issue 33)."""
+    return importlib.import_module(f"protokube.gateway.admission.{name}")
+
 
 # The plugins protokube has, by upstream's name.
 FACTORIES: dict[str, PluginFactory] = {
-    "NamespaceAutoProvision": lambda context: NamespaceAutoProvision(context.cachers[NAMESPACES], context.stores),
-    "NamespaceLifecycle": lambda context: NamespaceLifecycle(context.cachers[NAMESPACES]),
-    "NamespaceExists": lambda context: NamespaceExists(context.cachers[NAMESPACES]),
-    "LimitRanger": lambda context: LimitRanger(context.cachers[LIMIT_RANGES]),
-    "ServiceAccount": lambda context: ServiceAccount(context.cachers[SERVICE_ACCOUNTS]),
-    "TaintNodesByCondition": lambda context: TaintNodesByCondition(),
-    "PodSecurity": lambda context: podsecurity.new(
-        context.configuration.get("PodSecurity"), context.cachers[NAMESPACES], context.cacher(PODS)
+    "NamespaceAutoProvision": lambda c: _module("namespace").NamespaceAutoProvision(c.cachers[NAMESPACES], c.stores),
+    "NamespaceLifecycle": lambda c: _module("namespace").NamespaceLifecycle(c.cachers[NAMESPACES]),
+    "NamespaceExists": lambda c: _module("namespace").NamespaceExists(c.cachers[NAMESPACES]),
+    "LimitRanger": lambda c: _module("limitranger").LimitRanger(c.cachers[LIMIT_RANGES]),
+    "ServiceAccount": lambda c: _module("serviceaccount").ServiceAccount(c.cachers[SERVICE_ACCOUNTS]),
+    "TaintNodesByCondition": lambda c: _module("nodetaint").TaintNodesByCondition(),
+    "PodSecurity": lambda c: _module("podsecurity").new(
+        c.configuration.get("PodSecurity"), c.cachers[NAMESPACES], c.cacher(PODS)
     ),
-    "Priority": lambda context: Priority(context.cacher(PRIORITY_CLASSES)),
-    "DefaultTolerationSeconds": lambda context: DefaultTolerationSeconds(),
-    "DefaultStorageClass": lambda context: DefaultStorageClass(context.cachers[STORAGE_CLASSES]),
-    "StorageObjectInUseProtection": lambda context: StorageObjectInUseProtection(),
-    "PersistentVolumeClaimResize": lambda context: PersistentVolumeClaimResize(context.cachers[STORAGE_CLASSES]),
-    "RuntimeClass": lambda context: RuntimeClass(context.cachers[RUNTIME_CLASSES]),
-    "CertificateApproval": lambda context: certificates.CertificateApproval(context.authorizer),
-    "CertificateSigning": lambda context: certificates.CertificateSigning(context.authorizer),
-    "ClusterTrustBundleAttest": lambda context: ClusterTrustBundleAttest(context.authorizer),
-    "CertificateSubjectRestriction": lambda context: certificates.CertificateSubjectRestriction(),
-    "DefaultIngressClass": lambda context: DefaultIngressClass(context.cachers[INGRESS_CLASSES]),
-    "ResourceQuota": lambda context: ResourceQuota(
-        context.cachers[RESOURCE_QUOTAS],
-        context.stores,
-        parse_configuration(context.configuration.get("ResourceQuota")),
+    "Priority": lambda c: _module("pods").Priority(c.cacher(PRIORITY_CLASSES)),
+    "DefaultTolerationSeconds": lambda c: _module("pods").DefaultTolerationSeconds(),
+    "DefaultStorageClass": lambda c: _module("storageclass").DefaultStorageClass(c.cachers[STORAGE_CLASSES]),
+    "StorageObjectInUseProtection": lambda c: _module("inuseprotection").StorageObjectInUseProtection(),
+    "PersistentVolumeClaimResize": lambda c: _module("pvcresize").PersistentVolumeClaimResize(
+        c.cachers[STORAGE_CLASSES]
     ),
-    "ValidatingAdmissionPolicy": lambda context: ValidatingAdmissionPolicy(
-        context.cachers, context.registry, context.authorizer
+    "RuntimeClass": lambda c: _module("runtimeclass").RuntimeClass(c.cachers[RUNTIME_CLASSES]),
+    "CertificateApproval": lambda c: _module("certificates").CertificateApproval(c.authorizer),
+    "CertificateSigning": lambda c: _module("certificates").CertificateSigning(c.authorizer),
+    "ClusterTrustBundleAttest": lambda c: _module("clustertrustbundles").ClusterTrustBundleAttest(c.authorizer),
+    "CertificateSubjectRestriction": lambda c: _module("certificates").CertificateSubjectRestriction(),
+    "DefaultIngressClass": lambda c: _module("ingressclass").DefaultIngressClass(c.cachers[INGRESS_CLASSES]),
+    "ResourceQuota": lambda c: _module("resourcequota").ResourceQuota(
+        c.cachers[RESOURCE_QUOTAS],
+        c.stores,
+        _module("resourcequota").parse_configuration(c.configuration.get("ResourceQuota")),
     ),
-    "MutatingAdmissionWebhook": lambda context: MutatingAdmissionWebhook.of(context, mutating=True),
-    "ValidatingAdmissionWebhook": lambda context: ValidatingAdmissionWebhook.of(context, mutating=False),
+    "ValidatingAdmissionPolicy": lambda c: _module("policy.plugin").ValidatingAdmissionPolicy(
+        c.cachers, c.registry, c.authorizer
+    ),
+    "MutatingAdmissionWebhook": lambda c: _module("webhook.mutating").MutatingAdmissionWebhook.of(c, mutating=True),
+    "ValidatingAdmissionWebhook": lambda c: _module("webhook.validating").ValidatingAdmissionWebhook.of(
+        c, mutating=False
+    ),
 }
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
@@ -168,8 +167,8 @@ SERVED_FROM: dict[str, tuple[tuple[str, str, str], ...]] = {
 
 # Plugins' configurations are parsed when the flags are read: one that cannot be used stops the start.
 CONFIGURATION_PARSERS: dict[str, Callable[[Any], object]] = {
-    "PodSecurity": podsecurity.configuration.parse,
-    "ResourceQuota": parse_configuration,
+    "PodSecurity": lambda configuration: _module("podsecurity.configuration").parse(configuration),
+    "ResourceQuota": lambda configuration: _module("resourcequota").parse_configuration(configuration),
 }
 
 
@@ -200,6 +199,8 @@ def build(
     """The chain of ``names`` (from ``enabled_plugins``), after ``first``: validators the server
     always runs (checks upstream makes in its storage layer, not as plugins). Returns it and the
     plugins by name."""
+    from protokube.gateway.registry.admission import Admission  # with the plugins: see _module
+
     unserved = {name: [k for k in SERVED_FROM.get(name, ()) if k not in context.cachers] for name in names}
     for name, keys in unserved.items():
         if keys:

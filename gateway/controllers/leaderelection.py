@@ -17,8 +17,8 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 
+from protokube.gateway.controllers.leadertiming import LeaderElection
 from protokube.gateway.errors import StatusError
 from protokube.gateway.objects.codec import Obj
 from protokube.gateway.params import WriteOptions
@@ -27,19 +27,7 @@ from protokube.gateway.storage.backend import StorageError
 
 log = logging.getLogger("protokube.leaderelection")
 NAMESPACE = "kube-system"
-LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 15.0, 10.0, 2.0
 Controller = Callable[[], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class LeaderElection:
-    """kube-controller-manager's --leader-elect-lease-duration, -renew-deadline, -retry-period."""
-
-    lease_duration: float = LEASE_DURATION
-    renew_deadline: float = RENEW_DEADLINE
-    retry_period: float = RETRY_PERIOD
-
-
 DEFAULT_TIMING = LeaderElection()
 
 

@@ -1,13 +1,13 @@
-"""The flags of the service ranges: --service-cluster-ip-range and --service-node-port-range."""
+"""The flags of the service ranges: --service-cluster-ip-range and --service-node-port-range (what
+reading the flags needs, apart from the allocator in service.py)."""
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
 
-from protokube.gateway.registry.allocators.service import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, parse_port_range
-
-__all__ = ["DEFAULT_NODE_PORTS", "DEFAULT_SERVICE_CIDR", "node_port_range", "service_cidr"]
+DEFAULT_SERVICE_CIDR = "10.96.0.0/12"
+DEFAULT_NODE_PORTS = "30000-32767"
 
 
 def service_cidr(text: str) -> str:
@@ -31,3 +31,16 @@ def node_port_range(text: str) -> str:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a port range: {text!r} (e.g. 30000-32767)") from None
     return f"{first}-{last}"
+
+
+def parse_port_range(text: str) -> tuple[int, int]:
+    """``30000-32767``, ``30000+2767`` or a single port (upstream's net.ParsePortRange)."""
+    base, plus, extent = text.partition("+")
+    if plus:
+        first, last = int(base), int(base) + int(extent)
+    else:
+        low, _, high = text.partition("-")
+        first, last = int(low), int(high or low)
+    if not 0 <= first <= last <= 65535:
+        raise ValueError(f"invalid port range: {text!r}")
+    return first, last

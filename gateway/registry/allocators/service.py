@@ -17,13 +17,12 @@ from google.protobuf.message import Message
 
 from protokube.gateway import errors
 from protokube.gateway.errors import FieldError
+from protokube.gateway.registry.allocators.flags import DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, parse_port_range
 from protokube.gateway.registry.allocators.ranges import Allocated, RangeError, RangeStore
 from protokube.gateway.storage.backend import Backend
 
 SERVICE_IPS_KEY = "/registry/ranges/serviceips"
 NODE_PORTS_KEY = "/registry/ranges/servicenodeports"
-DEFAULT_SERVICE_CIDR = "10.96.0.0/12"
-DEFAULT_NODE_PORTS = "30000-32767"
 NONE = "None"  # a headless service's clusterIP
 VALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 
@@ -106,19 +105,6 @@ class PortRange:
 
     def offsets(self, ports: list[int]) -> list[int]:
         return [p - self.first for p in ports if self.first <= p <= self.last]
-
-
-def parse_port_range(text: str) -> tuple[int, int]:
-    """``30000-32767``, ``30000+2767`` or a single port (upstream's net.ParsePortRange)."""
-    base, plus, extent = text.partition("+")
-    if plus:
-        first, last = int(base), int(base) + int(extent)
-    else:
-        low, _, high = text.partition("-")
-        first, last = int(low), int(high or low)
-    if not 0 <= first <= last <= 65535:
-        raise ValueError(f"invalid port range: {text!r}")
-    return first, last
 
 
 @dataclass

@@ -1,0 +1,43 @@
+"""What `protokube serve` imports while it starts (issue 33's fast start), read from Python's own
+import log (``-X importtime``, or PYTHONPROFILEIMPORTTIME for the server and its storage child)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from protokube.testing import Server
+
+IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.MULTILINE)
+# What reading the flags must not import: the storage child is launched once they are read, and
+# these (the server's modules, gRPC, cryptography) are most of the start's CPU.
+SERVER_MODULES = ("protokube.gateway.app", "protokube.gateway.registry.store", "grpc", "cryptography")
+WEB_FRAMEWORK = ("quart", "flask", "hypercorn", "jinja2")  # serve's default HTTP server needs none
+
+
+def imported(log: str) -> set[str]:
+    """Every module a ``-X importtime`` log names (those imported by an import statement: the log
+    leaves out a module importlib.import_module imports, though not what that module imports)."""
+    return set(IMPORTED.findall(log))
+
+
+def test_reading_the_flags_imports_none_of_the_server() -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "protokube", "serve", "--help"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    modules = imported(done.stderr)
+    assert "protokube.gateway.admission.options" in modules  # the log is read right (cli.py's own import)
+    assert sorted(m for m in modules if m.split(".")[0] in SERVER_MODULES or m in SERVER_MODULES) == []
+
+
+def test_serve_starts_without_a_web_framework(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")  # the server's log gets its import log
+    with Server() as api:
+        modules = imported(api.log)
+    assert {"protokube.gateway.app", "protokube.server.app", "grpc"} <= modules  # both processes logged
+    assert sorted(m for m in modules if m.split(".")[0] in WEB_FRAMEWORK) == []
