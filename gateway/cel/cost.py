@@ -111,6 +111,13 @@ def current() -> Meter | None:
     return _CURRENT.meter
 
 
+def off_the_loop() -> None:
+    """What comes next may take long: work metered on the event loop starts again on a thread."""
+    meter = _CURRENT.meter
+    if meter is not None and meter.slice is not None:
+        raise _SliceUsed("inline slice used")
+
+
 @contextlib.contextmanager
 def expression() -> Iterator[None]:
     """One expression's evaluation: its cost (with that of the composition variables it reads

@@ -5,7 +5,8 @@ of MAX_REQUEST_SIZE bytes. Upstream refuses a CRD whose rules may cost too much 
 written; this is what it compares with its limits.
 
 Costs, as cel-go's: 1 a variable or field read and a call; a tenth of the size of each string a
-function traverses (startsWith and endsWith: their argument only); the size of a list an operator
+function traverses (startsWith and endsWith: their argument only), for each four characters of
+the pattern when it is a regular expression's (plus one to the text's size, and no call); the size of a list an operator
 searches or compares; 10 a list literal and 30 a map literal; a macro costs its range, plus, for
 each element the range may hold, its body and 2 for the loop (list-building macros 12).
 """
@@ -212,7 +213,7 @@ class _Estimator:
             traversed = shapes[1:] if name in ("startsWith", "endsWith") else shapes
             sizes = sum(s.size for s in traversed if s.kind in (STRING, DYN))
             if name in ("matches", "find", "findAll") and len(shapes) > 1:
-                return 1 + _tenth(receiver.size) * max(1, math.ceil(shapes[1].size / 4))
+                return _tenth(receiver.size + 1) * math.ceil(shapes[1].size / 4)
             return 1 + _tenth(sizes)
         return 1
 

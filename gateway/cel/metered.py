@@ -6,8 +6,9 @@ functions, each charging its cost first — nothing of cel-python's is changed.
 
 Costs follow cel-go's: 1 a call, plus a tenth of the size of each string or bytes argument (its
 traversal; not the receiver of size, startsWith and endsWith), plus the size of a list or map an
-operator compares or searches; 2 a macro iteration. all() stops at its first false and exists()
-at its first true, as cel-go's do (cel-python's go on).
+operator compares or searches; 2 a macro iteration; a regular expression (matches, find,
+findAll) a tenth of the text's size (plus one) for each four characters of its pattern. all()
+stops at its first false and exists() at its first true, as cel-go's do (cel-python's go on).
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ from typing import Any
 
 import celpy
 import celpy.evaluation
+from celpy.evaluation import CELEvalError
 
 from protokube.gateway.cel.cost import charge
 from protokube.gateway.cel.library import exposed_name
+from protokube.gateway.cel.regex import FUNCTIONS as REGEX_FUNCTIONS
+from protokube.gateway.cel.regex import cost_of
 
 MACROS = ("macro_all", "macro_exists", "macro_exists_one", "macro_filter", "macro_map")
 # Functions that walk the lists or maps they are given (equality, membership, the list library).
@@ -31,9 +35,16 @@ _TRAVERSING = frozenset(
     | {exposed_name(name) for name in ("_==_", "_!=_", "isSorted", "sum", "max", "indexOf", "lastIndexOf")}
 )
 _UNCHARGED = frozenset({"result"})  # the transpiler's wrapping of every operand
+# What may take an error and still decide (false && error is false); every other function given
+# an error answers with it, as cel-go's strict calls do (cel-python's would say "no such overload").
+_NON_STRICT = frozenset(
+    {"logical_and", "logical_or", "logical_condition"} | {exposed_name(name) for name in ("_&&_", "_||_", "_?_:_")}
+)
 # Functions whose cost does not grow with their receiver: size() reads a length, startsWith()
 # and endsWith() traverse their argument only.
 _RECEIVER_FREE = frozenset({"function_size", "function_startsWith", "function_endsWith"})
+# Regular expressions cost a traversal of the text for each four characters of the pattern.
+_REGEX = frozenset({"function_matches"} | {exposed_name(name) for name in REGEX_FUNCTIONS})
 _SIZED = (str, bytes)
 _CONTAINERS = (list, dict)
 
@@ -51,10 +62,19 @@ def _cost(args: tuple[Any, ...], containers: bool) -> int:
 def _charged(func: Callable[..., Any], name: str) -> Callable[..., Any]:
     containers = name in _TRAVERSING
     first = 1 if name in _RECEIVER_FREE else 0
+    regex = name in _REGEX
+    strict = name not in _NON_STRICT
 
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
-        charge(_cost(args[first:], containers))
+        if strict:
+            for arg in args:
+                if isinstance(arg, CELEvalError):
+                    return arg
+        if regex and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+            charge(cost_of(args[0], args[1]))
+        else:
+            charge(_cost(args[first:], containers))
         return func(*args, **kwargs)
 
     return call

@@ -31,7 +31,7 @@ import protokube.gateway.cel.quantity
 import protokube.gateway.cel.sets
 import protokube.gateway.cel.strings
 import protokube.gateway.cel.urls  # noqa: F401
-from protokube.gateway.cel import cost, metered
+from protokube.gateway.cel import cost, metered, regex
 from protokube.gateway.cel.library import GLOBALS, METHODS, NAMESPACED, functions, standard_names
 from protokube.gateway.cel.lists import LIST_MIN
 from protokube.gateway.cel.values import to_cel
@@ -219,6 +219,7 @@ def _compile(expression: str, variables: frozenset[str], composition: frozenset[
     issues = checker.check(ast)
     if issues:
         raise CELCompileError("compilation failed: " + "\n".join(issues))
+    _check_constant_patterns(ast)
     _rewrite_calls(ast, variables)
     try:
         runner = _environment().program(ast, functions=_functions())
@@ -229,6 +230,26 @@ def _compile(expression: str, variables: frozenset[str], composition: frozenset[
     except (CELSyntaxError, AttributeError) as err:  # what the transpiler cannot write
         raise CELCompileError(f"compilation failed: {err}") from None
     return Program(expression, runner, frozenset(checker.used))
+
+
+def _check_constant_patterns(ast: lark.Tree) -> None:
+    """cel-go compiles the literal patterns of matches, find and findAll when it makes the program
+    (its regex optimizations): one that does not parse fails there, as upstream reports it."""
+    for node in ast.iter_subtrees():
+        if node.data == "member_dot_arg" and len(node.children) > 2 and node.children[2] is not None:
+            name, args = node.children[1], node.children[2].children
+        elif node.data == "ident_arg" and len(node.children) > 1 and node.children[1] is not None:
+            name, args = node.children[0], node.children[1].children[1:]  # matches(text, pattern)
+        else:
+            continue
+        pattern = _chain(args[0]) if name in regex.FUNCTIONS and args else None
+        if isinstance(pattern, lark.Tree) and pattern.data == "literal":
+            token = pattern.children[0]
+            if token.type in ("STRING_LIT", "MLSTRING_LIT"):
+                try:
+                    regex.compiled(str(celpy.evaluation.celstr(token)))
+                except regex.RegexError as err:
+                    raise CELCompileError(f"program instantiation failed: {err}") from None
 
 
 def _rewrite_calls(ast: lark.Tree, variables: frozenset[str]) -> None:

@@ -1,10 +1,9 @@
 """cel-go's strings extension as Kubernetes 1.32 enables it (version 2: charAt, indexOf,
-lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join, format, strings.quote)
-and Kubernetes' regex library (find, findAll). Strings are indexed by code point, as CEL's."""
+lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join, format, strings.quote).
+Strings are indexed by code point, as CEL's (regular expressions: regex.py)."""
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
@@ -92,38 +91,6 @@ def join(items: celtypes.ListType, separator: str = "") -> Any:
     if not all(isinstance(item, String) for item in items):
         return fail("no such overload")
     return String(separator.join(items))
-
-
-@functools.lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def _compiled(pattern: str) -> re.Pattern[str] | Any:
-    try:
-        return _regex(pattern)
-    except re.error as err:
-        return fail(f"error parsing regexp: {err}: `{pattern}`")
-
-
-@method("find", String)
-def find(text: String, pattern: String) -> Any:
-    regex = _compiled(pattern)
-    if not isinstance(regex, re.Pattern):
-        return regex
-    match = regex.search(text)
-    return String(match.group(0) if match else "")
-
-
-@method("findAll", String)
-def find_all(text: String, pattern: String, limit: int = -1) -> Any:
-    regex = _compiled(pattern)
-    if not isinstance(regex, re.Pattern):
-        return regex
-    if limit == 0:
-        return celtypes.ListType()
-    found = [String(m.group(0)) for m in regex.finditer(text)]
-    return celtypes.ListType(found if limit < 0 else found[:limit])
 
 
 _QUOTED = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
