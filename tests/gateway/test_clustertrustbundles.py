@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -222,6 +224,46 @@ def test_validation(admin: httpx.Client, name: str, signer: str, trust: str, cau
     answer = admin.post(BUNDLES, json=bundle(name, signer, trust))
     assert answer.status_code == 422, answer.text
     assert answer.json()["message"] == invalid(name, *causes)
+
+
+def test_a_generated_name_needs_the_prefix_too(admin: httpx.Client) -> None:
+    body = bundle("", SIGNER)
+    body["metadata"] = {"generateName": "bad-"}
+    answer = admin.post(BUNDLES, json=body)
+    assert answer.status_code == 422, answer.text
+    rule = "ClusterTrustBundle for signerName example.com/signer must be named with prefix example.com:signer:"
+    causes = answer.json()["details"]["causes"]
+    assert [(c["field"], c["message"].startswith("Invalid value: ")) for c in causes] == [
+        ("metadata.generateName", True),
+        ("metadata.name", True),
+    ]
+    assert all(c["message"].endswith(rule) for c in causes)
+    # the rest of the prefix is a DNS-1123 subdomain's prefix: the signer's prefix alone leaves ""
+    body["metadata"] = {"generateName": "example.com:signer:"}
+    bare = admin.post(BUNDLES, json=body).json()["details"]["causes"]
+    assert [c["field"] for c in bare] == ["metadata.generateName"]
+    assert "a lowercase RFC 1123 subdomain must consist of" in bare[0]["message"]
+    body["metadata"] = {"generateName": "example.com:signer:gen-"}
+    made = admin.post(BUNDLES, json=body)
+    assert made.status_code == 201, made.text
+    assert admin.delete(f"{BUNDLES}/{made.json()['metadata']['name']}").status_code == 200
+
+
+def test_a_resource_key_is_lowercase(tmp_path: Path) -> None:
+    """--runtime-config GROUP/VERSION/RESOURCE names the resource by its lowercase plural (upstream's
+    MergeAPIResourceConfigs)."""
+    key = "certificates.k8s.io/v1alpha1/ClusterTrustBundles"
+    result = subprocess.run(
+        [sys.executable, "-m", "protokube", "serve", "--data-dir", str(tmp_path), "--runtime-config", key],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    message = (
+        f'invalid key {key}: group/version/resource and resource is always lowercase plural, not "ClusterTrustBundles"'
+    )
+    assert message in result.stderr
 
 
 def test_the_signer_name_is_immutable(admin: httpx.Client) -> None:
