@@ -150,6 +150,7 @@ class Settings:
     service_node_port_range: str = DEFAULT_NODE_PORTS  # --service-node-port-range
     debug_wire: bool = False  # --enable-debug-wire: the wire explorer at /debug/wire
     admission: AdmissionSettings | None = None  # the admission flags (None: the default plugins)
+    feature_gates: frozenset[str] = frozenset()  # the --feature-gates that are on (the gated bootstrap RBAC policy)
 
 
 def health_endpoints(checks: dict[str, Check]) -> dict[str, HealthEndpoint]:
@@ -493,7 +494,7 @@ class APIServer:
                 if apiservices is not None:
                     await bootstrap.ensure_local_apiservices(apiservices, self.registry)
                 rbac = {plural: self.stores.get((RBAC_GROUP, "v1", plural)) for plural in RBAC_KINDS.values()}
-                await reconcile_policy(bootstrap_policy(), rbac)
+                await reconcile_policy(bootstrap_policy(self.settings.feature_gates), rbac)
             except StatusError as err:
                 log.warning("bootstrap objects not made yet: %s", err.status.message)
                 await asyncio.sleep(1)

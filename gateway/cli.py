@@ -487,6 +487,7 @@ async def run(
             bookmark_interval=args.bookmark_interval,
             formats=Formats(cbor=args.feature_gates["CBORServingAndStorage"]),
             unsafe_corrupt_object_deletion=args.feature_gates["AllowUnsafeMalformedObjectDeletion"],
+            feature_gates=frozenset(gate for gate, on in args.feature_gates.items() if on),
             anonymous_auth=args.anonymous_auth,
             token_file=args.token_auth_file,
             service_account_tokens=token_issuer(args, signing_keys),

@@ -120,6 +120,36 @@ def test_the_runtime_config_alone_does_not_serve_them(tmp_path: Path) -> None:
         process.kill()
 
 
+def test_service_accounts_and_nodes_read_bundles(admin: httpx.Client, client: httpx.Client) -> None:
+    """The gate's bootstrap RBAC policy (bootstrappolicy, 1.32): every service account may read
+    bundles (system:cluster-trust-bundle-discovery), nodes too, and the serving-bundle publisher's
+    controller role; none of it without the gate (the shared server)."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    read = {
+        "verbs": ["get", "list", "watch"],
+        "apiGroups": ["certificates.k8s.io"],
+        "resources": ["clustertrustbundles"],
+    }
+    discovery = admin.get(f"{rbac}/clusterroles/system:cluster-trust-bundle-discovery").json()
+    assert discovery["rules"] == [read]
+    bound = admin.get(f"{rbac}/clusterrolebindings/system:cluster-trust-bundle-discovery").json()
+    assert bound["subjects"] == [
+        {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "system:serviceaccounts"}
+    ]
+    assert admin.get(f"{rbac}/clusterroles/system:node").json()["rules"][-1] == read
+    publisher = "system:controller:kube-apiserver-serving-clustertrustbundle-publisher"
+    assert admin.get(f"{rbac}/clusterroles/{publisher}").status_code == 200
+    account = {
+        "Impersonate-User": "system:serviceaccount:default:reader",
+        "Impersonate-Group": "system:serviceaccounts",
+    }
+    assert admin.get(BUNDLES, headers=account).status_code == 200
+    assert admin.get(BUNDLES, headers={"Impersonate-User": "nobody"}).status_code == 403
+    for path in ("clusterroles/system:cluster-trust-bundle-discovery", f"clusterroles/{publisher}"):
+        assert client.get(f"{rbac}/{path}").status_code == 404
+    assert read not in client.get(f"{rbac}/clusterroles/system:node").json()["rules"]
+
+
 def test_discovery_with_the_flags(admin: httpx.Client) -> None:
     groups = {g["name"]: g for g in admin.get("/apis").json()["groups"]}
     certificates = groups["certificates.k8s.io"]
