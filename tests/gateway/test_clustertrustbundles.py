@@ -237,6 +237,7 @@ WITH_HEADERS = ROOT.replace("-----\n", "-----\nProc-Type: 4,ENCRYPTED\n\n", 1)
             ],
         ),
         ("plain", "", "", [OMITTED + "at least one trust anchor must be provided"]),
+        ("plain", "", ROOT + " " * 1024 * 1024, ["spec.trustBundle: Too long: may not be more than 1048576 bytes"]),
         ("plain", "", "not PEM at all", [OMITTED + "at least one trust anchor must be provided"]),
         ("plain", "", KEY_PEM, [OMITTED + "entry 0 has bad block type: PRIVATE KEY"]),
         ("plain", "", ROOT + NOT_CA, [OMITTED + "entry 1 does not have the CA bit set"]),
