@@ -1,7 +1,7 @@
 """CBOR pieces the encoders and codecs share (RFC 8949), written as upstream's CBOR serializer does.
 
-Map keys in bytewise-lexical order of their encodings; every top-level item starts with the
-self-described tag 55799 (``d9 d9 f7``). Bodies are read in cbordecode.py.
+Strings and map keys are byte strings, map keys in bytewise-lexical order of their encodings; every
+top-level item starts with the self-described tag 55799 (``d9 d9 f7``). Bodies are read in cbordecode.py.
 """
 
 from __future__ import annotations
@@ -24,8 +24,19 @@ def head(major: int, length: int) -> bytes:
 
 
 def dumps(value: Any) -> bytes:
-    """Map keys in bytewise-lexical order of their encodings, as upstream's CBOR encoder sorts them."""
-    return cbor2.dumps(value, canonical=True)
+    """As upstream's CBOR encoder writes: every string and map key a byte string of its UTF-8
+    (StringToByteString, FieldNameToByteString), map keys in bytewise-lexical order of their encodings."""
+    return cbor2.dumps(_byte_strings(value), canonical=True)
+
+
+def _byte_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, dict):
+        return {k.encode() if isinstance(k, str) else k: _byte_strings(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_byte_strings(v) for v in value]
+    return value
 
 
 def list_body(kind: str, api_version: str, list_meta: dict[str, Any], items: list[bytes]) -> bytes:
