@@ -165,10 +165,21 @@ SERVED_FROM: dict[str, tuple[tuple[str, str, str], ...]] = {
     "ValidatingAdmissionWebhook": ((ADMISSION_GROUP, "v1", "validatingwebhookconfigurations"),),
 }
 
+
+def _configuration(module: str) -> Callable[[Any], object]:
+    """The ``parse`` of ``module`` for a plugin's configuration; none (the plugin's defaults) is not
+    parsed, so that reading the flags imports no plugin."""
+
+    def parse(raw: Any) -> object:
+        return None if raw is None else _module(module).parse(raw)
+
+    return parse
+
+
 # Plugins' configurations are parsed when the flags are read: one that cannot be used stops the start.
 CONFIGURATION_PARSERS: dict[str, Callable[[Any], object]] = {
-    "PodSecurity": lambda configuration: _module("podsecurity.configuration").parse(configuration),
-    "ResourceQuota": lambda configuration: _module("resourcequota").parse_configuration(configuration),
+    "PodSecurity": _configuration("podsecurity.configuration"),
+    "ResourceQuota": _configuration("resourcequota.configuration"),
 }
 
 
