@@ -257,6 +257,23 @@ def test_validation(admin: httpx.Client, name: str, signer: str, trust: str, cau
     assert answer.json()["message"] == invalid(name, *causes)
 
 
+def test_a_signer_name_may_be_571_bytes_long(admin: httpx.Client) -> None:
+    """ValidateSignerName bounds the whole name (253 + 1 + 317), not its path alone: a 200-byte path
+    is fine, a 572-byte name is Too long (with the name's own prefix errors beside it)."""
+    path = "a" * 200
+    name = f"example.com:{path}:x"
+    answer = admin.post(BUNDLES, json=bundle(name, f"example.com/{path}"))
+    assert answer.status_code == 201, answer.text
+    admin.delete(f"{BUNDLES}/{name}")
+    long_path = ".".join(["b" * 250, "c" * 250, "d" * 58])
+    signer = f"example.com/{long_path}"
+    assert len(signer) == 572
+    answer = admin.post(BUNDLES, json=bundle("plain", signer))
+    assert answer.status_code == 422, answer.text
+    causes = [c["message"] for c in answer.json()["details"]["causes"] if c["field"] == "spec.signerName"]
+    assert causes == ["Too long: may not be more than 571 bytes"], answer.text
+
+
 def test_a_generated_name_needs_the_prefix_too(admin: httpx.Client) -> None:
     body = bundle("", SIGNER)
     body["metadata"] = {"generateName": "bad-"}

@@ -94,8 +94,9 @@ def signer_name_errors(field: str, name: str) -> list[FieldError]:
         if problems:
             found += [FieldError.invalid(field, path, f'validating label "{label}": {p}') for p in problems]
             break
-    if len(path) > 253 - 63:
-        found.append(FieldError.too_long(field, 253 - 63))
+    longest = 253 + (253 + 63 + 1) + 1  # a domain, "/", and a path with room for a label, ".", a subdomain
+    if len(name) > longest:
+        found.append(FieldError.too_long(field, longest))
     return found
 
 
