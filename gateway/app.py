@@ -474,33 +474,49 @@ class APIServer:
         self._tasks += [asyncio.create_task(task) for task in self.flow_control.tasks()]
 
     async def _bootstrap(self) -> None:
-        """The post-start hooks' objects, once the watch caches serve (retried while storage is away)."""
-        priority_classes = self.stores.get(PRIORITY_CLASSES)
-        apiservices = self.stores.get(APISERVICES)
-        services = self.stores.get(SERVICES)
+        """The post-start hooks' objects, once the watch caches serve (retried while storage is away).
+        The hooks run at once, as upstream's do (each on its own goroutine)."""
         while True:
-            try:
-                if isinstance(services, ServiceStore):
-                    await services.repair()
-                    await ensure_kubernetes_service(
-                        services,
-                        self.stores.get(ENDPOINTS),
-                        self.stores.get(ENDPOINT_SLICES),
-                        self.service_allocator.ips.address(0),
-                        self.server_address,
-                    )
-                if priority_classes is not None:
-                    await bootstrap.ensure_system_priority_classes(priority_classes)
-                if apiservices is not None:
-                    await bootstrap.ensure_local_apiservices(apiservices, self.registry)
-                rbac = {plural: self.stores.get((RBAC_GROUP, "v1", plural)) for plural in RBAC_KINDS.values()}
-                await reconcile_policy(bootstrap_policy(self.settings.feature_gates), rbac)
-            except StatusError as err:
-                log.warning("bootstrap objects not made yet: %s", err.status.message)
+            results = await asyncio.gather(
+                self._kubernetes_service(), self._priority_classes(), self._apiservices(), self._bootstrap_roles(),
+                return_exceptions=True,
+            )  # fmt: skip
+            for result in results:
+                if isinstance(result, BaseException) and not isinstance(result, StatusError):
+                    raise result
+            failed = [result for result in results if isinstance(result, StatusError)]
+            if failed:
+                log.warning("bootstrap objects not made yet: %s", failed[0].status.message)
                 await asyncio.sleep(1)
                 continue
             self.bootstrapped.set()
             return
+
+    async def _kubernetes_service(self) -> None:
+        services = self.stores.get(SERVICES)
+        if isinstance(services, ServiceStore):
+            await services.repair()
+            await ensure_kubernetes_service(
+                services,
+                self.stores.get(ENDPOINTS),
+                self.stores.get(ENDPOINT_SLICES),
+                self.service_allocator.ips.address(0),
+                self.server_address,
+            )
+
+    async def _priority_classes(self) -> None:
+        priority_classes = self.stores.get(PRIORITY_CLASSES)
+        if priority_classes is not None:
+            await bootstrap.ensure_system_priority_classes(priority_classes)
+
+    async def _apiservices(self) -> None:
+        apiservices = self.stores.get(APISERVICES)
+        if apiservices is not None:
+            await bootstrap.ensure_local_apiservices(apiservices, self.registry)
+
+    async def _bootstrap_roles(self) -> None:
+        rbac = {plural: self.stores.get((RBAC_GROUP, "v1", plural)) for plural in RBAC_KINDS.values()}
+        await reconcile_policy(bootstrap_policy(self.settings.feature_gates), rbac)
 
     def close_watches(self) -> None:
         """On shutdown: /readyz fails from now on, and every watch stream ends (their clients
