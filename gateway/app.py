@@ -90,8 +90,6 @@ from protokube.gateway.routes import NonResourceRoutes
 from protokube.gateway.routing import Router, RoutesKey
 from protokube.gateway.scope import RequestScope
 from protokube.gateway.storage.backend import Backend
-from protokube.gateway.storage.encryption.backend import EncryptedBackend
-from protokube.gateway.storage.encryption.config import Encryption
 from protokube.gateway.storage.objectstore import ObjectStore
 from protokube.gateway.watchcache.cache import WatchCache
 from protokube.gateway.watchcache.cacher import Cacher
@@ -99,11 +97,12 @@ from protokube.gateway.watchcache.entries import Selectable
 from protokube.gateway.watchcache.watcher import BOOKMARK_INTERVAL
 from protokube.gateway.webhooks.client import Caller
 from protokube.gateway.websocket import WebSocketApi
-from protokube.gateway.wireexplorer import routes as wireexplorer
 from protokube.schema.registry import ADDED, Registry, Resource
 
 if TYPE_CHECKING:
     from quart import Quart
+
+    from protokube.gateway.storage.encryption.config import Encryption
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAMESPACES = ("", "v1", "namespaces")
@@ -220,6 +219,8 @@ class APIServer:
             extra.update(issuer_discovery.routes(issuer.issuer, jwks_uri, issuer.keys))
         posts = {}
         if settings.debug_wire:
+            from protokube.gateway.wireexplorer import routes as wireexplorer  # with --enable-debug-wire only
+
             extra.update(wireexplorer.get_routes())
             posts.update(wireexplorer.post_routes(registry))
         non_resource = NonResourceRoutes(
@@ -298,7 +299,11 @@ class APIServer:
         encryption = self.settings.encryption
         stored_group = resource.storage_kind.gvk.group if resource.storage_kind else resource.group
         transformers = encryption and encryption.for_resource(stored_group, resource.plural)
-        backend = EncryptedBackend(self.backend, transformers) if transformers else self.backend
+        backend = self.backend
+        if transformers:
+            from protokube.gateway.storage.encryption.backend import EncryptedBackend  # configured: cryptography, nacl
+
+            backend = EncryptedBackend(self.backend, transformers)
         if resource.extension is not None:  # a CRD's version: converted by its webhook, if it has one
             backend = resource.extension.storage(resource, backend, Caller(self.cachers))
         return backend
