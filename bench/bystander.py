@@ -5,7 +5,8 @@ One client asks /readyz every 10 ms on its own connection while another submits,
   upstream's static budget) gets an object of 700 items, whose rule runs until the per-call limit
   stops it (1 million cost, seconds in Python), off the event loop;
 - a 3 MiB YAML body: a ConfigMap whose data is a flow list of about 700,000 numbers, decoded
-  where it cannot hold the event loop (and refused: data values are strings).
+  where it cannot hold the event loop — a worker process at a lower scheduling priority — (and
+  refused: data values are strings).
 Each p99 is compared with the bystander's p99 when the server is idle (goal: at most 2x).
 """
 
