@@ -15,7 +15,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from protokube.gateway.auth.authentication import TokenResponse, Unrecognized, audiences_text
@@ -137,6 +136,8 @@ class ServiceAccountTokens:
 
 def _verified(key: rsa.RSAPublicKey, token: str) -> dict[str, Any]:
     """The claims of a token whose signature verifies with ``key`` (shared: read, never changed)."""
+    import jwt  # at the first token, not at the server's start (issue 33)
+
     options = {"verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False}
     try:
         return jwt.decode(token, key, algorithms=["RS256"], options=options)
@@ -147,6 +148,8 @@ def _verified(key: rsa.RSAPublicKey, token: str) -> dict[str, Any]:
 @functools.lru_cache(maxsize=PARSED_TOKENS)
 def _issuer(token: str) -> str | None:
     """The issuer of a token that parses as a JWT (unverified), else None."""
+    import jwt  # at the first token, not at the server's start (issue 33)
+
     with contextlib.suppress(jwt.InvalidTokenError):
         issuer = jwt.decode(token, options={"verify_signature": False}).get("iss")
         return issuer if isinstance(issuer, str) else None

@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jwt
-
 from protokube.gateway import errors
 from protokube.gateway.auth.tokens.claims import Binding, Ref, bound_claims
 from protokube.gateway.auth.tokens.keys import SigningKeys
@@ -53,6 +51,8 @@ class Issuer:
         return self.issuers[0]
 
     def sign(self, claims: dict[str, Any]) -> str:
+        import jwt  # at the first token, not at the server's start (issue 33)
+
         headers = {"kid": self.keys.key_id, "typ": None}  # as upstream's header: alg and kid only
         return jwt.encode(claims, self.keys.private, algorithm="RS256", headers=headers, sort_headers=True)
 
