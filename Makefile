@@ -103,8 +103,10 @@ PYTEST_WORKERS ?= 2
 PYTEST_SEED ?= default
 RANDOM_ORDER = --randomly-dont-reset-seed
 # client-go, helm and controller-runtime, built from the Go module proxy on their first run (minutes on a
-# fresh machine): test-clients runs them, not test, which stays within about 15 minutes; .ci/run runs both.
-CLIENT_SUITES = tests/gateway/test_client_go.py tests/gateway/test_helm.py tests/gateway/test_controller_runtime.py
+# fresh machine), and the Kotlin and Java stubs compiled by Maven (kotlinc alone takes minutes): test-clients
+# runs them, not test, which stays within about 15 minutes; .ci/run runs both.
+CLIENT_SUITES = tests/gateway/test_client_go.py tests/gateway/test_helm.py tests/gateway/test_controller_runtime.py \
+  tests/gateway/test_jvm_stubs.py
 pytest: $(STAMP) debs
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(RANDOM_ORDER) --randomly-seed=$(PYTEST_SEED) \
 	  --ignore=tests/bench $(addprefix --ignore=,$(CLIENT_SUITES)) $(PYTEST_ARGS)

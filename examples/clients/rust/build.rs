@@ -10,7 +10,14 @@ fn main() {
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../stubs/rust"),
     };
     let module = stubs.join("mod.rs");
-    assert!(module.exists(), "{} is missing: run `make stubs LANG=rust` first", module.display());
+    assert!(
+        module.exists(),
+        "{} is missing: run `make stubs LANG=rust` first",
+        module.display()
+    );
     println!("cargo:rerun-if-changed={}", stubs.display());
-    println!("cargo:rustc-env=PROTOKUBE_RUST_STUBS_MOD={}", module.canonicalize().unwrap().display());
+    println!(
+        "cargo:rustc-env=PROTOKUBE_RUST_STUBS_MOD={}",
+        module.canonicalize().unwrap().display()
+    );
 }

@@ -42,7 +42,10 @@ fn unwrap_as<M: Message + Default>(body: &[u8]) -> Result<M, String> {
 /// Puts an object into an envelope, naming its apiVersion and kind.
 fn wrap(object: &impl Message, api_version: &str, kind: &str) -> Vec<u8> {
     let unknown = Unknown {
-        type_meta: Some(TypeMeta { api_version: Some(api_version.into()), kind: Some(kind.into()) }),
+        type_meta: Some(TypeMeta {
+            api_version: Some(api_version.into()),
+            kind: Some(kind.into()),
+        }),
         raw: Some(object.encode_to_vec()),
         ..Default::default()
     };
@@ -50,19 +53,37 @@ fn wrap(object: &impl Message, api_version: &str, kind: &str) -> Vec<u8> {
 }
 
 fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).build().into()
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
 }
 
 fn read<M: Message + Default>(url: &str) -> Result<M, String> {
-    let mut response = agent().get(url).header("Accept", PROTOBUF).call().map_err(|err| err.to_string())?;
-    let body = response.body_mut().read_to_vec().map_err(|err| err.to_string())?;
+    let mut response = agent()
+        .get(url)
+        .header("Accept", PROTOBUF)
+        .call()
+        .map_err(|err| err.to_string())?;
+    let body = response
+        .body_mut()
+        .read_to_vec()
+        .map_err(|err| err.to_string())?;
     unwrap_as(&body)
 }
 
 fn get_pod(base: &str) -> Outcome {
     let pod: Pod = read(&format!("{base}/pods/web"))?;
-    let image = pod.spec.as_ref().and_then(|spec| spec.containers.first()).map(|c| c.image()).unwrap_or_default();
-    Ok(format!("pod {} image {image}", pod.metadata.unwrap_or_default().name()))
+    let image = pod
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.containers.first())
+        .map(|c| c.image())
+        .unwrap_or_default();
+    Ok(format!(
+        "pod {} image {image}",
+        pod.metadata.unwrap_or_default().name()
+    ))
 }
 
 fn list_pods(base: &str) -> Outcome {
@@ -72,36 +93,71 @@ fn list_pods(base: &str) -> Outcome {
 
 /// A watch: each frame is a 4-byte big-endian length, then a WatchEvent whose object is an envelope.
 fn watch_pods(base: &str) -> Outcome {
-    let response = agent().get(&format!("{base}/pods?watch=1")).header("Accept", PROTOBUF).call();
-    let mut stream = response.map_err(|err| err.to_string())?.into_body().into_reader();
+    let response = agent()
+        .get(&format!("{base}/pods?watch=1"))
+        .header("Accept", PROTOBUF)
+        .call();
+    let mut stream = response
+        .map_err(|err| err.to_string())?
+        .into_body()
+        .into_reader();
     let mut lines = Vec::new();
     for _ in 0..3 {
         let mut length = [0u8; 4];
-        stream.read_exact(&mut length).map_err(|err| err.to_string())?;
+        stream
+            .read_exact(&mut length)
+            .map_err(|err| err.to_string())?;
         let mut frame = vec![0u8; u32::from_be_bytes(length) as usize];
-        stream.read_exact(&mut frame).map_err(|err| err.to_string())?;
+        stream
+            .read_exact(&mut frame)
+            .map_err(|err| err.to_string())?;
         let event = WatchEvent::decode(frame.as_slice()).map_err(|err| err.to_string())?;
-        let unknown = unwrap(event.object.as_ref().map(|raw| raw.raw()).unwrap_or_default())?;
+        let unknown = unwrap(
+            event
+                .object
+                .as_ref()
+                .map(|raw| raw.raw())
+                .unwrap_or_default(),
+        )?;
         let pod = Pod::decode(unknown.raw()).map_err(|err| err.to_string())?;
         let kind = unknown.type_meta.unwrap_or_default().kind().to_owned();
-        lines.push(format!("event {} {kind} {}", event.r#type(), pod.metadata.unwrap_or_default().name()));
+        lines.push(format!(
+            "event {} {kind} {}",
+            event.r#type(),
+            pod.metadata.unwrap_or_default().name()
+        ));
     }
     Ok(lines.join("\n"))
 }
 
 fn create_config_map(base: &str) -> Outcome {
     let config_map = ConfigMap {
-        metadata: Some(ObjectMeta { name: Some("from-rust".into()), ..Default::default() }),
+        metadata: Some(ObjectMeta {
+            name: Some("from-rust".into()),
+            ..Default::default()
+        }),
         data: HashMap::from([("language".into(), "rust".into())]),
         ..Default::default()
     };
-    let request = agent().post(&format!("{base}/configmaps")).header("Content-Type", PROTOBUF).header("Accept", PROTOBUF);
-    let mut response = request.send(&wrap(&config_map, "v1", "ConfigMap")[..]).map_err(|err| err.to_string())?;
+    let request = agent()
+        .post(&format!("{base}/configmaps"))
+        .header("Content-Type", PROTOBUF)
+        .header("Accept", PROTOBUF);
+    let mut response = request
+        .send(&wrap(&config_map, "v1", "ConfigMap")[..])
+        .map_err(|err| err.to_string())?;
     let status = response.status().as_u16();
-    let body = response.body_mut().read_to_vec().map_err(|err| err.to_string())?;
+    let body = response
+        .body_mut()
+        .read_to_vec()
+        .map_err(|err| err.to_string())?;
     let stored: ConfigMap = unwrap_as(&body).map_err(|err| format!("{status}: {err}"))?;
     let metadata = stored.metadata.unwrap_or_default();
-    Ok(format!("created {status} {} uid {}", metadata.name(), metadata.uid()))
+    Ok(format!(
+        "created {status} {} uid {}",
+        metadata.name(),
+        metadata.uid()
+    ))
 }
 
 fn main() -> ExitCode {
@@ -111,8 +167,12 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let base = format!("{server}/api/v1/namespaces/{namespace}");
-    let steps: [(&str, fn(&str) -> Outcome); 4] =
-        [("get", get_pod), ("list", list_pods), ("watch", watch_pods), ("create", create_config_map)];
+    let steps: [(&str, fn(&str) -> Outcome); 4] = [
+        ("get", get_pod),
+        ("list", list_pods),
+        ("watch", watch_pods),
+        ("create", create_config_map),
+    ];
     let mut failed = false;
     for (step, run) in steps {
         match run(&base) {
@@ -126,5 +186,9 @@ fn main() -> ExitCode {
             }
         }
     }
-    if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -30,7 +30,10 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let mut config = prost_build::Config::new();
-    config.protoc_executable(protoc).out_dir(out).include_file("mod.rs");
+    config
+        .protoc_executable(protoc)
+        .out_dir(out)
+        .include_file("mod.rs");
     match config.compile_protos(&protos, &includes) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
