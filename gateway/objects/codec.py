@@ -62,6 +62,9 @@ class Codec(Protocol):
 
     def from_protobuf(self, raw: bytes) -> Obj: ...
 
+    def from_own_protobuf(self, raw: bytes) -> Obj:
+        """Bytes that ``protobuf_raw`` wrote → object: their strings are text already (no check)."""
+
     def to_dict(self, obj: Obj) -> dict[str, Any]:
         """The object as JSON values, with kind and apiVersion (what patches work on)."""
 

@@ -80,6 +80,9 @@ class ProtoCodec:
         return DecodedObject(decoded.message, decoded.api_version, decoded.kind, decoded.violations)
 
     def from_protobuf(self, raw: bytes) -> Message:
+        return with_valid_strings(self.from_own_protobuf(raw))
+
+    def from_own_protobuf(self, raw: bytes) -> Message:
         if nesting.unbounded(self.cls.DESCRIPTOR) and nesting.too_deep(raw, self.cls.DESCRIPTOR):
             raise DecodeError(f"the protobuf object exceeded max depth of {nesting.MAX_DEPTH} (this server's limit)")
         obj = self.cls()
@@ -87,7 +90,7 @@ class ProtoCodec:
             obj.ParseFromString(raw)
         except ProtobufDecodeError as err:
             raise DecodeError(f"the protobuf object is malformed: {err}") from None
-        return with_valid_strings(obj)
+        return obj
 
     def to_dict(self, obj: Message) -> dict[str, Any]:
         return jsonencode.object_to_dict(obj, self.gvk.kind, self.gvk.api_version)

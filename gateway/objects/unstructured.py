@@ -97,6 +97,8 @@ class JSONCodec:
     def from_protobuf(self, raw: bytes) -> Unstructured:
         raise DecodeError(f"{self.gvk.kind} has no protobuf encoding")
 
+    from_own_protobuf = from_protobuf
+
     def to_dict(self, obj: Unstructured) -> dict[str, Any]:
         return self._dict(obj)
 

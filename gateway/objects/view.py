@@ -56,7 +56,7 @@ class ObjectView:
         obj = self._obj
         if obj is None:
             if self._raw is not None:
-                obj = self.codec.from_protobuf(self._raw)
+                obj = self.codec.from_own_protobuf(self._raw)  # made by protobuf_raw (decode_once, at_revision)
             else:
                 assert self._value is not None
                 obj = self.codec.decode(self._value)
