@@ -7,24 +7,33 @@ apply merges the applied configuration and records what it applies (an Apply ent
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
 from protokube.gateway.fieldmanager.fieldpath import Set, make_path
 from protokube.gateway.fieldmanager.manager import FieldManager, Unchanged
 from protokube.gateway.objects.codec import Codec, Obj
-from protokube.gateway.objects.unstructured import OBJECT_META
-from protokube.schema import jsondecode
+from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
+from protokube.schema import deep, goshape, wellknown
 from protokube.schema.registry import Resource
 from protokube.schema.typetree import proto_type
 
 # What a status write may not change in metadata (as the status strategies reset it).
 STATUS_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
+# A managedFields entry's fields that are strings (the others: time, fieldsV1).
+_TEXT_FIELDS = ("manager", "operation", "apiVersion", "fieldsType", "subresource")
 
 
 def now() -> str:
     """The time of a managedFields entry: RFC 3339, seconds, UTC."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return _rfc3339(int(time.time()))
+
+
+@functools.lru_cache(maxsize=2)
+def _rfc3339(seconds: int) -> str:
+    """One second's writes share its text."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def reset_fields(top_level: list[str], status_is_separate: bool) -> dict[str, Set]:
@@ -76,5 +85,23 @@ class Ownership:
 def _set_managed_fields(obj: Obj, entries: list[dict[str, Any]] | None) -> None:
     obj.metadata.ClearField("managedFields")
     if entries:
-        decoded = jsondecode.decode({"managedFields": entries}, OBJECT_META).message
-        obj.metadata.managedFields.extend(decoded.managedFields)
+        obj.metadata.managedFields.extend(_entry(values) for values in entries)
+
+
+def _entry(values: dict[str, Any]) -> meta.ManagedFieldsEntry:
+    """An entry as managedfields.encode writes it (strings, the time in RFC 3339 seconds, fieldsV1 as
+    JSON values), made as the JSON decoder makes it from them (in Go's shape)."""
+    entry = meta.ManagedFieldsEntry(**{name: values[name] for name in _TEXT_FIELDS if name in values})
+    time = values.get("time")
+    if time is not None:
+        entry.time.seconds = _seconds(time)
+    fields = values.get("fieldsV1")
+    if fields is not None:
+        entry.fieldsV1.Raw = deep.dumps(fields)
+    return goshape.normalize(entry)
+
+
+@functools.lru_cache(maxsize=64)
+def _seconds(time: str) -> int:
+    """An entry's time (the request's, mostly: one second's writes share it) in Unix seconds."""
+    return wellknown.parse_time(time)[0]
