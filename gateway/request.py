@@ -88,6 +88,7 @@ class ApiRequest:
         "_body",
         "_body_closed",
         "_body_read",
+        "_body_whole",
         "args",
         "client_cert",
         "headers",
@@ -112,6 +113,7 @@ class ApiRequest:
         self.headers = RequestHeaders(scope["headers"])
         self._body_closed = False  # set by close_body()
         self._body_read: asyncio.Timeout | None = None  # the read of body() in progress, if any
+        self._body_whole = False  # body() has read all of it
         self.request_id = ""  # set by the Audit-Id filter
         self.info: RequestInfo | None = None  # set by the request-info filter
         self.user: UserInfo = ANONYMOUS_USER  # set by the authentication filter
@@ -150,6 +152,7 @@ class ApiRequest:
             raise BodyClosed from None
         finally:
             self._body_read = None
+        self._body_whole = True
         return b"".join(chunks)
 
     def close_body(self) -> None:
@@ -164,6 +167,8 @@ class ApiRequest:
     async def body_received(self, timeout: float, limit: int) -> bool:
         """Whether the rest of the body (what no handler read, dropped) arrives within ``timeout``
         seconds and ``limit`` bytes."""
+        if self._body_whole:  # nothing is left of it
+            return True
         size = 0
         try:
             async with asyncio.timeout(timeout):
