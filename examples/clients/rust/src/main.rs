@@ -17,14 +17,17 @@ mod stubs {
 }
 
 use stubs::k8s::io::api::core::v1::{ConfigMap, Pod, PodList};
-use stubs::k8s::io::apimachinery::pkg::apis::meta::v1::{ObjectMeta, WatchEvent};
+use stubs::k8s::io::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Status, WatchEvent};
 use stubs::k8s::io::apimachinery::pkg::runtime::{TypeMeta, Unknown};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 /// Every protobuf body starts with "k8s" and a zero byte.
 const MAGIC: &[u8] = b"k8s\x00";
 
+/// What a step printed, or why it failed.
 type Outcome = Result<String, String>;
+/// A step's name and what it does, given the namespace's URL.
+type Step = (&'static str, fn(&str) -> Outcome);
 
 /// Opens an envelope: the magic, then a runtime.Unknown whose raw field holds the object.
 fn unwrap(body: &[u8]) -> Result<Unknown, String> {
@@ -151,7 +154,12 @@ fn create_config_map(base: &str) -> Outcome {
         .body_mut()
         .read_to_vec()
         .map_err(|err| err.to_string())?;
-    let stored: ConfigMap = unwrap_as(&body).map_err(|err| format!("{status}: {err}"))?;
+    if status != 201 {
+        // An error is a metav1.Status, enveloped too.
+        let error: Status = unwrap_as(&body).map_err(|err| format!("{status}: {err}"))?;
+        return Err(format!("{status} {}: {}", error.reason(), error.message()));
+    }
+    let stored: ConfigMap = unwrap_as(&body)?;
     let metadata = stored.metadata.unwrap_or_default();
     Ok(format!(
         "created {status} {} uid {}",
@@ -160,6 +168,13 @@ fn create_config_map(base: &str) -> Outcome {
     ))
 }
 
+const STEPS: [Step; 4] = [
+    ("get", get_pod),
+    ("list", list_pods),
+    ("watch", watch_pods),
+    ("create", create_config_map),
+];
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let [_, server, namespace] = args.as_slice() else {
@@ -167,14 +182,8 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let base = format!("{server}/api/v1/namespaces/{namespace}");
-    let steps: [(&str, fn(&str) -> Outcome); 4] = [
-        ("get", get_pod),
-        ("list", list_pods),
-        ("watch", watch_pods),
-        ("create", create_config_map),
-    ];
     let mut failed = false;
-    for (step, run) in steps {
+    for (step, run) in STEPS {
         match run(&base) {
             Ok(result) => {
                 println!("{result}");
