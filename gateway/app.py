@@ -1,4 +1,4 @@
-"""The composition root: every part of the API server, built once, and the ASGI app that serves it.
+"""The composition root: every part of the API server, built once, and the Quart app that serves it.
 
 From the storage backend and the resource registry it builds, per resource, the storage layers
 (object store → watch cache → Cacher), the generic registry store and its subresource storages,
@@ -16,6 +16,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from quart import Quart
+
 # The validation of the kinds whose rules compile CEL or read APF's bounds lives with the layer that
 # owns them (gateway/layers.py); importing it registers it into registry/validation's table.
 import protokube.gateway.admission.policy.validation as policy_validation  # noqa: F401
@@ -27,7 +29,7 @@ from protokube.gateway.admission.context import PluginContext
 from protokube.gateway.admission.options import AdmissionSettings, default_admission
 from protokube.gateway.apiextensions.controller import CustomResourceDefinitionController
 from protokube.gateway.apiextensions.serving import CustomResourceServing
-from protokube.gateway.asgi import ApiASGI, ASGIApp, Receive, Scope, Send, mount
+from protokube.gateway.asgi import mount
 from protokube.gateway.auth.authentication import (
     AudienceAgnostic,
     Authenticator,
@@ -100,8 +102,6 @@ from protokube.gateway.websocket import WebSocketApi
 from protokube.schema.registry import ADDED, Registry, Resource
 
 if TYPE_CHECKING:
-    from quart import Quart
-
     from protokube.gateway.storage.encryption.config import Encryption
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -539,28 +539,9 @@ class APIServer:
         await self.backend.close()
 
 
-def asgi_app(server: APIServer) -> ASGIApp:
-    """What `protokube serve` serves: the API at the ASGI level (gateway/asgi.py), WebSocket requests
-    through the same chain, and a lifespan with nothing to do — no web framework around it."""
-    return ApiASGI(server.handler, lifespan, WebSocketApi(server.handler))
-
-
-async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
-    """The ASGI lifespan protocol: startup and shutdown acknowledged (the server starts and stops
-    its parts itself)."""
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-
-
 def create_app(server: APIServer) -> Quart:
-    """The API hosted by a Quart app, for in-process tests and benchmarks (its test client)."""
-    from quart import Quart  # not at start: `protokube serve` serves asgi_app (Quart's import is ~0.1 s)
-
+    """The Quart app that hosts the server (its lifespan, the scopes that are not the API's), with the
+    API mounted at the ASGI level in front of it."""
     app = Quart(__name__)
     mount(app, server.handler, WebSocketApi(server.handler))
     return app

@@ -4,11 +4,10 @@ Every HTTP request goes from the server straight to the filter chain: its ``ApiR
 from the ASGI scope once, its body read from ``receive`` as it arrives (``RequestBody``), and the
 chain's response written as ASGI messages — in one message when its body is in memory, chunk by
 chunk when it is streamed (watches, large lists). No framework request or response wrapper, context
-variable or routing is made per request, and no web framework is around it: `protokube serve`
-serves ``ApiASGI`` with a lifespan that has nothing to do (app.py's ``asgi_app``). In-process tests
-host it in a Quart app for its test client: ``mount`` puts the API in front of Quart's own
-``asgi_app``, the extension point Quart documents for ASGI middleware. WebSocket scopes go through
-the same chain (gateway/websocket.py).
+variable or routing is made per request. Quart hosts the application around it (its lifespan, and
+the scopes that are not HTTP); ``mount`` puts the API in front of Quart's own ``asgi_app``, the
+extension point Quart documents for ASGI middleware. WebSocket scopes go through the same chain
+(gateway/websocket.py).
 
 While the handler runs, a second task reads ``receive`` (``while_connected``): the body's chunks,
 and the client's disconnect, on which the handler is cancelled (its flow-control seats given back,

@@ -462,7 +462,7 @@ async def run(
 ) -> None:
     """Build the server and serve until SIGTERM or SIGINT; ``main`` launched the embedded storage (if
     any) and the credentials' thread, which work while this imports the server's modules."""
-    from protokube.gateway.app import APIServer, Settings, asgi_app
+    from protokube.gateway.app import APIServer, Settings, create_app
     from protokube.gateway.negotiation.negotiate import Formats
     from protokube.gateway.security import kubeconfig
     from protokube.gateway.serving import listen_socket, serve_app
@@ -531,7 +531,7 @@ async def run(
             loop.add_signal_handler(sig, stop)
         sock = listen_socket(args.listen, reuse_port=shared)
         insecure = listen_socket(args.insecure_listen, reuse_port=shared) if args.insecure_listen else None
-        app = asgi_app(server)
+        app = create_app(server)
         heap.settle()  # what startup built is frozen (protokube/heap.py)
         if args.gateway_index > 0:  # a worker: the first process speaks for all
             await serve_app(

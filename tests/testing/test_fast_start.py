@@ -26,9 +26,9 @@ SERVER_MODULES = (
     "grpc",
     "cryptography",
 )
-# What serve does not use before it is ready, with its defaults: a web framework (the default HTTP
-# server needs none), encryption at rest's providers, the wire explorer, JWTs (no token made or read).
-UNUSED = ("quart", "flask", "hypercorn", "jinja2", "nacl", "protokube.gateway.wireexplorer", "jwt")
+# What serve does not use before it is ready, with its defaults: encryption at rest's providers, the
+# wire explorer, JWTs (no token made or read).
+UNUSED = ("nacl", "protokube.gateway.wireexplorer", "jwt")
 
 
 def imported(log: str) -> set[str]:
