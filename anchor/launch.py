@@ -107,13 +107,26 @@ def _answers(url: str, path: str, **kwargs: Any) -> bool:
         return False
 
 
-@contextmanager
-def etcd(directory: Path) -> Iterator[tuple[str, int]]:
-    """etcd (anchor/build.sh's, else Debian's) on two free ports, its data under ``directory``:
-    (client URL, pid)."""
-    etcd_bin = str(ETCD) if ETCD.exists() else shutil.which("etcd")
-    if etcd_bin is None:
+def etcd_binary(binary: str | None = None) -> str:
+    """``binary``, else anchor/build.sh's etcd, else Debian's."""
+    found = binary or (str(ETCD) if ETCD.exists() else shutil.which("etcd"))
+    if found is None:
         raise RuntimeError("no etcd: run anchor/build.sh or install Debian's etcd-server (make debs)")
+    return found
+
+
+def etcd_version(binary: str | None = None) -> str:
+    """The version ``etcd --version`` prints of etcd_binary(``binary``)."""
+    argv = [etcd_binary(binary), "--version"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True).stdout.split()[2]
+
+
+@contextmanager
+def etcd(directory: Path, binary: str | None = None) -> Iterator[tuple[str, int]]:
+    """etcd (``binary``, else anchor/build.sh's, else Debian's) on two free ports, its data under
+    ``directory``: (client URL, pid)."""
+    etcd_bin = etcd_binary(binary)
+    directory.mkdir(parents=True, exist_ok=True)
     client, peer = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     argv = [etcd_bin, "--name=anchor", f"--data-dir={directory / 'etcd'}", f"--listen-client-urls={client}"]
     argv += [f"--advertise-client-urls={client}", f"--listen-peer-urls={peer}"]

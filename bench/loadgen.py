@@ -9,7 +9,7 @@ being measured. Modes:
   merge) and apply them (server-side apply) for ``seconds`` each: rate and latency of each phase.
 - ``watch``: ``watchers`` concurrent watches of ``path``; prints ``ready`` once all are open, then records the
   delay between the send time a writer put into each object (``"sent":"<unix time>"``) and its arrival, until
-  a line ``stop`` on stdin (or ``max_seconds``).
+  a line ``stop`` on stdin (or ``max_seconds``). With ``tls`` as for ``gets``.
 - ``lists``: sequential GETs of lists, each repeated: the time to the last byte and the body size. With
   ``follow``, continue tokens are followed page by page (``next``: the path the token is appended to).
 - ``gets``: ``clients`` concurrent keep-alive connections GET ``path`` for ``seconds``: rate and latency.
@@ -236,6 +236,7 @@ class WatchProtocol(asyncio.Protocol):
 
 async def watch(cfg: dict) -> dict:
     host, port, count = cfg["host"], cfg["port"], cfg["watchers"]
+    tls = client_tls(cfg["tls"]) if cfg.get("tls") else None
     request = f"GET {cfg['path']} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
     loop = asyncio.get_running_loop()
     latencies: list[float] = []
@@ -247,7 +248,7 @@ async def watch(cfg: dict) -> dict:
         for _ in range(first, min(count, first + 100)):
             opened = loop.create_future()
             transport, protocol = await loop.create_connection(
-                lambda o=opened: WatchProtocol(request, latencies, o), host, port
+                lambda o=opened: WatchProtocol(request, latencies, o), host, port, ssl=tls
             )
             transports.append(transport)
             protocols.append(protocol)

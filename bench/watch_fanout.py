@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -28,11 +29,11 @@ GOAL_P99_MS = 1000.0
 GOAL_COST = 3.0
 
 
-async def write_steadily(host: str, port: int, rate: float, seconds: float) -> dict:
-    """Unconditional updates of the configmap on schedule; returns the PUT latencies."""
+async def write_steadily(host: str, port: int, rate: float, seconds: float, tls: ssl.SSLContext | None = None) -> dict:
+    """Unconditional updates of the configmap on schedule (over ``tls`` if given); returns the PUT latencies."""
     pool: asyncio.Queue[Connection] = asyncio.Queue()
     for _ in range(8):
-        pool.put_nowait(Connection(host, port))
+        pool.put_nowait(Connection(host, port, tls))
     latencies: list[float] = []
     errors = 0
 
