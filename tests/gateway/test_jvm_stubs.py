@@ -1,8 +1,8 @@
 """Kotlin and Java stubs compiled against Maven Central's protobuf runtime (issue 36): Maven builds
 examples/clients/kotlin/pom.xml over what `make stubs` writes — the Kotlin stubs (protoc 36.2's Java
 classes, then their Kotlin DSL) against protobuf-java and protobuf-kotlin 4.36.2, the Java stubs
-(Debian's protoc 3.21) against protobuf-java 3.21.12 — for the files the language clients use. Slow
-(kotlinc takes minutes on 2 busy cores, and Maven fetches the Kotlin compiler on a fresh machine):
+(Debian's protoc 3.21) against protobuf-java 3.21.12 — for every file of proto/. Slow (kotlinc takes
+2 minutes on 2 idle cores, 10 on busy ones, and Maven fetches the Kotlin compiler on a fresh machine):
 run by `make test-clients`. Skipped with the reason where mvn or javac is missing."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def compile_with_maven(source: Path, build: Path, *flags: str) -> Path:
 
 @pytest.mark.timeout(1800)
 def test_kotlin_stubs_compile_against_protobuf_kotlin(tmp_path: Path) -> None:
-    source = stubs("kotlin", tmp_path / "stubs")
+    source = stubs("kotlin", tmp_path / "stubs", ())
     dsl = {path.relative_to(source / "kotlin").with_suffix("") for path in (source / "kotlin").rglob("*Kt.kt")}
     classes = compile_with_maven(source, tmp_path / "build")
     core = classes / "k8s" / "io" / "api" / "core" / "v1"
@@ -44,7 +44,7 @@ def test_kotlin_stubs_compile_against_protobuf_kotlin(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(1800)
 def test_java_stubs_compile_against_protobuf_java_3_21(tmp_path: Path) -> None:
-    source = stubs("java", tmp_path / "stubs")
+    source = stubs("java", tmp_path / "stubs", ())
     classes = compile_with_maven(source, tmp_path / "build", "-Pjava")
     core = classes / "k8s" / "io" / "api" / "core" / "v1"
     assert (core / "Types$Pod.class").exists() and (core / "Types$ConfigMap.class").exists()

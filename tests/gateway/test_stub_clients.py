@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -53,9 +53,10 @@ def stub_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayPro
     process.kill()
 
 
-def stubs(lang: str, out: Path) -> Path:
+def stubs(lang: str, out: Path, protos: Sequence[str] = PROTOS) -> Path:
+    """`make stubs LANG=lang` into out, of protos (none: every file of proto/)."""
     done = subprocess.run(
-        [sys.executable, "-m", "tools.stubs", lang, str(out), *PROTOS],
+        [sys.executable, "-m", "tools.stubs", lang, str(out), *protos],
         cwd=ROOT,
         capture_output=True,
         text=True,
