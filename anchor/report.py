@@ -31,8 +31,9 @@ def ratios(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def _figures(result: dict[str, Any]) -> str:
-    if "expected" in result:  # watchers
-        return f"{result['count']:,}/{result['expected']:,} p50 {result['p50_ms']:.0f} p99 {result['p99_ms']:.0f} ms"
+    if "expected" in result:  # watchers: the share of the expected events delivered, latency
+        delivered = result["count"] / max(result["expected"], 1)
+        return f"{delivered:.0%} p50 {result['p50_ms']:.0f} p99 {result['p99_ms']:.0f} ms"
     if "per_s" in result:
         return f"{result['per_s']:.0f}/s p50 {result['p50_ms']:.1f} ms"
     return f"{result['median_ms']:.0f} ms, {result['bytes'] / 1e6:.1f} MB"
@@ -40,7 +41,7 @@ def _figures(result: dict[str, Any]) -> str:
 
 def _cpu(result: dict[str, Any], ratio: float | None) -> str:
     per = cpu_per_request(result) * 1e3
-    cell = f"{per:.3f} ms" if per < 1 else f"{per:.1f} ms"
+    cell = f"{per * 1e3:.0f} µs" if per < 1 else f"{per:.1f} ms"
     if ratio is not None:
         cell += f" ×{ratio:.2f}"
     return cell + f" (load {result['load_avg'][0]:.1f})"
@@ -56,9 +57,10 @@ def table(results: dict[str, Any]) -> str:
         lines.append(f"{'  CPU per request (× kube, load)':{WIDTH}}" + "".join(f"{c:{WIDTH}}" for c in cells))
         clients = [results[label][load].get("client_cpu_s") for label in labels]
         if all(clients):
+            windows = [results[label][load]["window_s"] for label in labels]
             cells = [
-                f"{sum(c.values()):.1f} s in {results[label][load]['window_s']:.0f} s"
-                for label, c in zip(labels, clients, strict=True)
+                f"{sum(c.values()):.1f} s in {w:.0f} s ({sum(c.values()) / w:.0%} of a core)"
+                for c, w in zip(clients, windows, strict=True)
             ]
             lines.append(f"{'  load generator + writer CPU':{WIDTH}}" + "".join(f"{c:{WIDTH}}" for c in cells))
     return "\n".join(lines)
