@@ -15,7 +15,8 @@ import datetime
 import itertools
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from tests.gateway.helpers import GatewayProcess, Kubectl, kubectl_path, watch_lines
-from tests.gateway.test_authorization import binding, eventually_status, role, user
+from tests.gateway.test_authorization import SETTLE, binding, eventually_status, role, user
 
 GROUP_VERSION = "/apis/certificates.k8s.io/v1alpha1"
 BUNDLES = f"{GROUP_VERSION}/clustertrustbundles"
@@ -353,6 +354,14 @@ def grant(admin: httpx.Client, name: str, rules: list[dict[str, Any]]) -> None:
     assert admin.post("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", json=bound).status_code == 201
 
 
+def eventually_403(attempt: Callable[[], httpx.Response]) -> httpx.Response:
+    """The answer once it is 403 (a removed grant reaches the authorizer through a watch)."""
+    deadline = time.monotonic() + SETTLE
+    while (answer := attempt()).status_code != 403 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return answer
+
+
 def test_attest_is_needed_for_a_signer(admin: httpx.Client, attester: httpx.Client) -> None:
     """RBAC lets the attester write bundles; admission wants ``attest`` on the signer as well, on
     create and on update, by the signer's name or its domain's wildcard; unsigned bundles need none."""
@@ -378,11 +387,16 @@ def test_attest_is_needed_for_a_signer(admin: httpx.Client, attester: httpx.Clie
     assert attester.post(BUNDLES, json=bundle(elsewhere, other)).json() == forbidden(elsewhere, other)
     # Taking the grant away: an update is checked too, but one of owner references only is not.
     assert admin.delete("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/ctb-attester").status_code == 200
-    changed = created.json()
-    changed["spec"]["trustBundle"] = ROOT + certificate_pem("second")
     path = f"{BUNDLES}/{name}"
-    assert eventually_status(attester, "PUT", path, 403, json=changed).json() == forbidden(name, SIGNER)
-    finalized = {**created.json(), "metadata": {**created.json()["metadata"], "finalizers": ["example.com/keep"]}}
+    second = ROOT + certificate_pem("second")
+
+    def changed() -> dict[str, Any]:  # from the latest: an update the authorizer allowed until the
+        latest = admin.get(path).json()  # grant's removal reached it has changed the object
+        return {**latest, "spec": {**latest["spec"], "trustBundle": second}}
+
+    assert eventually_403(lambda: attester.put(path, json=changed())).json() == forbidden(name, SIGNER)
+    latest = admin.get(path).json()
+    finalized = {**latest, "metadata": {**latest["metadata"], "finalizers": ["example.com/keep"]}}
     assert attester.put(path, json=finalized).status_code == 200
     patch = {"metadata": {"finalizers": None}}
     headers = {"Content-Type": "application/merge-patch+json"}
