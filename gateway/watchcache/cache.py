@@ -38,6 +38,11 @@ BLOCK_TIMEOUT = 3.0
 INITIAL_LIST_PAGE = 10_000
 # Seconds between attempts to re-establish the storage watch (doubling up to the maximum).
 RETRY_MIN, RETRY_MAX = 0.2, 2.0
+# Seconds a consistent read waits for the answer to its progress request before asking again, and
+# checking storage's current revision (upstream's progressRequester asks every 100 ms). etcd 3.6
+# drops a progress request while its watcher is catching up, or when nothing was written since the
+# watch started: such a request is never answered.
+PROGRESS_RETRY = 0.1
 
 
 def is_progress(response: object) -> bool:
@@ -81,11 +86,16 @@ class WatchCache:
         self.ready = asyncio.Event()
         self._advanced = asyncio.Event()
         self._watch: Watch | None = None
-        # Consistent reads: readers gathered for the next progress request, requests sent, unsendable.
+        # Consistent reads: readers gathered for the next progress request; those asked for and not
+        # yet confirmed; per progress request sent on this watch, in order, the readers it was sent
+        # for (an answer comes after storage received its request or a later one, so the oldest
+        # request's readers are confirmed by each answer, whatever requests storage dropped).
         self._gathering: asyncio.Future[None] | None = None
         self._urgent = False  # a foreground reader is among the gathered (gateway/lanes.py)
-        self._in_flight: deque[asyncio.Future[None]] = deque()
-        self._unsent: list[asyncio.Future[None]] = []
+        self._pending: list[asyncio.Future[None]] = []
+        self._requests: deque[list[asyncio.Future[None]]] = deque()
+        self._retry: asyncio.TimerHandle | None = None
+        self._checking: asyncio.Task[None] | None = None  # a confirmation by storage's revision
 
     # ---- feeding ---------------------------------------------------------------------------
     def _entry(self, kv: KeyValue) -> Entry | None:
@@ -134,19 +144,14 @@ class WatchCache:
                     loaded = True
                 async with self.backend.watch(self.prefix, prefix_end(self.prefix), self.revision + 1) as watch:
                     self._watch = watch
-                    for waiting in self._unsent:  # asked while disconnected: ask now
-                        self._send(waiting)
-                    self._unsent.clear()
-                    self._send_gathered()
+                    self._send_gathered()  # with those asked for on the broken watch
                     async for response in watch.responses():
                         for event in response.events:
                             self._apply(event)
                         if is_progress(response):
                             self._advance(response.header.revision)
-                        if response.watch_id == -1 and self._in_flight:  # answers our oldest request
-                            self._in_flight.popleft().set_result(None)
-                            if self._gathering is not None and not self._in_flight:
-                                self._schedule_send()  # for the readers who came meanwhile
+                        if response.watch_id == -1 and self._requests:  # answers our oldest request
+                            self._confirm(self._requests.popleft())
                         delay = RETRY_MIN  # connected and receiving again
             except asyncio.CancelledError:
                 raise
@@ -158,8 +163,7 @@ class WatchCache:
                 log.warning("watch cache of %s resumes from revision %d: %s", self.resource.plural, self.revision, err)
             finally:
                 self._watch = None
-                self._unsent.extend(self._in_flight)  # unanswered: asked again once reconnected
-                self._in_flight.clear()
+                self._requests.clear()  # their readers are asked for again once the watch resumes
             await asyncio.sleep(delay)
             delay = min(delay * 2, RETRY_MAX)
 
@@ -260,7 +264,7 @@ class WatchCache:
             if self._gathering is None:
                 self._gathering = asyncio.get_running_loop().create_future()
             self._urgent = urgent
-            if not self._in_flight:
+            if not self._pending:
                 self._schedule_send()
         waiting = self._gathering
         try:
@@ -278,18 +282,50 @@ class WatchCache:
         lanes.call_when_resting(self._send_gathered, after_background=not self._urgent)
 
     def _send_gathered(self) -> None:
-        waiting, self._gathering = self._gathering, None
-        if waiting is None:
+        """A progress request for every reader not yet confirmed (none while disconnected), and a
+        retry if its answer does not come soon."""
+        if self._gathering is not None:
+            self._pending.append(self._gathering)
+            self._gathering = None
+        if not self._pending or self._watch is None:
             return
-        if self._watch is None:
-            self._unsent.append(waiting)
-        else:
-            self._send(waiting)
-
-    def _send(self, waiting: asyncio.Future[None]) -> None:
-        assert self._watch is not None
-        self._in_flight.append(waiting)
+        self._requests.append(list(self._pending))
         self._watch.request_progress()
+        if self._retry is None:
+            self._retry = asyncio.get_running_loop().call_later(PROGRESS_RETRY, self._ask_again)
+
+    def _confirm(self, readers: list[asyncio.Future[None]]) -> None:
+        """These readers' reads may be served: the cache holds what storage had when they came."""
+        for waiting in readers:
+            if not waiting.done():
+                waiting.set_result(None)
+        self._pending = [waiting for waiting in self._pending if not waiting.done()]
+        if not self._pending and self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
+        if self._gathering is not None and not self._pending:
+            self._schedule_send()  # for the readers who came meanwhile
+
+    def _ask_again(self) -> None:
+        """No answer yet: ask again, and confirm by storage's current revision meanwhile (a request
+        storage dropped is never answered)."""
+        self._retry = None
+        self._pending = [waiting for waiting in self._pending if not waiting.done()]
+        if self._pending and (self._checking is None or self._checking.done()):
+            self._checking = asyncio.get_running_loop().create_task(self._confirm_by_revision(list(self._pending)))
+            self._checking.add_done_callback(_log_failure)
+        self._send_gathered()
+
+    async def _confirm_by_revision(self, readers: list[asyncio.Future[None]]) -> None:
+        """Confirm ``readers`` once the cache reaches the revision storage has now (upstream's
+        consistent read: the current revision, then waiting until fresh), within BLOCK_TIMEOUT."""
+        current = await self.backend.current_revision()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(BLOCK_TIMEOUT):
+                while self.revision < current and not all(waiting.done() for waiting in readers):
+                    await self._advanced.wait()
+        if self.revision >= current:
+            self._confirm(readers)
 
     # ---- reading ---------------------------------------------------------------------------
     def entries(self, namespace: str = "", start_key: str = "") -> Iterator[Entry]:
@@ -377,3 +413,9 @@ def _scope(watcher: CacheWatcher) -> tuple[str, str]:
     """What a watch asks for, as upstream's watch tracker keys it: its namespace ("" for all) and
     the one object it names ("" for all)."""
     return watcher.filter.namespace, watcher.filter.fields.exact_name() or ""
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """A revision check that failed (storage unreachable): its readers wait for the next answer."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("consistent read check failed: %s", task.exception())
