@@ -169,7 +169,7 @@ anchor-diff: $(STAMP) debs
 
 anchor-bench: $(STAMP) debs
 	anchor/build.sh
-	$(BIN)/python -m anchor.bench --protokube-etcd /usr/bin/etcd $(ANCHOR_BENCH_ARGS)
+	$(BIN)/python -m anchor.bench $(ANCHOR_BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .gen-check build dist stubs bench/results .hypothesis .fuzz .cache examples/clients/typescript/node_modules \
