@@ -24,15 +24,13 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from anchor import launch, report, watchers
 from anchor.differential.__main__ import PROTOKUBE_ARGS
-from bench.common import Gateway, cpu_seconds, gateway, latency_summary, loadgen
+from anchor.launch import Server
+from bench.common import Gateway, gateway, latency_summary, loadgen
 from bench.pods import pod_dict
 from protokube.gateway.security import certs
 
@@ -40,30 +38,6 @@ NS = "bench"
 PODS = f"/api/v1/namespaces/{NS}/pods"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 KUBE = report.KUBE
-
-
-@dataclass(frozen=True, slots=True)
-class Server:
-    """A server under load: its URL, TLS files and the pids whose CPU is its cost."""
-
-    label: str
-    url: str
-    pki: certs.TLSFiles
-    pids: dict[str, int]
-
-    def client(self) -> httpx.Client:
-        return launch.admin_client(self.url, self.pki)
-
-    def cpu(self) -> dict[str, float]:
-        return {name: cpu_seconds(pid) for name, pid in self.pids.items()}
-
-    def address(self) -> tuple[str, int]:
-        host, port = self.url.removeprefix("https://").split(":")
-        return host, int(port)
-
-    def tls_files(self) -> dict[str, str]:
-        """The CA and admin certificate files, as bench.loadgen's ``tls`` takes them."""
-        return {"ca": str(self.pki.ca.cert), "cert": str(self.pki.admin.cert), "key": str(self.pki.admin.key)}
 
 
 def _children(pid: int) -> list[int]:

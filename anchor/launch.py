@@ -27,7 +27,7 @@ import httpx
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from bench.common import free_port
+from bench.common import cpu_seconds, free_port
 from protokube.gateway.security import certs, kubeconfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +62,30 @@ def admin_client(url: str, pki: certs.TLSFiles, **kwargs: Any) -> httpx.Client:
     context = ssl.create_default_context(cafile=pki.ca.cert)
     context.load_cert_chain(pki.admin.cert, pki.admin.key)
     return httpx.Client(base_url=url, verify=context, timeout=60, **kwargs)
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """A server under load: its URL, TLS files and the pids whose CPU is its cost."""
+
+    label: str
+    url: str
+    pki: certs.TLSFiles
+    pids: dict[str, int]
+
+    def client(self) -> httpx.Client:
+        return admin_client(self.url, self.pki)
+
+    def cpu(self) -> dict[str, float]:
+        return {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+
+    def address(self) -> tuple[str, int]:
+        host, port = self.url.removeprefix("https://").split(":")
+        return host, int(port)
+
+    def tls_files(self) -> dict[str, str]:
+        """The CA and admin certificate files, as bench.loadgen's ``tls`` takes them."""
+        return {"ca": str(self.pki.ca.cert), "cert": str(self.pki.admin.cert), "key": str(self.pki.admin.key)}
 
 
 def _service_account_keys(directory: Path) -> tuple[Path, Path]:

@@ -21,7 +21,7 @@ from bench.loadgen import client_tls, configmap
 from bench.watch_fanout import COLLECTION, NAME, write_steadily
 
 if TYPE_CHECKING:
-    from anchor.bench import Server
+    from anchor.launch import Server
 
 SETTLE_SECONDS = 1.0  # after the last write: deliveries still on their way
 
