@@ -11,16 +11,6 @@ WithTimeoutForNonLongRunningRequests).
 - Long-running requests (watches; attach, exec, log, portforward and proxy subresources) get no
   deadline here; a watch without ``timeoutSeconds`` lasts ``--min-request-timeout`` (1800 s) times
   [1, 2) (``watch_timeout`` of handlers/watch.py), so that watches of many clients do not all end at once.
-
-The handler runs in a task of its own (with the deadline in its context, REQUEST_DEADLINE), which
-the request's task waits for until the deadline. A read answered from memory (GET or LIST at
-``resourceVersion=0``, and reads outside the resources: discovery, /version, OpenAPI) starts in
-the request's task instead, and mostly ends there without waiting for anything: then no task, no
-timer and no wake-up of the request's task are made for it (together about a third of such a
-GET's CPU). When it does wait (APF queues it), it goes on in a task of its own from where it waits,
-as every other request. Only such reads start so: code that takes ``asyncio.current_task()`` (an
-``asyncio.timeout``: the watch cache's consistent reads, webhooks, quota evaluation, the body's
-read) would take the request's task in that first step, not the handler's.
 """
 
 from __future__ import annotations
@@ -29,10 +19,8 @@ import asyncio
 import contextvars
 import logging
 import time
-import types
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable
 from functools import partial
-from typing import Any, cast
 
 from protokube.gateway import errors
 from protokube.gateway.request import REQUEST_DEADLINE, ApiRequest, Handler, Response
@@ -57,15 +45,6 @@ def long_running(info: RequestInfo | None) -> bool:
     if info is None:
         return False
     return info.verb in LONG_RUNNING_VERBS or info.subresource in LONG_RUNNING_SUBRESOURCES
-
-
-def _answered_from_memory(request: ApiRequest) -> bool:
-    """A read that is answered without waiting for storage or anything else (see the module's
-    docstring): GET or LIST at resourceVersion 0, or a read outside the resources."""
-    info = request.info
-    if info is None or info.verb not in ("get", "list"):
-        return False
-    return not info.is_resource_request or request.args.get("resourceVersion") == "0"
 
 
 def _requested_timeout(request: ApiRequest) -> float | None:
@@ -103,17 +82,10 @@ class RequestTimeout:
             timeout = requested
         if timeout <= 0:
             return await self.next(request)
+        loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
         context.run(REQUEST_DEADLINE.set, time.monotonic() + timeout)
-        running = cast(Coroutine[Any, Any, Response], self.next(request))  # every handler is a coroutine function
-        if _answered_from_memory(request):
-            try:
-                waits_on = context.run(running.send, None)  # its first step, here (as an eager task's)
-            except StopIteration as done:
-                return cast(Response, done.value)  # answered without waiting
-            running = cast(Coroutine[Any, Any, Response], _resumed(running, waits_on))
-        loop = asyncio.get_running_loop()
-        handler = loop.create_task(running, context=context)
+        handler = loop.create_task(self.next(request), context=context)
         settled = loop.create_future()  # by the handler's end or the deadline, whichever comes first
         settle = partial(_settle, settled)
         handler.add_done_callback(settle)
@@ -130,26 +102,6 @@ class RequestTimeout:
         request.close_body()
         handler.add_done_callback(_post_timeout(request, time.monotonic()))
         return Response(TIMEOUT_BODY, status=504, content_type="text/plain; charset=utf-8")
-
-
-@types.coroutine
-def _resumed(running: Coroutine[Any, Any, Response], waits_on: Any) -> Generator[Any, None, Response]:
-    """The rest of a coroutine whose first step has run and yielded ``waits_on`` (the future it
-    waits for, or None after a bare yield), to run as a task: yields that first, as the coroutine
-    would have to its task, then hands it over."""
-    while True:
-        try:
-            yield waits_on
-        except GeneratorExit:
-            running.close()
-            raise
-        except BaseException as err:  # the task's cancellation, thrown in where the coroutine waits
-            try:
-                waits_on = running.throw(err)
-            except StopIteration as done:
-                return done.value
-            continue
-        return (yield from running)
 
 
 def _settle(settled: asyncio.Future[None], *_: object) -> None:
