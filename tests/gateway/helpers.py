@@ -353,3 +353,39 @@ def store_copies(server: GatewayProcess, key: str, total: int) -> None:
                 )
                 puts.append(rpc.RequestOp(request_put=put))
             kv.Txn(rpc.TxnRequest(success=puts), timeout=30)
+
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def namespaced_crd(group: str, plural: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """A namespaced CRD of ``group``, one served and stored version v1, whose objects' spec has the
+    schema ``spec``."""
+    kind = plural.capitalize()[:-1]
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": f"{kind}List"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
+                }
+            ],
+        },
+    }
+
+
+def install_crd(client: httpx.Client, body: dict[str, Any]) -> str:
+    """Create the CRD, wait until it is served; its objects' path in namespace default."""
+    made = client.post(CRDS, json=body)
+    assert made.status_code == 201, made.text
+    path = f"/apis/{body['spec']['group']}/v1/namespaces/default/{body['spec']['names']['plural']}"
+    assert eventually(lambda: client.get(path).status_code == 200)
+    return path

@@ -22,9 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from .helpers import GatewayProcess, eventually
+from .helpers import CRDS, GatewayProcess, eventually, install_crd, namespaced_crd
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP = "cost.example.com"
 QUADRATIC = "self.items.all(x, self.items.all(y, x == y || x != y))"
 HINT = (
@@ -41,45 +40,12 @@ OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further
 TWENTY_SCANS = "[" + ", ".join(str(i) for i in range(20)) + "].all(i, !self.text.contains('zz'))"
 
 
-def crd(plural: str, spec: dict[str, Any]) -> dict[str, Any]:
-    """A namespaced CRD of group cost.example.com whose objects' spec has the schema ``spec``."""
-    kind = plural.capitalize()[:-1]
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": f"{kind}List"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
-                }
-            ],
-        },
-    }
-
-
 def items_spec(items: dict[str, Any], rule: str = QUADRATIC, **bounds: Any) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {"items": {"type": "array", "items": items, **bounds}},
         "x-kubernetes-validations": [{"rule": rule}],
     }
-
-
-def install(client: httpx.Client, body: dict[str, Any]) -> str:
-    """Create the CRD, wait until it is served; its objects' path in namespace default."""
-    made = client.post(CRDS, json=body)
-    assert made.status_code == 201, made.text
-    plural = body["spec"]["names"]["plural"]
-    path = f"/apis/{GROUP}/v1/namespaces/default/{plural}"
-    assert eventually(lambda: client.get(path).status_code == 200)
-    return path
 
 
 def custom(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -107,11 +73,13 @@ def api(cost_server: GatewayProcess) -> Iterator[httpx.Client]:
 def squares(api: httpx.Client) -> str:
     """Square objects: a quadratic rule over up to 700 short strings, within the static budget
     (about 7.8 million), though 700 items cost past the runtime per-call limit of 1 million."""
-    return install(api, crd("squares", items_spec({"type": "string", "maxLength": 8}, maxItems=700)))
+    return install_crd(
+        api, namespaced_crd(GROUP, "squares", items_spec({"type": "string", "maxLength": 8}, maxItems=700))
+    )
 
 
 def test_quadratic_rule_over_an_unbounded_list_is_refused(api: httpx.Client) -> None:
-    response = api.post(CRDS, json=crd("unboundeds", items_spec({"type": "string"})))
+    response = api.post(CRDS, json=namespaced_crd(GROUP, "unboundeds", items_spec({"type": "string"})))
     assert response.status_code == 422, response.text
     status = response.json()
     schema = "spec.versions[0].schema.openAPIV3Schema"
@@ -145,13 +113,13 @@ def test_rule_on_each_item_of_an_unbounded_list_counts_every_item(api: httpx.Cli
     """A rule under an unbounded list runs for each of the million items a request may hold."""
     items = {"type": "string", "x-kubernetes-validations": [{"rule": "self.lowerAscii() == self"}]}
     spec = {"type": "object", "properties": {"items": {"type": "array", "items": items}}}
-    response = api.post(CRDS, json=crd("eaches", spec))
+    response = api.post(CRDS, json=namespaced_crd(GROUP, "eaches", spec))
     assert response.status_code == 422, response.text
     fields = [c["field"] for c in response.json()["details"]["causes"]]
     items_path = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[items].items"
     assert fields[0] == f"{items_path}.x-kubernetes-validations[0].rule"
     bounded = {**spec, "properties": {"items": {"type": "array", "maxItems": 100, "items": {**items, "maxLength": 64}}}}
-    path = install(api, crd("boundeds", bounded))
+    path = install_crd(api, namespaced_crd(GROUP, "boundeds", bounded))
     made = api.post(path, json=custom("Bounded", "fine", {"items": ["a", "b"]}))
     assert made.status_code == 201, made.text
     refused = api.post(path, json=custom("Bounded", "upper", {"items": ["a", "B"]}))
@@ -174,7 +142,7 @@ def test_the_estimate_refuses_where_upstream_does(
         rules = [{"rule": "self.all(x, x.contains('gpu'))"}]
         items = {"type": "string", "maxLength": max_length}
         array = {"type": "array", "maxItems": count, "items": items, "x-kubernetes-validations": rules}
-        return crd(plural, {"type": "object", "properties": {"tags": array}})
+        return namespaced_crd(GROUP, plural, {"type": "object", "properties": {"tags": array}})
 
     refused = api.post(CRDS, json=tags(max_items + 1))
     assert refused.status_code == 422, refused.text
@@ -184,7 +152,7 @@ def test_the_estimate_refuses_where_upstream_does(
             f"Forbidden: estimated rule cost exceeds budget by factor of {factor} {HINT}",
         )
     ]
-    install(api, tags(max_items))
+    install_crd(api, tags(max_items))
 
 
 def test_the_same_rule_with_bounds_is_accepted_and_enforced(api: httpx.Client, squares: str) -> None:
@@ -201,7 +169,7 @@ def test_a_rule_past_the_per_call_limit_is_refused_at_once(api: httpx.Client) ->
         "properties": {"text": {"type": "string", "maxLength": 1_000_000}},
         "x-kubernetes-validations": [{"rule": TWENTY_SCANS}],
     }
-    path = install(api, crd("scans", spec))
+    path = install_crd(api, namespaced_crd(GROUP, "scans", spec))
     started = time.monotonic()
     response = api.post(path, json=custom("Scan", "long", {"text": "a" * 1_000_000}))
     elapsed = time.monotonic() - started
@@ -223,7 +191,7 @@ def test_an_object_past_the_runtime_budget_is_refused(api: httpx.Client) -> None
         "properties": {"text": {"type": "string", "maxLength": 1_000_000}},
         "x-kubernetes-validations": rules,
     }
-    path = install(api, crd("budgets", spec))
+    path = install_crd(api, namespaced_crd(GROUP, "budgets", spec))
     started = time.monotonic()
     response = api.post(path, json=custom("Budget", "long", {"text": "a" * 1_000_000}))
     elapsed = time.monotonic() - started
@@ -300,7 +268,9 @@ def test_sigterm_stops_a_server_during_an_expensive_evaluation(tmp_path: Path) -
     server = GatewayProcess(tmp_path / "sigterm").start()
     try:
         with httpx.Client(base_url=server.url, timeout=120) as client:
-            path = install(client, crd("squares", items_spec({"type": "string", "maxLength": 8}, maxItems=700)))
+            path = install_crd(
+                client, namespaced_crd(GROUP, "squares", items_spec({"type": "string", "maxLength": 8}, maxItems=700))
+            )
             body = custom("Square", "big", {"items": quadratic_items(700)})
             submitter = threading.Thread(target=lambda: _post_ignoring_errors(server, path, body), daemon=True)
             submitter.start()

@@ -15,44 +15,17 @@ from typing import Any
 import httpx
 import pytest
 
-from .helpers import GatewayProcess, eventually
+from .helpers import CRDS, GatewayProcess, install_crd, namespaced_crd
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP = "regex.example.com"
 RULE_FIELD = "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
 
 
 def crd(plural: str, properties: dict[str, Any], rules: list[dict[str, str]]) -> dict[str, Any]:
     """A namespaced CRD whose objects' spec has these properties and rules."""
-    kind = plural.capitalize()[:-1]
-    spec = {"type": "object", "properties": properties, "x-kubernetes-validations": rules}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": f"{kind}List"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
-                }
-            ],
-        },
-    }
-
-
-def install(client: httpx.Client, body: dict[str, Any]) -> str:
-    """Create the CRD, wait until it is served; its objects' path in namespace default."""
-    made = client.post(CRDS, json=body)
-    assert made.status_code == 201, made.text
-    path = f"/apis/{GROUP}/v1/namespaces/default/{body['spec']['names']['plural']}"
-    assert eventually(lambda: client.get(path).status_code == 200)
-    return path
+    return namespaced_crd(
+        GROUP, plural, {"type": "object", "properties": properties, "x-kubernetes-validations": rules}
+    )
 
 
 def custom(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +59,7 @@ def test_a_backtracking_pattern_is_answered_while_others_are_served(
         {"rule": f"self.text.find('{BACKTRACKING}') == ''"},
         {"rule": f"self.text.findAll('{BACKTRACKING}').size() == 0"},
     ]
-    path = install(api, crd("lines", {"text": TEXT}, rules))
+    path = install_crd(api, crd("lines", {"text": TEXT}, rules))
     outcome: dict[str, httpx.Response] = {}
 
     def submit() -> None:
@@ -143,7 +116,7 @@ def probes(api: httpx.Client) -> str:
         {"rule": "self.text.find(self.pattern) != 'x'"},
         {"rule": "self.text.findAll(self.pattern).size() >= 0"},
     ]
-    return install(api, crd("probes", PATTERNS, rules))
+    return install_crd(api, crd("probes", PATTERNS, rules))
 
 
 def test_a_pattern_from_the_object_is_refused_when_the_rule_runs(api: httpx.Client, probes: str) -> None:
@@ -199,7 +172,7 @@ def results(api: httpx.Client) -> str:
         {"rule": "self.text.findAll(self.pattern, self.limit) == self.all", "messageExpression": listed},
         {"rule": "self.text.matches(self.pattern) == self.matched", "messageExpression": "'not that'"},
     ]
-    return install(api, crd("results", properties, rules))
+    return install_crd(api, crd("results", properties, rules))
 
 
 @pytest.mark.parametrize(("text", "pattern", "limit", "found", "all_", "matched"), CASES)
