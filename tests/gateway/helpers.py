@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import os
 import re
@@ -22,6 +23,9 @@ from typing import Any
 import grpc
 import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from protokube.gen.etcdserverpb import rpc_pb2 as rpc
 from protokube.gen.etcdserverpb import rpc_pb2_grpc as rpc_grpc
@@ -389,3 +393,21 @@ def install_crd(client: httpx.Client, body: dict[str, Any]) -> str:
     path = f"/apis/{body['spec']['group']}/v1/namespaces/default/{body['spec']['names']['plural']}"
     assert eventually(lambda: client.get(path).status_code == 200)
     return path
+
+
+def self_signed_pem(name: x509.Name, key: ec.EllipticCurvePrivateKey, *, ca: bool = False) -> bytes:
+    """A certificate of ``name`` signed by its own ``key``, valid for an hour; a CA (basic constraints,
+    critical) when asked."""
+    now = datetime.datetime.now(datetime.UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(hours=1))
+    )
+    if ca:
+        builder = builder.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+    return builder.sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)

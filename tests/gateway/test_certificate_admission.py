@@ -11,7 +11,6 @@ cluster-scoped, and the server is shared with other modules.
 from __future__ import annotations
 
 import base64
-import datetime
 import itertools
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +22,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from .helpers import self_signed_pem
 
 CSRS = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
@@ -57,19 +58,7 @@ def csr(name: str, organizations: tuple[str, ...] = (), signer: str = CLIENT_SIG
 
 def certificate(common_name: str) -> str:
     """A self-signed certificate, base64 of its PEM as status.certificate carries it."""
-    now = datetime.datetime.now(datetime.UTC)
-    name = subject(common_name, ())
-    issued = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(KEY.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now)
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .sign(KEY, hashes.SHA256())
-    )
-    return base64.b64encode(issued.public_bytes(serialization.Encoding.PEM)).decode()
+    return base64.b64encode(self_signed_pem(subject(common_name, ()), KEY)).decode()
 
 
 def forbidden(name: str, reason: str) -> dict[str, Any]:

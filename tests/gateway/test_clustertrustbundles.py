@@ -11,7 +11,6 @@ admin is the insecure listener (system:masters). Not served by default: the shar
 
 from __future__ import annotations
 
-import datetime
 import itertools
 import subprocess
 import sys
@@ -23,11 +22,11 @@ from typing import Any
 import httpx
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.gateway.helpers import GatewayProcess, Kubectl, kubectl_path, watch_lines
+from tests.gateway.helpers import GatewayProcess, Kubectl, kubectl_path, self_signed_pem, watch_lines
 from tests.gateway.test_authorization import SETTLE, binding, eventually_status, role, user
 
 GROUP_VERSION = "/apis/certificates.k8s.io/v1alpha1"
@@ -46,20 +45,7 @@ _names = itertools.count()
 
 def certificate_pem(common_name: str, ca: bool = True) -> str:
     """A self-signed certificate, a CA unless ``ca`` is false (no basic constraints then)."""
-    now = datetime.datetime.now(datetime.UTC)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(KEY.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now)
-        .not_valid_after(now + datetime.timedelta(hours=1))
-    )
-    if ca:
-        builder = builder.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-    return builder.sign(KEY, hashes.SHA256()).public_bytes(serialization.Encoding.PEM).decode()
+    return self_signed_pem(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]), KEY, ca=ca).decode()
 
 
 ROOT = certificate_pem("root")
