@@ -326,6 +326,12 @@ func stepRelist(e *env, step string) {
 
 	_, err = cms.Create(e.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cg-rl-a", Labels: map[string]string{"rl": "yes"}}}, metav1.CreateOptions{})
 	check(err, "create a")
+	// A list from resourceVersion 0 may be served by a watch cache that has not seen the create yet
+	// (so it does upstream): the informer below must start from a list that holds cg-rl-a.
+	eventually(e, "a list from resourceVersion 0 that holds cg-rl-a", func() bool {
+		list, err := cms.List(e.ctx, metav1.ListOptions{LabelSelector: "rl=yes", ResourceVersion: "0"})
+		return err == nil && len(list.Items) == 1
+	})
 	var mu sync.Mutex
 	var calls []string
 	forced := false
