@@ -384,12 +384,13 @@ func stepPaging(e *env, step string) {
 	if !apierrors.IsBadRequest(err) {
 		fail("a bogus continue token: want BadRequest, got %v", describe(err))
 	}
-	// resourceVersion="0" (any), and Exact at the first page's resourceVersion.
-	any, err := c.List(e.ctx, metav1.ListOptions{LabelSelector: "paging=yes", ResourceVersion: "0"})
-	check(err, "list at resourceVersion 0")
-	if len(any.Items) != total-1 {
-		fail("list at resourceVersion 0 has %d items, want %d", len(any.Items), total-1)
-	}
+	// resourceVersion="0" (any: served by the watch cache, which sees the delete soon, not at once),
+	// and Exact at the first page's resourceVersion.
+	eventually(e, fmt.Sprintf("a list at resourceVersion 0 with %d items", total-1), func() bool {
+		any, err := c.List(e.ctx, metav1.ListOptions{LabelSelector: "paging=yes", ResourceVersion: "0"})
+		check(err, "list at resourceVersion 0")
+		return len(any.Items) == total-1
+	})
 	exact, err := c.List(e.ctx, metav1.ListOptions{LabelSelector: "paging=yes", ResourceVersion: first, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 	check(err, "list Exact at %s", first)
 	if len(exact.Items) != total || exact.ResourceVersion != first {
