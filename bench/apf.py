@@ -20,6 +20,12 @@
   etcd_request_duration_seconds). The gateway is one event loop: the elephant's executing
   requests run in its background lane (gateway/lanes.py), or the mouse would wait for
   their steps at each of its awaits.
+- Isolation, as upstream's own APF test measures it (TestConcurrencyIsolation): each elephant write
+  holds its seat 200 ms without CPU (a validating webhook that waits), so the elephant fills its level
+  while the server's CPU is not saturated, and the mouse reads in a level of its own (goal: its p99
+  ≤ 2× alone); a reader in the elephant's level is shown beside it.
+- The first scenario on ``--gateways 2`` (no goal: each process has its own seats, and a 2-core
+  machine shares its cores between the gateways, the load generators and storage).
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from http.client import HTTPConnection
 from pathlib import Path
 
 from bench.common import (
+    Gateway,
     Row,
     at_least,
     at_most,
@@ -44,14 +52,18 @@ from bench.common import (
     ratio_row,
     request,
     run_json,
+    wait_for,
 )
 from bench.http_ceiling import wrk
+from tests.gateway.webhookserver import WebhookServer, slow
 
 CONCURRENCY = 16
 COST_GOAL = 0.9
 FAIRNESS_GOAL = 2.0
 ELEPHANTS = 60
 FC = "/apis/flowcontrol.apiserver.k8s.io/v1"
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+SLOW_SECONDS = 0.2  # upstream's fakeworkDuration
 SMALL = ("--max-requests-inflight", "4", "--max-mutating-requests-inflight", "2")
 ALLOW = ("--authorization-mode", "AlwaysAllow")  # impersonated users may read and write
 LEVEL = {
@@ -126,40 +138,114 @@ def cost(quick: bool, tmp: Path) -> dict:
     return {"seconds_per_run": seconds, "rounds": rounds, "clients": CONCURRENCY, **best}
 
 
-def fairness(quick: bool, tmp: Path) -> dict:
+def _setup(gw: Gateway) -> dict:
+    """The configmap the readers read, the two levels and a FlowSchema per user; the loads' common config."""
+    _create(gw, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "bench"}})
+    _create(gw, f"{FC}/prioritylevelconfigurations", LEVEL)
+    _create(gw, f"{FC}/prioritylevelconfigurations", {**LEVEL, "metadata": {"name": "bench-other"}})
+    for user in ("elephant", "mouse"):
+        _create(gw, f"{FC}/flowschemas", schema(user))
+    _create(gw, f"{FC}/flowschemas", schema("bystander", "bench-other"))
+    base = {"host": gw.host, "port": gw.port, "path": CONFIGMAP + "?resourceVersion=0", "namespace": "default"}
+    base |= {"elephant": "elephant", "mouse": "mouse", "interval": 0.02, "backoff": 1.0}
+    loadgen("fairness", {**base, "elephants": 0, "seconds": 1}, 60)  # warm-up
+    return base
+
+
+def _rounds(gw: Gateway, base: dict, seconds: int, rounds: int, figures: bool = True) -> dict:
     """Rounds of the mouse alone, then under the flood; each keeps its best round (the lowest p99:
-    a p99 of a few hundred requests moves with whatever else the machine does)."""
-    seconds, rounds = (4, 2) if quick else (6, 3)
-    with gateway(tmp / "fair", *SMALL, *ALLOW) as gw:
-        _create(gw, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "bench"}})
-        _create(gw, f"{FC}/prioritylevelconfigurations", LEVEL)
-        _create(gw, f"{FC}/prioritylevelconfigurations", {**LEVEL, "metadata": {"name": "bench-other"}})
-        for user in ("elephant", "mouse"):
-            _create(gw, f"{FC}/flowschemas", schema(user))
-        _create(gw, f"{FC}/flowschemas", schema("bystander", "bench-other"))
-        base = {"host": gw.host, "port": gw.port, "path": CONFIGMAP + "?resourceVersion=0", "namespace": "default"}
-        base |= {"elephant": "elephant", "mouse": "mouse", "interval": 0.02, "backoff": 1.0, "seconds": seconds}
-        loadgen("fairness", {**base, "elephants": 0, "seconds": 1}, 60)  # warm-up
-        idle: dict | None = None
-        flooded: dict | None = None
-        spent: dict[str, list[float]] = {}  # seconds, count: of the flooded rounds, by FIGURES name
-        for _ in range(rounds):
-            alone = loadgen("fairness", {**base, "elephants": 0}, seconds + 60)
-            if idle is None or alone["mouse"]["p99_ms"] < idle["mouse"]["p99_ms"]:
-                idle = alone
-            before = server_figures(gw)
-            under = flood(base, seconds)
-            after = server_figures(gw)
-            for name, (total, count) in after.items():
-                total_before, count_before = before.get(name, (0.0, 0.0))
-                sums = spent.setdefault(name, [0.0, 0.0])
-                sums[0] += total - total_before
-                sums[1] += count - count_before
-            if flooded is None or under["mouse"]["p99_ms"] < flooded["mouse"]["p99_ms"]:
-                flooded = under
+    a p99 of a few hundred requests moves with whatever else the machine does). ``figures``: also
+    the server's histograms (FIGURES) summed over the flooded rounds."""
+    base = {**base, "seconds": seconds}
+    idle: dict | None = None
+    flooded: dict | None = None
+    spent: dict[str, list[float]] = {}  # seconds, count: of the flooded rounds, by FIGURES name
+    for _ in range(rounds):
+        alone = loadgen("fairness", {**base, "elephants": 0}, seconds + 60)
+        if idle is None or alone["mouse"]["p99_ms"] < idle["mouse"]["p99_ms"]:
+            idle = alone
+        before = server_figures(gw) if figures else {}
+        under = flood(base, seconds)
+        for name, (total, count) in (server_figures(gw) if figures else {}).items():
+            total_before, count_before = before.get(name, (0.0, 0.0))
+            sums = spent.setdefault(name, [0.0, 0.0])
+            sums[0] += total - total_before
+            sums[1] += count - count_before
+        if flooded is None or under["mouse"]["p99_ms"] < flooded["mouse"]["p99_ms"]:
+            flooded = under
     mean_ms = {name: total / count * 1000 if count else float("nan") for name, (total, count) in spent.items()}
     return {"seconds": seconds, "rounds": rounds, "elephants": ELEPHANTS, "idle": idle, "flood": flooded,
             "mean_ms": mean_ms}  # fmt: skip
+
+
+def fairness(quick: bool, tmp: Path) -> dict:
+    """The bench's scenario: the mouse shares the elephant's level, whose writes saturate the CPU."""
+    seconds, rounds = (4, 2) if quick else (6, 3)
+    with gateway(tmp / "fair", *SMALL, *ALLOW) as gw:
+        return _rounds(gw, _setup(gw), seconds, rounds)
+
+
+def isolation(quick: bool, tmp: Path) -> dict:
+    """As upstream's own test (test/integration/apiserver/flowcontrol TestConcurrencyIsolation, whose
+    authorizer sleeps 200 ms for its clients): each elephant write holds its seat SLOW_SECONDS without
+    CPU (a validating webhook that waits), so the elephant fills its level while the server's CPU is not
+    saturated; the mouse reads in a level of its own (the bystander's), the other reader in the
+    elephant's (the mouse's): what the full level costs a reader that shares it."""
+    seconds, rounds = (3, 2) if quick else (6, 3)
+    hooks = WebhookServer().start()
+    hooks.handlers["/slow"] = slow(SLOW_SECONDS)
+    try:
+        with gateway(tmp / "isolation", *SMALL, *ALLOW) as gw:
+            base = _setup(gw)
+            _create(gw, f"{ADMISSION}/validatingwebhookconfigurations", _slow_webhook(hooks))
+            probe = "/api/v1/namespaces/default/configmaps?dryRun=All"
+            wait_for(
+                lambda: (
+                    request(gw, "POST", probe, json.dumps({"metadata": {"name": "probe"}}).encode())
+                    and hooks.reviews.get("/slow")
+                ),
+                30,
+                "the slow webhook to be called",
+            )
+            return _rounds(gw, {**base, "mouse": "bystander", "other": "mouse"}, seconds, rounds, figures=False)
+    finally:
+        hooks.stop()
+
+
+def _slow_webhook(hooks: WebhookServer) -> dict:
+    rule = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
+    hook = {
+        "name": "slow.bench.example.com",
+        "clientConfig": {"url": hooks.url("/slow"), "caBundle": hooks.ca_bundle},
+        "rules": [rule],
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+    }
+    return {"metadata": {"name": "bench-slow"}, "webhooks": [hook]}
+
+
+def two_gateways(quick: bool, tmp: Path) -> dict:
+    """The bench's scenario on ``--gateways 2``: two processes on one port (SO_REUSEPORT), each with
+    its own seats; a connection is served by one of them."""
+    seconds, rounds = (3, 2) if quick else (6, 3)
+    with gateway(tmp / "two", *SMALL, *ALLOW, "--gateways", "2") as gw:
+        base = _setup(gw)
+        wait_for(lambda: all(_classified(gw, user) for user in ("elephant", "mouse") for _ in range(8)), 30,
+                 "both gateways to classify the users")  # fmt: skip
+        return _rounds(gw, base, seconds, rounds, figures=False)
+
+
+def _classified(gw: Gateway, user: str) -> bool:
+    """Whether a fresh connection's request as ``user`` was classified by the FlowSchema named for it."""
+    uid = json.loads(request(gw, "GET", f"{FC}/flowschemas/{user}")[1])["metadata"]["uid"]
+    conn = HTTPConnection(gw.host, gw.port, timeout=30)
+    try:
+        conn.request("GET", CONFIGMAP, headers={"Impersonate-User": user})
+        response = conn.getresponse()
+        response.read()
+        return response.getheader("X-Kubernetes-PF-FlowSchema-UID") == uid
+    finally:
+        conn.close()
 
 
 def flood(base: dict, seconds: int) -> dict:
@@ -172,7 +258,7 @@ def flood(base: dict, seconds: int) -> dict:
         herd = pool.submit(loadgen, "fairness", {**base, "elephants": ELEPHANTS, "mouse": ""}, seconds + 60)
         time.sleep(0.5)  # the flood is on before the readers start
         timed = {**base, "elephants": 0, "seconds": seconds - 1}
-        other = pool.submit(loadgen, "fairness", {**timed, "mouse": "bystander"}, seconds + 60)
+        other = pool.submit(loadgen, "fairness", {**timed, "mouse": base.get("other", "bystander")}, seconds + 60)
         flooded = loadgen("fairness", timed, seconds + 60)
         flooded["elephant"] = herd.result()["elephant"]
         flooded["bystander"] = other.result()["mouse"]
@@ -213,7 +299,13 @@ def inprocess(quick: bool) -> dict:
 
 def run(quick: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-apf-") as tmp:
-        return {"cost": cost(quick, Path(tmp)), "inprocess": inprocess(quick), "fairness": fairness(quick, Path(tmp))}
+        return {
+            "cost": cost(quick, Path(tmp)),
+            "inprocess": inprocess(quick),
+            "fairness": fairness(quick, Path(tmp)),
+            "isolation": isolation(quick, Path(tmp)),
+            "two_gateways": two_gateways(quick, Path(tmp)),
+        }
 
 
 def rows(results: dict) -> list[Row]:
@@ -286,4 +378,38 @@ def rows(results: dict) -> list[Row]:
          "elephant storage", "execution", "elephant execution"),
     ):  # fmt: skip
         out.append(ratio_row("apf", figure, fmt_ms(ms[value]), f"{label} {fmt_ms(ms[limit])}", ms[value] / ms[limit]))
+    return out + _mouse_rows(results)
+
+
+def _mouse_rows(results: dict) -> list[Row]:
+    """The isolation and two-gateway scenarios' mouse p99 against alone, and the other reader's."""
+    out = []
+    for key, figure, goal in (
+        ("isolation", "mouse p99 in a level of its own beside an elephant whose writes wait 200 ms", FAIRNESS_GOAL),
+        ("two_gateways", "mouse p99 beside a 20× elephant, --gateways 2", 0.0),
+    ):
+        r = results[key]
+        idle, flood = r["idle"]["mouse"], r["flood"]["mouse"]
+        elephant = r["flood"]["elephant"]
+        refused, answered = elephant.get("429", 0), sum(elephant.values())
+        out.append(
+            ratio_row(
+                "apf",
+                f"{figure} ({refused:,} of {answered:,} elephant writes refused)",
+                fmt_ms(flood["p99_ms"]),
+                f"mouse alone {fmt_ms(idle['p99_ms'])}",
+                flood["p99_ms"] / idle["p99_ms"],
+                *((at_most, goal) if goal else ()),
+            )
+        )
+    other = results["isolation"]["flood"]["bystander"]
+    out.append(
+        ratio_row(
+            "apf",
+            "a reader in the slow elephant's level, against the mouse in its own",
+            fmt_ms(other["p99_ms"]),
+            f"mouse {fmt_ms(results['isolation']['flood']['mouse']['p99_ms'])}",
+            other["p99_ms"] / results["isolation"]["flood"]["mouse"]["p99_ms"],
+        )
+    )
     return out
