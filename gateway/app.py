@@ -74,7 +74,7 @@ from protokube.gateway.filters.chain import build_handler_chain
 from protokube.gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT
 from protokube.gateway.flowcontrol.system import FlowControl
 from protokube.gateway.handlers.installer import Routes, install
-from protokube.gateway.health import Check, CheckFailed, HealthEndpoint, ping
+from protokube.gateway.health import Check, CheckFailed, HealthEndpoint, StorageProbe, ping
 from protokube.gateway.metrics import Metrics, RequestLabels
 from protokube.gateway.negotiation.negotiate import DEFAULT_FORMATS, Formats
 from protokube.gateway.params import WriteOptions
@@ -401,11 +401,6 @@ class APIServer:
         return {c.resource.group_resource: len(c.cache.store) for c in self.cachers.values() if c.cache.ready.is_set()}
 
     def _health_checks(self) -> dict[str, Check]:
-        async def etcd() -> None:
-            try:
-                await asyncio.wait_for(self.backend.current_revision(), STORAGE_CHECK_TIMEOUT)
-            except TimeoutError:
-                raise CheckFailed("storage did not answer in time") from None
 
         async def informers_synced() -> None:
             waiting = sorted(c.resource.group_resource for c in self.cachers.values() if not c.cache.ready.is_set())
@@ -428,8 +423,8 @@ class APIServer:
         checks = [
             Check("ping", ping),
             Check("log", ping),
-            Check("etcd", etcd),
-            Check("etcd-readiness", etcd),
+            Check("etcd", StorageProbe(self.backend.current_revision, STORAGE_CHECK_TIMEOUT)),
+            Check("etcd-readiness", StorageProbe(self.backend.current_revision, STORAGE_CHECK_TIMEOUT)),
             Check("informer-sync", informers_synced),
             Check("poststarthook/generic-apiserver-start-informers", started),
             *flow_control_early,

@@ -10,6 +10,7 @@ checks (informer sync, shutdown), so during shutdown /readyz fails first while /
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -32,6 +33,39 @@ class CheckFailed(Exception):
 
 async def ping() -> None:
     return None
+
+
+class StorageProbe:
+    """The storage checks (``etcd``, ``etcd-readiness``) as upstream's (storagebackend/factory/etcd3.go
+    newETCD3Check): at most one probe per half its timeout, a burst of one; a check in between gets
+    the outcome of the last probe sent (not of the last to answer), so /readyz polled often costs
+    the storage nothing more. Before the first probe, the check fails as upstream's does."""
+
+    def __init__(self, probe: CheckFunc, timeout: float) -> None:
+        self._probe = probe
+        self._timeout = timeout
+        self._next = 0.0  # when the next probe may be sent (time.monotonic)
+        self._last_sent = 0.0  # when the probe whose outcome is kept was sent
+        self._failure: str | None = "etcd client connection not yet established"
+
+    async def __call__(self) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            if self._failure is not None:
+                raise CheckFailed(self._failure)
+            return
+        self._next = now + self._timeout / 2
+        try:
+            await asyncio.wait_for(self._probe(), self._timeout)
+            failure = None
+        except TimeoutError:
+            failure = "storage did not answer in time"
+        except Exception as err:  # the probe's failure is the check's reason
+            failure = str(err) or type(err).__name__
+        if now >= self._last_sent:
+            self._last_sent, self._failure = now, failure
+        if failure is not None:
+            raise CheckFailed(failure)
 
 
 def _text(body: str, status: int) -> Response:

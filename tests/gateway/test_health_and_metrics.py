@@ -81,6 +81,32 @@ def test_readyz_fails_when_storage_is_gone(tmp_path: Path) -> None:
         storage.kill()
 
 
+def _storage_ranges(storage: StorageProcess) -> float:
+    """Range calls the storage has answered (its /metrics; it was started with --listen-metrics)."""
+    url = next(line.split()[-1] for line in storage.log if line.startswith("storage metrics on"))
+    samples = {family.name: family.samples for family in text_string_to_metric_families(httpx.get(url).text)}
+    return sum(s.value for s in samples["grpc_server_handled"] if s.labels["grpc_method"] == "Range")
+
+
+def test_readyz_polled_often_probes_storage_at_most_twice_a_second(tmp_path: Path) -> None:
+    """As upstream's etcd checks (storagebackend/factory/etcd3.go): each probes at most once per half
+    its timeout (1 s here) and answers the last probe's outcome in between; 50 /readyz in a row
+    would otherwise be 100 Range calls (two checks each)."""
+    storage = StorageProcess(tmp_path / "storage", "--listen-metrics", "127.0.0.1:0").start()
+    gateway = GatewayProcess(tmp_path / "gateway", "--storage", storage.address).start()
+    try:
+        with gateway.client() as client:
+            before, began = _storage_ranges(storage), time.monotonic()
+            for _ in range(50):
+                assert client.get("/readyz").text == "ok"
+            probes_allowed = 2 * (int((time.monotonic() - began) / 0.5) + 1)
+            ranges = _storage_ranges(storage) - before
+            assert ranges <= probes_allowed + 10, (ranges, probes_allowed)  # + what the gateway reads meanwhile
+    finally:
+        gateway.kill()
+        storage.kill()
+
+
 def families(client: httpx.Client) -> dict[str, list]:
     """Every metric family of /metrics, parsed by prometheus-client's own text parser."""
     text = client.get("/metrics").text
