@@ -108,6 +108,25 @@ def dry_run_label(request: ApiRequest) -> str:
     return "All" if all(v == "All" for v in values) else "invalid"
 
 
+class InFlight:
+    """A count of requests in flight, kept by the event loop (no lock, as a gauge's child takes per
+    change) and read by its gauge when scraped."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def inc(self) -> None:
+        self.count += 1
+
+    def dec(self) -> None:
+        self.count -= 1
+
+    def get(self) -> float:
+        return self.count
+
+
 class WatchMetrics:
     """One resource's watch metrics: open watches, the events sent with their sizes, and the
     watchers closed because their clients stopped reading."""
@@ -228,7 +247,9 @@ class Metrics:
             ["request_kind"],
             registry=registry,
         )
-        self._in_flight = {True: self.inflight.labels("readOnly"), False: self.inflight.labels("mutating")}
+        self._in_flight = {True: InFlight(), False: InFlight()}
+        for read_only, kind in ((True, "readOnly"), (False, "mutating")):
+            self.inflight.labels(kind).set_function(self._in_flight[read_only].get)
         self._finished: dict[tuple[RequestLabels, str, int], FinishedChildren] = {}
         self.registered_watchers = Gauge(
             "apiserver_registered_watchers",
@@ -289,7 +310,7 @@ class Metrics:
     def storage(self, resource: Resource) -> StorageMetrics:
         return StorageMetrics(self, resource)
 
-    def in_flight(self, request: ApiRequest) -> Gauge:
+    def in_flight(self, request: ApiRequest) -> InFlight:
         """apiserver_current_inflight_requests of the request's kind: up while it is handled (a watch
         until it streams)."""
         return self._in_flight[request.method in READ_ONLY_METHODS]

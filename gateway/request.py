@@ -10,12 +10,11 @@ request.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+import functools
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import parse_qsl
-
-from werkzeug.datastructures import MultiDict
 
 from protokube.gateway import errors
 from protokube.gateway.requestinfo import RequestInfo, parse_bool
@@ -28,18 +27,54 @@ MAX_BODY_BYTES = 3 * 1024 * 1024
 # for the handler's task: work that would run on after the 504 stops there, as upstream's request
 # context is cancelled at its deadline (CEL evaluations on threads read it, gateway/cel/cost.py).
 REQUEST_DEADLINE: ContextVar[float | None] = ContextVar("request_deadline", default=None)
+# Parsed query strings are kept, up to this many of up to this length.
+MEMO_QUERIES = 1024
+MEMO_QUERY_LENGTH = 256
 
 
-class QueryArgs(MultiDict[str, str]):
-    """The query's parameters. ``get`` of an absent one returns the default without raising and
-    catching werkzeug's BadRequestKeyError (an exception object made per lookup; a request asks
-    for several absent parameters)."""
+class QueryArgs(Mapping[str, str]):
+    """The query's parameters: each name's first value, and ``getlist`` for all of them. The parse
+    of a query string is kept (clients send the same ones again), shared by the requests that sent
+    it and never changed."""
 
-    def get(self, key: str, default: Any = None, type: Any = None) -> Any:
-        if type is not None:
-            return super().get(key, default, type)
-        values = dict.get(self, key)
+    __slots__ = ("_values",)
+
+    def __init__(self, query: str = "") -> None:
+        self._values = _parsed_query(query) if len(query) <= MEMO_QUERY_LENGTH else _parse_query(query)
+
+    def __getitem__(self, key: str) -> str:
+        return self._values[key][0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def get(self, key: str, default: Any = None) -> Any:
+        values = self._values.get(key)
         return values[0] if values else default
+
+    def getlist(self, key: str) -> list[str]:
+        """Every value of the parameter, in the query's order."""
+        return list(self._values.get(key, ()))
+
+    def lists(self) -> dict[str, list[str]]:
+        """Every parameter with all its values."""
+        return {key: list(values) for key, values in self._values.items()}
+
+
+def _parse_query(query: str) -> dict[str, tuple[str, ...]]:
+    parsed: dict[str, list[str]] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        parsed.setdefault(key, []).append(value)
+    return {key: tuple(values) for key, values in parsed.items()}
+
+
+_parsed_query = functools.lru_cache(maxsize=MEMO_QUERIES)(_parse_query)
 
 
 class RequestHeaders:
@@ -53,14 +88,18 @@ class RequestHeaders:
         self._raw = raw
         self._index: dict[str, list[str]] | None = None
 
-    def _values(self, name: str) -> list[str] | None:
+    def _indexed(self) -> dict[str, list[str]]:
+        """Each header's values by its name in lower case."""
         index = self._index
         if index is None:
             index = {}
             for key, value in self._raw:
                 index.setdefault(key.decode("latin-1").lower(), []).append(value.decode("latin-1"))
             self._index = index
-        return index.get(name.lower())
+        return index
+
+    def _values(self, name: str) -> list[str] | None:
+        return self._indexed().get(name.lower())
 
     def get(self, name: str, default: str | None = None) -> str | None:
         """The header's first value; ``default`` when the request has none."""
@@ -71,9 +110,18 @@ class RequestHeaders:
         """Every value of the header, in the request's order."""
         return list(self._values(name) or ())
 
+    def any_named(self, prefix: str) -> bool:
+        """Whether some header's name starts with ``prefix`` (in any case)."""
+        prefix = prefix.lower()
+        return any(name.startswith(prefix) for name in self._indexed())
+
     def items(self) -> list[tuple[str, str]]:
         """Every header, repeated ones included, in the request's order."""
         return [(key.decode("latin-1"), value.decode("latin-1")) for key, value in self._raw]
+
+    def size(self, per_header: int) -> int:
+        """The headers' length in bytes, with ``per_header`` bytes more for each (its framing)."""
+        return sum(len(key) + len(value) for key, value in self._raw) + per_header * len(self._raw)
 
 
 class BodyClosed(Exception):
@@ -108,8 +156,7 @@ class ApiRequest:
         self._body = body
         self.method: str = scope["method"]
         self.path: str = scope["path"]
-        query = scope["query_string"].decode("latin-1")
-        self.args = QueryArgs(parse_qsl(query, keep_blank_values=True) if query else ())
+        self.args = QueryArgs(scope["query_string"].decode("latin-1"))
         self.headers = RequestHeaders(scope["headers"])
         self._body_closed = False  # set by close_body()
         self._body_read: asyncio.Timeout | None = None  # the read of body() in progress, if any
@@ -182,10 +229,10 @@ class ApiRequest:
 
     def query(self) -> dict[str, str]:
         """Single-valued query parameters (the first value of each)."""
-        return {k: v[0] for k, v in self.args.to_dict(flat=False).items() if v}
+        return dict(self.args)
 
     def query_lists(self) -> Mapping[str, list[str]]:
-        return self.args.to_dict(flat=False)
+        return self.args.lists()
 
     def watch_initialized(self) -> None:
         callbacks, self.on_watch_initialized = self.on_watch_initialized, []
@@ -209,46 +256,58 @@ class ResponseHeaders:
     """A response's headers in the order they were set, with werkzeug's ``Headers`` semantics for
     what the gateway does with them: setting one replaces its value where it first stood (and drops
     its repetitions), ``add`` appends a repetition, names match in any case. Each is kept with its
-    name in lower case, the form it is written in (gateway/asgi.py) and compared in."""
+    name in lower case, the form it is written in (gateway/asgi.py) and compared in: a header's first
+    value under that name, each repetition under (name, its number) — one dict lookup per header set
+    or read, in the order of setting."""
 
-    __slots__ = ("_list",)
+    __slots__ = ("_headers", "_repetitions")
 
     def __init__(self, headers: Mapping[str, str] | None = None) -> None:
-        self._list: list[tuple[str, str, str]] = []  # (lower-case name, name, value)
+        self._headers: dict[str | tuple[str, int], tuple[str, str, str]] = {}  # (lower-case name, name, value)
+        self._repetitions = 0  # repetitions ever added (numbers their keys)
         if headers:
             self.update(headers)
 
     def __setitem__(self, name: str, value: str) -> None:
-        value, lowered = _text(value), name.lower()
-        pairs = self._list
-        for index, header in enumerate(pairs):
-            if header[0] == lowered:
-                pairs[index] = (lowered, name, value)
-                pairs[index + 1 :] = [header for header in pairs[index + 1 :] if header[0] != lowered]
-                return
-        pairs.append((lowered, name, value))
+        lowered = name.lower()
+        if self._repetitions:
+            self._drop_repetitions(lowered)
+        self._headers[lowered] = (lowered, name, _text(value))
 
     def __delitem__(self, name: str) -> None:
         lowered = name.lower()
-        self._list = [header for header in self._list if header[0] != lowered]
+        self._headers.pop(lowered, None)
+        if self._repetitions:
+            self._drop_repetitions(lowered)
+
+    def _drop_repetitions(self, lowered: str) -> None:
+        headers = self._headers
+        for key in [key for key in headers if isinstance(key, tuple) and key[0] == lowered]:
+            del headers[key]
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        lowered = name.lower()
-        return next((value for key, _, value in self._list if key == lowered), default)
+        header = self._headers.get(name.lower())
+        return default if header is None else header[2]
 
     def add(self, name: str, value: str) -> None:
-        self._list.append((name.lower(), name, _text(value)))
+        lowered = name.lower()
+        header = (lowered, name, _text(value))
+        if lowered not in self._headers:
+            self._headers[lowered] = header
+            return
+        self._repetitions += 1
+        self._headers[(lowered, self._repetitions)] = header
 
     def update(self, headers: Mapping[str, str]) -> None:
         for name, value in headers.items():
             self[name] = value
 
     def items(self) -> list[tuple[str, str]]:
-        return [(name, value) for _, name, value in self._list]
+        return [(name, value) for _, name, value in self._headers.values()]
 
     def encoded(self) -> list[tuple[bytes, bytes]]:
         """The headers as ASGI messages carry them: names in lower case, values UTF-8 (as Go writes them)."""
-        return [(lowered.encode(), value.encode()) for lowered, _, value in self._list]
+        return [(lowered.encode(), value.encode()) for lowered, _, value in self._headers.values()]
 
 
 def _text(value: object) -> str:

@@ -86,6 +86,8 @@ _CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 def add_warnings(response: Response, warnings: Iterable[str]) -> None:
     """Warning: 299 - "text" headers, within upstream's size limits."""
+    if not warnings:  # most answers carry none
+        return
     items = list(dict.fromkeys(warnings))
     if not items:
         return

@@ -18,6 +18,8 @@ from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.selectors import exact_name
 from protokube.gateway.user import MASTERS, UserInfo
 
+ALLOWED = Decision(True)  # a decision is immutable: one for every allowed request
+
 
 class Authorizer(Protocol):
     def authorize(self, request: Attributes) -> Decision: ...
@@ -30,7 +32,7 @@ class AlwaysAllow:
     """--authorization-mode=AlwaysAllow: every request is allowed (no security; upstream's mode)."""
 
     def authorize(self, request: Attributes) -> Decision:
-        return Decision(True)
+        return ALLOWED
 
     def rules(self, user: UserInfo, namespace: str) -> Rules:
         return everything()
@@ -78,7 +80,7 @@ class Privileged:
 
     def authorize(self, request: Attributes) -> Decision:
         if MASTERS in request.user.groups:
-            return Decision(True)
+            return ALLOWED
         return self.then.authorize(request)
 
     def rules(self, user: UserInfo, namespace: str) -> Rules:

@@ -25,6 +25,7 @@ from protokube.gateway.user import (
 )
 
 USER, UID, GROUP, EXTRA_PREFIX = "Impersonate-User", "Impersonate-Uid", "Impersonate-Group", "Impersonate-Extra-"
+IMPERSONATE_PREFIX = "Impersonate-"  # of all the headers above
 AUTHENTICATION_GROUP = "authentication.k8s.io"
 
 
@@ -77,7 +78,7 @@ class Impersonation:
         self.authorizer = authorizer
 
     async def __call__(self, request: ApiRequest) -> Response:
-        wanted = _requested(request)
+        wanted = _requested(request) if request.headers.any_named(IMPERSONATE_PREFIX) else None
         if wanted:
             request.user = self.impersonate(request.user, wanted, groups_given=bool(request.headers.getlist(GROUP)))
         return await self.next(request)

@@ -16,8 +16,7 @@ class HeaderLimit:
         self.next = next_handler
 
     async def __call__(self, request: ApiRequest) -> Response:
-        size = sum(len(name) + len(value) + 4 for name, value in request.headers.items())
-        if size > HEADER_LIMIT:
+        if request.headers.size(4) > HEADER_LIMIT:  # ": " and CRLF
             response = Response(GO_431, status=431, content_type="text/plain; charset=utf-8")
             response.headers["Connection"] = "close"
             return response

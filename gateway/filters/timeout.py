@@ -16,7 +16,6 @@ WithTimeoutForNonLongRunningRequests).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections.abc import Callable
@@ -83,9 +82,11 @@ class RequestTimeout:
         if timeout <= 0:
             return await self.next(request)
         loop = asyncio.get_running_loop()
-        context = contextvars.copy_context()
-        context.run(REQUEST_DEADLINE.set, time.monotonic() + timeout)
-        handler = loop.create_task(self.next(request), context=context)
+        token = REQUEST_DEADLINE.set(time.monotonic() + timeout)  # in the context the handler's task copies
+        try:
+            handler = loop.create_task(self.next(request))
+        finally:
+            REQUEST_DEADLINE.reset(token)
         settled = loop.create_future()  # by the handler's end or the deadline, whichever comes first
         settle = partial(_settle, settled)
         handler.add_done_callback(settle)

@@ -54,11 +54,16 @@ class ReadPlan:
     continuing: bool = False  # the request carried a continue token
 
 
+# The plans of a most-recent read and of one at any revision (a plan is immutable: one for every request).
+MOST_RECENT = ReadPlan(CACHE, CONSISTENT)
+ANY_REVISION = ReadPlan(CACHE, ANY)
+
+
 def plan_get(resource_version: int | None) -> ReadPlan:
     if resource_version is None:
-        return ReadPlan(CACHE, CONSISTENT)
+        return MOST_RECENT
     if resource_version == 0:
-        return ReadPlan(CACHE, ANY)
+        return ANY_REVISION
     return ReadPlan(CACHE, NOT_OLDER_THAN, resource_version)
 
 
@@ -78,7 +83,7 @@ def plan_list(
     if resource_version is None:
         return ReadPlan(CACHE, CONSISTENT, limit=limit)
     if resource_version == 0:
-        return ReadPlan(CACHE, ANY)  # limit is ignored: the whole list, as upstream's cache answers it
+        return ANY_REVISION  # limit is ignored: the whole list, as upstream's cache answers it
     return ReadPlan(CACHE, NOT_OLDER_THAN, resource_version, limit)
 
 
