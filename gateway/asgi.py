@@ -27,6 +27,7 @@ from protokube.gateway.handlers.watch import WatchResponse
 from protokube.gateway.negotiation.encoders import JSONEncoder
 from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest, Response
 from protokube.gateway.responses import status_response
+from protokube.gateway.serving.http1 import WRITE_NOW
 
 if TYPE_CHECKING:
     from quart import Quart
@@ -109,10 +110,12 @@ class ApiASGI:
             await self.host(scope, receive, send)
             return
         body = RequestBody()
-        await while_connected(receive, body, self._answer(ApiRequest(scope, body), send))
+        await while_connected(receive, body, self._answer(ApiRequest(scope, body), send, scope.get("extensions")))
 
-    async def _answer(self, request: ApiRequest, send: Send) -> None:
+    async def _answer(self, request: ApiRequest, send: Send, extensions: dict[str, Any] | None) -> None:
         response = await answer(self.handler, request)
+        if isinstance(response, WatchResponse) and extensions:  # the server may write its events itself
+            response.events.write_now = extensions.get(WRITE_NOW)
         try:
             await send_response(send, response)
         finally:

@@ -7,7 +7,9 @@ The API concepts' "Efficient detection of changes", "Watch bookmarks", "Streamin
   410 Expired Status (the HTTP status stays 200).
 - BOOKMARK events (allowWatchBookmarks=true) about once a minute and just before the timeout.
 Frames are encoded once per event and format and shared by every watcher.
-Over a WebSocket (gateway/websocket.py) each frame goes out as one message.
+Over a WebSocket (gateway/websocket.py) each frame goes out as one message. Over an HTTP server that
+offers ``write_now`` (gateway/asgi.py: the native HTTP/1.1 server's), the fan-out's rounds write live
+changes straight to the connection while it takes them, without waking the response's task.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from protokube.gateway.representation import WatchFrames
 from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.scope import RequestScope
 from protokube.gateway.watchcache.cacher import WatchStream
+from protokube.gateway.watchcache.watcher import Item
+
+# Writes a streamed response's next chunk, made by the callable, if the connection takes it now;
+# whether it did (the ASGI server's extension: gateway/serving/http1.py).
+WriteNow = Callable[[Callable[[], bytes]], bool]
 
 T = TypeVar("T")
 MAX_WRITE_BYTES = 1 << 20  # the initial events' frames per write: a slow reader holds about one write
@@ -55,15 +62,18 @@ class WatchEvents:
         self.request = request
         self.stream = stream
         self.frames = frames
+        self.write_now: WriteNow | None = None  # set by the HTTP transport that offers it
         self._closed = False
 
     def chunks(self) -> AsyncIterator[bytes]:
-        return self._writes(b"".join)
+        return self._writes(b"".join, body=True)
 
     def batches(self) -> AsyncIterator[list[bytes]]:
-        return self._writes(list)
+        return self._writes(list, body=False)
 
-    async def _writes(self, write: Callable[[list[bytes]], T]) -> AsyncIterator[T]:
+    async def _writes(self, write: Callable[[list[bytes]], T], body: bool) -> AsyncIterator[T]:
+        """The writes; in an HTTP ``body`` whose server offers ``write_now``, live changes are
+        written by the fan-out's rounds themselves while the connection takes them (``_push``)."""
         stream, frames = self.stream, self.frames
         try:
             if stream.error is not None:
@@ -83,10 +93,17 @@ class WatchEvents:
             if pending:
                 yield self._sent(pending, write)
             self.request.watch_initialized()
+            if body and self.write_now is not None and stream.watcher is not None:
+                stream.watcher.push = self._push
             async for batch in stream.batches():
                 yield self._sent(frames.items(batch), write)
         finally:
             self.close()
+
+    def _push(self, take: Callable[[], list[Item]]) -> bool:
+        """The watcher's batch written at once, if the connection takes it now (``write_now``)."""
+        assert self.write_now is not None
+        return self.write_now(lambda: self._sent(self.frames.items(take()), b"".join))
 
     def _sent(self, written: list[bytes], write: Callable[[list[bytes]], T]) -> T:
         self.stream.sent(len(written), sum(map(len, written)))

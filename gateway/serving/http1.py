@@ -11,6 +11,9 @@
   at once: an idle one is let go, a request in flight gets ``http.disconnect``.
 - An idle connection is closed after the keep-alive timeout; at shutdown, after its request.
 - ``Upgrade: websocket`` hands the connection over to a WebSocket session (upgrade.py).
+- The ``protokube.write_now`` extension (``Request.write_now``) writes a streamed response's next
+  chunk from outside its task, when the connection takes it without waiting: a watch's fan-out
+  writes many connections in one callback instead of waking a task for each.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ log = logging.getLogger("protokube.serving")
 Message = dict[str, Any]
 ASGIApp = Callable[..., Awaitable[None]]
 ASGI = {"version": "3.0", "spec_version": "2.4"}
+WRITE_NOW = "protokube.write_now"  # the scope's extension: Request.write_now
 HIGH_WATER = 256 * 1024  # body bytes waiting for the application before reading pauses
 MAX_PIPELINE = 16  # requests parsed ahead of the one being served before reading pauses
 RAW_HEAD_SLACK = 64 * 1024  # a head is refused once this much more than the limit came without its end
@@ -486,6 +490,7 @@ class Request:
         self.length: int | None = None  # the response's Content-Length
         self.framing = NO_BODY
         self.sent = 0
+        scope["extensions"][WRITE_NOW] = self.write_now
 
     # --- receive ---------------------------------------------------------------------------------
     async def receive(self) -> Message:
@@ -541,6 +546,15 @@ class Request:
             self.start(message["status"], message.get("headers", ()))
         else:
             raise RuntimeError(f"unexpected ASGI message {kind!r} in an HTTP request")
+
+    def write_now(self, make: Callable[[], bytes]) -> bool:
+        """A streamed response's next chunk, ``make()``, written at once if the connection takes it
+        without waiting (the response started and goes on, its client is there and reading);
+        whether it was (if not, the application sends it as a message)."""
+        if not self.started or self.response_complete or self.disconnected or self.conn.write_paused:
+            return False
+        self.write_body(make(), True)
+        return True
 
     def start(self, status: int, headers: Any) -> None:
         """Make the response's head; it goes out with the first body message, or at the next turn of
