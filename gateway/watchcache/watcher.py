@@ -17,6 +17,7 @@ re-watches from the last resourceVersion it saw.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 
 from protokube.gateway.selectors import Filter
 from protokube.gateway.watchcache.entries import CacheEvent, Entry, entry_fields
+
+log = logging.getLogger("protokube.watchcache")
 
 # Seconds between periodic bookmarks (upstream: about a minute), and before the deadline.
 BOOKMARK_INTERVAL = 60.0
@@ -121,9 +124,16 @@ class CacheWatcher:
             return False
         push, waiting = self.push, self._waiting
         if push is not None and waiting is not None and not waiting.done():
-            while push(self._take):
-                if not (self.backlog or self.queue):
-                    return True
+            try:
+                while push(self._take):
+                    if not (self.backlog or self.queue):
+                        return True
+            except Exception:  # this watch's failure, not the round's: it ends, as upstream's ends on an encoding error
+                log.exception("a watch of %s ends: its events could not be written", self.filter)
+                self.backlog.clear()
+                self.queue.clear()
+                self.close()
+                return True
         self._notify()
         return True
 

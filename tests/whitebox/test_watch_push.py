@@ -1,7 +1,7 @@
 """Live watch changes written by the fan-out's round itself (gateway/watchcache/watcher.py's
 ``push``, gateway/serving/http1.py's ``protokube.write_now``): while its stream waits and its
 connection takes bytes, a watcher's batch goes out without waking the stream; otherwise the stream
-is woken and writes it as before, in order. The server writes a chunk from outside the response's
+is woken and writes it as before, in order; a push that fails ends its own watch. The server writes a chunk from outside the response's
 task only while the client reads: one that stops reading gets no more that way."""
 
 from __future__ import annotations
@@ -66,6 +66,32 @@ def test_a_waiting_stream_is_written_by_push_and_woken_when_push_declines() -> N
     assert pushed == [[1, 2]]
     assert woken == [3]
     assert after == [[4]]
+
+
+async def _failed_push() -> bool:
+    """A push that raises ends its own watch, not the round that called it."""
+    watcher = CacheWatcher(Filter("", EVERYTHING, NO_FIELDS), deadline=1e18, start_revision=0)
+
+    def push(take: Callable[[], list[Item]]) -> bool:
+        take()
+        raise ValueError("cannot encode")
+
+    watcher.push = push
+    stream = watcher.batches()
+    waiting = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0)
+    watcher.offer(_change(1))
+    watcher.offer(_change(2))
+    assert watcher.wake()
+    try:
+        await asyncio.wait_for(waiting, 5)
+    except StopAsyncIteration:
+        return watcher.closed and not watcher.queue
+    return False
+
+
+def test_a_push_that_fails_ends_its_watch() -> None:
+    assert asyncio.run(_failed_push())
 
 
 async def _written_now() -> tuple[bytes, int, bool]:
