@@ -25,13 +25,19 @@ from protokube.server.records import Entry, put_response
 MAX_TXN_OPS = 128  # etcd's --max-txn-ops default
 
 Compare = rpc_pb2.Compare
+# The enums' known values, taken once: an enum wrapper's values() builds a new list at each call
+# (it was 2/3 of a Txn's checks).
+SORT_ORDERS = frozenset(SortOrder.values())
+SORT_TARGETS = frozenset(SortTarget.values())
+COMPARE_RESULTS = frozenset(Compare.CompareResult.values())
+COMPARE_TARGETS = frozenset(Compare.CompareTarget.values())
 
 
 # --- checks (etcd's v3rpc checks, before a request is applied) ---------------------------
 def check_range(req: rpc_pb2.RangeRequest) -> None:
     if not req.key:
         raise errors.empty_key()
-    if req.sort_order not in SortOrder.values() or req.sort_target not in SortTarget.values():
+    if req.sort_order not in SORT_ORDERS or req.sort_target not in SORT_TARGETS:
         raise errors.invalid_sort_option()
 
 
@@ -54,7 +60,7 @@ def check_txn(req: rpc_pb2.TxnRequest, max_ops: int = MAX_TXN_OPS) -> None:
     if len(req.compare) > max_ops or len(req.success) > max_ops or len(req.failure) > max_ops:
         raise errors.too_many_ops()
     for cmp in req.compare:
-        if cmp.result not in Compare.CompareResult.values() or cmp.target not in Compare.CompareTarget.values():
+        if cmp.result not in COMPARE_RESULTS or cmp.target not in COMPARE_TARGETS:
             raise errors.invalid("invalid compare")
     for branch in (req.success, req.failure):
         for op in branch:
