@@ -7,13 +7,10 @@ transaction on the writer thread, and only after that commit is durable applies 
 in-memory store, answers every request and publishes the events to the watch hub.
 
 A commit costs the same however few requests it carries (an fsync, and the hand-overs between
-the event loop and the writer thread, each a wait for the GIL while the loop holds it), so under
-concurrency the writer gathers: once the last commit carried several requests, it waits until
-twice as many wait, at most as long as that commit took (the answered clients' next requests are
-on their way, and under load other clients' requests keep coming). Aiming past the last commit's
-size lets batches grow while requests keep arriving, instead of settling at what arrived during
-one commit: at 32 clients about 9 requests a commit instead of 6, and the writer thread's CPU per
-put 55 -> 45 us. A lone client never waits: its last commit carried one request.
+the event loop and the writer thread), so under concurrency the writer gathers: while fewer
+requests wait than the last commit carried, it waits for more, at most as long as that commit
+took (the answered clients' next requests are on their way). A lone client never waits: its
+last commit carried one request.
 
 With batching off (--no-group-commit) every request gets a commit of its own.
 """
@@ -86,8 +83,8 @@ class GroupCommitter:
         while True:
             if not waiting:
                 await self._until(1, None)
-            if self.batching and carried > 1 and len(waiting) < 2 * carried:
-                await self._until(min(2 * carried, MAX_BATCH), took)
+            if self.batching and len(waiting) < carried:
+                await self._until(carried, took)
             count = min(len(waiting), MAX_BATCH) if self.batching else 1
             started = loop.time()
             await self._commit([waiting.popleft() for _ in range(count)])
