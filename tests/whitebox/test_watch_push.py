@@ -1,8 +1,9 @@
 """Live watch changes written by the fan-out's round itself (gateway/watchcache/watcher.py's
 ``push``, gateway/serving/http1.py's ``protokube.write_now``): while its stream waits and its
 connection takes bytes, a watcher's batch goes out without waking the stream; otherwise the stream
-is woken and writes it as before, in order; a push that fails ends its own watch. The server writes a chunk from outside the response's
-task only while the client reads: one that stops reading gets no more that way."""
+is woken and writes it as before, in order; a push that fails ends its own watch. The server writes
+a chunk from outside the response's task only while the client reads: one that stops reading gets
+no more that way."""
 
 from __future__ import annotations
 
