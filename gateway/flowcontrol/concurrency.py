@@ -96,7 +96,8 @@ class SeatDemand:
     def set(self, value: float) -> None:
         self._advance()
         self.value = value
-        self.high = max(self.high, value)
+        if value > self.high:
+            self.high = value
 
     def period_ended(self) -> None:
         """Close the period: update the figures borrowing uses, start a new one."""

@@ -29,7 +29,14 @@ from protokube.gateway.flowcontrol.concurrency import (
     rebalance,
 )
 from protokube.gateway.flowcontrol.matching import Schema, compile_schema, in_matching_order
-from protokube.gateway.flowcontrol.metrics import FlowControlMetrics, LevelObserver
+from protokube.gateway.flowcontrol.metrics import (
+    EXECUTING,
+    FlowControlMetrics,
+    FlowMetrics,
+    LevelObserver,
+    RatioedGauge,
+    request_kind,
+)
 from protokube.gateway.flowcontrol.queueset import EXEMPT_QUEUES, QueueSet
 from protokube.gateway.flowcontrol.seats import level_max_seats
 from protokube.gateway.objects.view import ObjectView
@@ -47,6 +54,8 @@ DEFAULT_QUEUES, DEFAULT_HAND_SIZE, DEFAULT_QUEUE_LENGTH_LIMIT = 64, 8, 50
 SAMPLE_PERIOD = 0.1
 WATERMARK_PERIOD = 1.0
 CLASSIFIED_CACHE = 4096
+FLOW_SCHEMA_UID = "X-Kubernetes-PF-FlowSchema-UID"
+PRIORITY_LEVEL_UID = "X-Kubernetes-PF-PriorityLevel-UID"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +130,26 @@ class Level:
         self.observer.configured(limits, max(config.queues, 0) * config.queue_length_limit)
 
 
+class Route:
+    """A classification as the filter uses it, made once per remembered classification (the
+    configuration in force then): the schema, its level, its flow's metrics, the response headers
+    naming both, and the verb's kind with its gauge of executing requests and its execution histogram."""
+
+    __slots__ = ("executing", "execution", "exempt", "flow", "headers", "kind", "level", "schema", "sharded", "watch")
+
+    def __init__(self, schema: Schema, level: Level, verb: str, metrics: FlowControlMetrics) -> None:
+        self.schema = schema
+        self.level = level
+        self.flow: FlowMetrics = level.observer.flow(schema.name)
+        self.headers = ((FLOW_SCHEMA_UID, schema.uid), (PRIORITY_LEVEL_UID, level.config.uid))
+        self.kind = request_kind(verb)
+        self.executing: RatioedGauge = metrics.read_write[(EXECUTING, self.kind)]
+        self.sharded = level.config.queues > 1  # with one queue (or none) there is nothing to shard
+        self.exempt = level.config.exempt
+        self.watch = verb == "watch"
+        self.execution = self.flow.execution["watch" if self.watch else "regular"]
+
+
 class StoredObjects:
     """An informer's sink: one kind's objects by name; every change calls ``changed``."""
 
@@ -150,7 +179,7 @@ class Controller:
         self.stored_schemas = StoredObjects(self.reconfigure)
         self.levels: dict[str, Level] = {}
         self.schemas: list[Schema] = []
-        self.classified: dict[tuple[object, ...], tuple[Schema, Level]] = {}
+        self.classified: dict[tuple[object, ...], Route] = {}
         self.nominal_sum = 0
         self.status_wanted: dict[str, tuple[str, str, str]] = {}  # FlowSchema → (status, reason, message)
         self._status_changed = asyncio.Event()
@@ -211,8 +240,8 @@ class Controller:
         self._status_changed.set()
 
     # ---- requests ------------------------------------------------------------------------------
-    def classify(self, user: UserInfo, info: RequestInfo) -> tuple[Schema, Level]:
-        """The matching FlowSchema and its level; the answers for recent requests of the same user
+    def classify(self, user: UserInfo, info: RequestInfo) -> Route:
+        """The matching FlowSchema and its level, as a Route; the answers for recent requests of the same user
         and target are remembered until the configuration changes."""
         target = info.path if not info.is_resource_request else ""
         key = (user.name, user.groups, info.verb, info.group, info.resource, info.subresource, info.namespace, target)
@@ -225,7 +254,7 @@ class Controller:
                 schema = next(s for s in self.schemas if s.name == bootstrap.CATCH_ALL)
             if len(self.classified) >= CLASSIFIED_CACHE:
                 self.classified.clear()
-            found = self.classified[key] = (schema, self.levels[schema.level])
+            found = self.classified[key] = Route(schema, self.levels[schema.level], info.verb, self.metrics)
         return found
 
     def level_finished(self, level: Level) -> None:

@@ -14,19 +14,17 @@ import asyncio
 import hashlib
 import re
 import time
-from collections.abc import Callable
 from functools import partial
 
 from protokube.gateway import lanes
 from protokube.gateway.errors import StatusError
-from protokube.gateway.flowcontrol.controller import Controller, Level
+from protokube.gateway.flowcontrol.controller import Controller, Route
 from protokube.gateway.flowcontrol.metrics import (
-    EXECUTING,
     MUTATING,
     READ_ONLY,
     WAITING,
     FlowControlMetrics,
-    FlowMetrics,
+    request_kind,
 )
 from protokube.gateway.flowcontrol.queueset import Request
 from protokube.gateway.flowcontrol.retryafter import DroppedRequests
@@ -35,24 +33,22 @@ from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.user import MASTERS
 
-FLOW_SCHEMA_UID = "X-Kubernetes-PF-FlowSchema-UID"
-PRIORITY_LEVEL_UID = "X-Kubernetes-PF-PriorityLevel-UID"
 TOO_MANY_REQUESTS = "Too many requests, please try again later.\n"
 REQUEST_TIMEOUT = 60.0  # upstream's --request-timeout
 MAX_WAIT = 60.0
 WATCH_WAIT = REQUEST_TIMEOUT / 4
 HASH_CACHE = 4096
-READ_ONLY_VERBS = frozenset({"get", "list", "watch", "proxy"})
 GO_DURATION = re.compile(r"((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+")
 DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
-def too_many_requests(retry_after: int, headers: dict[str, str] | None = None) -> Response:
+def too_many_requests(retry_after: int, headers: tuple[tuple[str, str], ...] = ()) -> Response:
     """upstream's tooManyRequests: http.Error's plain-text answer."""
     response = Response(TOO_MANY_REQUESTS, 429, content_type="text/plain; charset=utf-8")
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Retry-After"] = str(retry_after)
-    response.headers.update(headers or {})
+    for name, value in headers:
+        response.headers[name] = value
     return response
 
 
@@ -78,10 +74,6 @@ def flow_hash(flow_schema: str, distinguisher: str) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-def request_kind(info: RequestInfo) -> str:
-    return READ_ONLY if info.verb in READ_ONLY_VERBS else MUTATING
-
-
 class PriorityAndFairness:
     def __init__(
         self, next_handler: Handler, controller: Controller, estimator: WorkEstimator, metrics: FlowControlMetrics
@@ -105,42 +97,41 @@ class PriorityAndFairness:
     async def __call__(self, request: ApiRequest) -> Response:
         info = request.info
         assert info is not None
-        schema, level = self.controller.classify(request.user, info)
-        headers = {FLOW_SCHEMA_UID: schema.uid, PRIORITY_LEVEL_UID: level.config.uid}
+        route = self.controller.classify(request.user, info)
+        level = route.level
         estimate = self.estimator.estimate(info, request.args, level.max_seats)
-        flow = level.observer.flow(schema.name)
+        flow = route.flow
         flow.work_seats.observe(estimate.max_seats)
         if estimate.watchers is not None:
             flow.watch_count.observe(estimate.watchers)
         distinguisher, hash_value = "", 0
-        if level.config.queues > 1:  # with one queue (or none) there is nothing to shard
-            distinguisher = schema.flow_distinguisher(request.user, info)
-            hash_value = self.flow_hash(schema.name, distinguisher)
-        queued = Request(schema.name, distinguisher, estimate, request.user.name, _details(request, info))
+        if route.sharded:
+            distinguisher = route.schema.flow_distinguisher(request.user, info)
+            hash_value = self.flow_hash(route.schema.name, distinguisher)
+        queued = Request(route.schema.name, distinguisher, estimate, request.user.name, _details(request, info))
         refused = level.queues.start(queued, hash_value)
-        kind = request_kind(info)
         if refused is None and queued.decision is not None and not queued.decision.done():
-            refused = await self._wait(request, info, flow, level, queued, kind)
-        elif not level.config.exempt:  # dispatched or refused at once
+            refused = await self._wait(request, info, route, queued)
+        elif not route.exempt:  # dispatched or refused at once
             flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
         if refused is not None:
             lanes.enter(background=True)  # the 429, and the connection's next request, wait for the rest
             self.dropped.record(level.name)
             self.controller.level_finished(level)
-            return too_many_requests(self.dropped.retry_after(level.name), headers)
-        finish = self._executing(info, flow, level, queued, kind)
+            return too_many_requests(self.dropped.retry_after(level.name), route.headers)
+        finish = Execution(self.controller, route, queued)
         try:
             response = await self.next(request)
         except StatusError as err:
             finish()
-            err.headers.update(headers)
+            err.headers.update(route.headers)
             raise
         except BaseException:
             finish()
             raise
-        for name, value in headers.items():  # a handler never sets them: added, not looked for first
+        for name, value in route.headers:  # a handler never sets them: added, not looked for first
             response.headers.add(name, value)
-        if info.verb == "watch" and response.status_code == 200 and response.content_length is None:
+        if route.watch and response.status_code == 200 and response.content_length is None:
             # The watch streams on: its seats go back once its initial events are sent.
             request.on_watch_initialized.append(finish)
             request.on_stream_end.append(finish)
@@ -149,46 +140,49 @@ class PriorityAndFairness:
             finish()
         return response
 
-    async def _wait(
-        self, request: ApiRequest, info: RequestInfo, flow: FlowMetrics, level: Level, queued: Request, kind: str
-    ) -> str | None:
-        self.metrics.note(WAITING, kind, 1)
+    async def _wait(self, request: ApiRequest, info: RequestInfo, route: Route, queued: Request) -> str | None:
+        self.metrics.note(WAITING, route.kind, 1)
         connection = lanes.LANE.get()
         queued.on_dispatch = partial(lanes.dispatched, connection)
         refused: str | None = "cancelled"
         try:
-            refused = await level.queues.wait(queued, wait_limit(request, info))
+            refused = await route.level.queues.wait(queued, wait_limit(request, info))
         except BaseException:
             lanes.undispatched(connection)
             raise
         finally:
-            self.metrics.note(WAITING, kind, -1)
-            flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
+            self.metrics.note(WAITING, route.kind, -1)
+            route.flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
         return refused
 
-    def _executing(
-        self, info: RequestInfo, flow: FlowMetrics, level: Level, queued: Request, kind: str
-    ) -> Callable[[], None]:
-        """The request executes from now on; returns what ends that (once, whoever calls it first)."""
-        started = time.monotonic()
-        done = False
-        lane = lanes.enter(background=queued.crowded)
-        self.metrics.note(EXECUTING, kind, 1)
 
-        def finish() -> None:
-            nonlocal done
-            if done:
-                return
-            done = True
-            if info.verb == "watch":
-                lane.background = False  # its seats are back: it streams on in the foreground
-            self.metrics.note(EXECUTING, kind, -1)
-            kind_label = "watch" if info.verb == "watch" else "regular"
-            flow.execution[kind_label].observe(time.monotonic() - started)
-            level.queues.finish(queued)
+class Execution:
+    """A request that executes from now on (in its own lane); calling it ends that, once, whoever
+    calls it first: the handler's return, a watch's initial events, its stream's end or its deadline."""
+
+    __slots__ = ("controller", "lane", "queued", "route", "started")
+
+    def __init__(self, controller: Controller, route: Route, queued: Request) -> None:
+        self.controller = controller
+        self.route: Route | None = route
+        self.queued = queued
+        self.started = time.monotonic()
+        self.lane = lanes.enter(background=queued.crowded)
+        route.executing.add(1)
+
+    def __call__(self) -> None:
+        route = self.route
+        if route is None:
+            return
+        self.route = None
+        if route.watch:
+            self.lane.background = False  # its seats are back: it streams on in the foreground
+        route.executing.add(-1)
+        route.execution.observe(time.monotonic() - self.started)
+        level = route.level
+        level.queues.finish(self.queued)
+        if level.quiescing:
             self.controller.level_finished(level)
-
-        return finish
 
 
 def _details(request: ApiRequest, info: RequestInfo) -> tuple[str, ...]:
@@ -211,7 +205,7 @@ class MaxInFlight:
     async def __call__(self, request: ApiRequest) -> Response:
         info = request.info
         assert info is not None
-        kind = request_kind(info)
+        kind = request_kind(info.verb)
         limit = self.limits[kind]
         if info.verb == "watch" or limit <= 0:
             return await self.next(request)

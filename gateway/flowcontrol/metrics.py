@@ -29,6 +29,12 @@ SEAT_UTILIZATION_BUCKETS = (0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95
 DEMAND_BUCKETS = (0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.7, 2, 2.8, 4, 6)
 WAITING, EXECUTING = "waiting", "executing"
 READ_ONLY, MUTATING = "readOnly", "mutating"
+READ_ONLY_VERBS = frozenset({"get", "list", "watch", "proxy"})
+
+
+def request_kind(verb: str) -> str:
+    """The request_kind label of a verb's requests."""
+    return READ_ONLY if verb in READ_ONLY_VERBS else MUTATING
 
 
 class RatioedGauge:
@@ -256,13 +262,13 @@ class LevelObserver:
         return found
 
     def waiting(self, flow_schema: str, requests: int, seats: int) -> None:
-        flow = self.flow(flow_schema)
+        flow = self.flows.get(flow_schema) or self.flow(flow_schema)
         flow.inqueue += requests
         flow.inqueue_seats += seats
         self.waiting_gauge.add(requests)
 
     def executing(self, flow_schema: str, requests: int, seats: int) -> None:
-        flow = self.flow(flow_schema)
+        flow = self.flows.get(flow_schema) or self.flow(flow_schema)
         if requests:
             flow.executing += requests
             self.executing_gauge.add(requests)
@@ -277,7 +283,7 @@ class LevelObserver:
         rejected[reason] = rejected.get(reason, 0) + 1
 
     def enqueued(self, flow_schema: str, queue_length: int) -> None:
-        self.flow(flow_schema).queue_length.observe(queue_length)
+        (self.flows.get(flow_schema) or self.flow(flow_schema)).queue_length.observe(queue_length)
 
     def demand(self, seats: int) -> None:
         self.seat_demand.set(seats)

@@ -68,21 +68,19 @@ class Request:
     crowded: bool = False  # other requests of its flow were in the level when it was dispatched
     seats: int = field(init=False)  # the most seats it occupies
     work: int = field(init=False)  # seat-nanoseconds: the initial seats' guessed service time + the final seats' hold
+    flow: tuple[str, str] = field(init=False)  # (FlowSchema, distinguisher)
 
     def __post_init__(self) -> None:
+        self.flow = (self.flow_schema, self.distinguisher)
         self.complete(self.estimate)
 
     def complete(self, estimate: WorkEstimate) -> None:
         """Take ``estimate`` and work out what queuing reads of it (upstream's completeWorkEstimate)."""
         self.estimate = estimate
         self.seats = estimate.max_seats
-        self.work = estimate.initial_seats * ESTIMATED_SERVICE_DURATION + round(
-            estimate.final_seats * estimate.additional_latency * NS
-        )
-
-    @property
-    def flow(self) -> tuple[str, str]:
-        return self.flow_schema, self.distinguisher
+        self.work = estimate.initial_seats * ESTIMATED_SERVICE_DURATION
+        if estimate.final_seats:
+            self.work += round(estimate.final_seats * estimate.additional_latency * NS)
 
 
 @dataclass(slots=True, eq=False)
@@ -110,6 +108,7 @@ class QueueSet:
         self.desired_queues = EXEMPT_QUEUES
         self.hand_size = 1
         self.queue_length_limit = 0
+        self.kept_queues = 0  # queues that stay when empty: max(desired_queues, 0)
         self.limit = 0  # seats (the level's current concurrency limit)
         self.queues: list[Queue] = []
         self.current_r = 0  # seat-nanoseconds
@@ -131,6 +130,7 @@ class QueueSet:
         if (queues, hand_size) != (self.desired_queues, self.hand_size):
             self.hands.clear()
         self.desired_queues, self.hand_size, self.queue_length_limit = queues, hand_size, queue_length_limit
+        self.kept_queues = max(queues, 0)
         while len(self.queues) < queues:
             self.queues.append(Queue(len(self.queues)))
         for queue in [q for q in self.queues[max(queues, 0) :] if q.empty]:
@@ -186,15 +186,16 @@ class QueueSet:
             self.observer.rejected(request.flow_schema, QUEUE_FULL)
             return QUEUE_FULL
         self._admit(request)
-        if queue.empty:
+        was_empty = not queue.waiting and not queue.executing
+        if was_empty:
             queue.next_dispatch_r = self.current_r
-        was_empty = queue.empty
         request.queue = queue
         if not self.requests_waiting and self._can_accommodate(request.seats):
-            # Nothing waits anywhere: the request would be enqueued and dispatched at once.
+            # Nothing waits anywhere: the request would be enqueued and dispatched at once (upstream
+            # dispatches it then too), after which its queue is not empty.
             self.observer.enqueued(request.flow_schema, 1)
             self._dispatch(request, queue)
-            self._became(queue, was_empty)
+            self.active_queues += was_empty
             return None
         request.decision = asyncio.get_running_loop().create_future()
         queue.waiting.append(request)
@@ -212,14 +213,16 @@ class QueueSet:
         return None
 
     def _admit(self, request: Request) -> None:
-        self.flows[request.flow] = self.flows.get(request.flow, 0) + 1
+        flows, flow = self.flows, request.flow
+        flows[flow] = flows.get(flow, 0) + 1
 
     def _leave(self, request: Request) -> None:
-        left = self.flows[request.flow] - 1
+        flows, flow = self.flows, request.flow
+        left = flows[flow] - 1
         if left:
-            self.flows[request.flow] = left
+            flows[flow] = left
         else:
-            del self.flows[request.flow]
+            del flows[flow]
 
     def _shuffle_shard(self, hash_value: int) -> int:
         """The queue of the flow's hand with the least waiting work, visiting the hand from a
@@ -298,7 +301,7 @@ class QueueSet:
         queue.next_dispatch_r += request.work
 
     def _execute(self, request: Request) -> None:
-        request.start_ns = self.clock()
+        request.start_ns = self.last_time  # now: every way here has just read the clock
         # An exempt request is never held back, on the event loop's lanes neither (lanes.py).
         request.crowded = self.flows[request.flow] > 1 and self.desired_queues != EXEMPT_QUEUES
         self.requests_executing += 1
@@ -356,23 +359,29 @@ class QueueSet:
         self.requests_executing -= 1
         self._leave(request)
         queue = request.queue
-        if queue is not None:
-            was_empty = queue.empty
+        if queue is not None:  # it executes: its queue was not empty
             queue.executing -= 1
-            served = self.clock() - request.start_ns
+            served = self.last_time - request.start_ns  # now: _sync_time just read the clock
             queue.next_dispatch_r -= request.estimate.initial_seats * (ESTIMATED_SERVICE_DURATION - served)
-            self._bound(queue)
-            self._became(queue, was_empty)
+            if queue.waiting:
+                self._bound(queue)
+            elif not queue.executing:
+                self.active_queues -= 1
         latency = request.estimate.additional_latency
         if latency > 0:
             self.observer.executing(request.flow_schema, -1, 0)
-            asyncio.get_running_loop().call_later(latency, self._release, request, 0)
+            asyncio.get_running_loop().call_later(latency, self._release_later, request)
         else:
             self._release(request, -1)
 
-    def _release(self, request: Request, ended: int) -> None:
-        """Give the request's seats back (``ended``: -1 when its end is reported here too)."""
+    def _release_later(self, request: Request) -> None:
+        """A request's final seats come back after its additional latency."""
         self._sync_time()
+        self._release(request, 0)
+
+    def _release(self, request: Request, ended: int) -> None:
+        """Give the request's seats back (``ended``: -1 when its end is reported here too); R is
+        current."""
         seats = request.seats
         self.seats_in_use -= seats
         self.observer.executing(request.flow_schema, ended, -seats)
@@ -380,12 +389,14 @@ class QueueSet:
         if queue is not None:
             queue.seats_in_use -= seats
             self.queued_seats_in_use -= seats
-            self._remove_if_surplus(queue)
+            if len(self.queues) > self.kept_queues:
+                self._remove_if_surplus(queue)
         self._demand_changed()
-        self._dispatch_as_much_as_possible()
+        if self.requests_waiting:
+            self._dispatch_as_much_as_possible()
 
     def _remove_if_surplus(self, queue: Queue) -> None:
-        if len(self.queues) > max(self.desired_queues, 0) and queue.empty and queue.seats_in_use == 0:
+        if len(self.queues) > self.kept_queues and queue.empty and queue.seats_in_use == 0:
             self._remove_queue(queue)
 
     def _remove_queue(self, queue: Queue) -> None:
