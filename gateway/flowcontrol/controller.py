@@ -38,7 +38,7 @@ from protokube.gateway.flowcontrol.metrics import (
     request_kind,
 )
 from protokube.gateway.flowcontrol.queueset import EXEMPT_QUEUES, QueueSet
-from protokube.gateway.flowcontrol.seats import level_max_seats
+from protokube.gateway.flowcontrol.seats import WorkEstimate, fixed_estimate, level_max_seats
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.registry.store import now_seconds
@@ -133,11 +133,26 @@ class Level:
 class Route:
     """A classification as the filter uses it, made once per remembered classification (the
     configuration in force then): the schema, its level, its flow's metrics, the response headers
-    naming both, and the verb's kind with its gauge of executing requests and its execution histogram."""
+    naming both, the verb's kind with its gauge of executing requests and its execution histogram,
+    and the work estimate when the verb and kind of target decide it. The key of a classification
+    holds all these decide on."""
 
-    __slots__ = ("executing", "execution", "exempt", "flow", "headers", "kind", "level", "schema", "sharded", "watch")
+    __slots__ = (
+        "estimate",
+        "executing",
+        "execution",
+        "exempt",
+        "flow",
+        "headers",
+        "kind",
+        "level",
+        "schema",
+        "sharded",
+        "watch",
+    )
 
-    def __init__(self, schema: Schema, level: Level, verb: str, metrics: FlowControlMetrics) -> None:
+    def __init__(self, schema: Schema, level: Level, info: RequestInfo, metrics: FlowControlMetrics) -> None:
+        verb = info.verb
         self.schema = schema
         self.level = level
         self.flow: FlowMetrics = level.observer.flow(schema.name)
@@ -147,6 +162,7 @@ class Route:
         self.sharded = level.config.queues > 1  # with one queue (or none) there is nothing to shard
         self.exempt = level.config.exempt
         self.watch = verb == "watch"
+        self.estimate: WorkEstimate | None = fixed_estimate(verb, info.is_resource_request)
         self.execution = self.flow.execution["watch" if self.watch else "regular"]
 
 
@@ -254,7 +270,7 @@ class Controller:
                 schema = next(s for s in self.schemas if s.name == bootstrap.CATCH_ALL)
             if len(self.classified) >= CLASSIFIED_CACHE:
                 self.classified.clear()
-            found = self.classified[key] = Route(schema, self.levels[schema.level], info.verb, self.metrics)
+            found = self.classified[key] = Route(schema, self.levels[schema.level], info, self.metrics)
         return found
 
     def level_finished(self, level: Level) -> None:

@@ -99,7 +99,9 @@ class PriorityAndFairness:
         assert info is not None
         route = self.controller.classify(request.user, info)
         level = route.level
-        estimate = self.estimator.estimate(info, request.args, level.max_seats)
+        estimate = route.estimate
+        if estimate is None:
+            estimate = self.estimator.estimate(info, request.args, level.max_seats)
         flow = route.flow
         flow.work_seats.observe(estimate.max_seats)
         if estimate.watchers is not None:

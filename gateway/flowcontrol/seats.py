@@ -39,6 +39,17 @@ class WorkEstimate:
         return max(self.initial_seats, self.final_seats)
 
 
+ONE_SEAT = WorkEstimate(MINIMUM_SEATS)
+
+
+def fixed_estimate(verb: str, is_resource_request: bool) -> WorkEstimate | None:
+    """The estimate of every request of this verb and kind of target when it needs nothing more
+    (a named GET, a non-resource request...: one seat); None when it depends on the request."""
+    if is_resource_request and (verb == "list" or verb == "watch" or verb in MUTATING_VERBS):
+        return None
+    return ONE_SEAT
+
+
 def level_max_seats(nominal_limit: int, hand_size: int) -> int:
     """A queuing level's largest request: max(1, min(ceil(15% of its nominal limit), limit / handSize))."""
     return int(max(1, min(math.ceil(nominal_limit * MAX_SEATS_FRACTION), nominal_limit // hand_size)))
@@ -74,29 +85,28 @@ class WorkEstimator:
         self.watch_count = watch_count
 
     def estimate(self, info: RequestInfo, query: Mapping[str, str], max_seats: int) -> WorkEstimate:
+        fixed = fixed_estimate(info.verb, info.is_resource_request)
+        if fixed is not None:
+            return fixed
         max_seats = min(max_seats, MAXIMUM_SEATS_LIMIT) if max_seats > 0 else MAXIMUM_SEATS_LIMIT
-        if not info.is_resource_request:
-            return WorkEstimate(MINIMUM_SEATS)
         if info.verb == "list" or info.verb == "watch":
             return self._list(info, query, max_seats)
-        if info.verb in MUTATING_VERBS:
-            return self._mutating(info, max_seats)
-        return WorkEstimate(MINIMUM_SEATS)
+        return self._mutating(info, max_seats)
 
     def _list(self, info: RequestInfo, query: Mapping[str, str], max_seats: int) -> WorkEstimate:
         if info.name:
-            return WorkEstimate(MINIMUM_SEATS)
+            return ONE_SEAT
         if info.verb == "watch":
             try:
                 initial_events = parse_bool("sendInitialEvents", query.get("sendInitialEvents", "false"))
             except StatusError:  # a bad value is refused by the handler; estimate the worst meanwhile
                 return WorkEstimate(max_seats)
             if not initial_events:
-                return WorkEstimate(MINIMUM_SEATS)
+                return ONE_SEAT
         resource = f"{info.resource}.{info.group}" if info.group else info.resource
         stored = self.object_count(resource)
         if stored is None:
-            return WorkEstimate(MINIMUM_SEATS)
+            return ONE_SEAT
         limit = _int(query.get("limit"))
         limit = limit if 0 < limit < stored else stored
         if info.verb == "watch" or not list_from_storage(query):
@@ -110,7 +120,7 @@ class WorkEstimator:
 
     def _mutating(self, info: RequestInfo, max_seats: int) -> WorkEstimate:
         if info.resource == "serviceaccounts" and info.subresource == "token":
-            return WorkEstimate(MINIMUM_SEATS)
+            return ONE_SEAT
         watchers = self.watch_count(info)
         if watchers < WATCHES_PER_SEAT:
             return WorkEstimate(1, watchers=watchers)
