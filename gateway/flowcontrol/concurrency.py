@@ -85,23 +85,22 @@ class SeatDemand:
         self.average = self.deviation = 0.0
         self.high_watermark = 0
 
-    def _advance(self) -> None:
+    def set(self, value: float) -> None:
+        """The demand is ``value`` from now on (the integrals taken up to now)."""
         now = time.monotonic()
         dt = now - self.last
         self.last = now
         self.elapsed += dt
-        self.integral += self.value * dt
-        self.integral_sq += self.value * self.value * dt
-
-    def set(self, value: float) -> None:
-        self._advance()
+        current = self.value
+        self.integral += current * dt
+        self.integral_sq += current * current * dt
         self.value = value
         if value > self.high:
             self.high = value
 
     def period_ended(self) -> None:
         """Close the period: update the figures borrowing uses, start a new one."""
-        self._advance()
+        self.set(self.value)
         self.high_watermark = go_round(self.high)
         if self.elapsed > 0:
             self.average = self.integral / self.elapsed
