@@ -28,7 +28,7 @@ from protokube.gateway.flowcontrol.concurrency import (
     nominal_limits,
     rebalance,
 )
-from protokube.gateway.flowcontrol.matching import Schema, compile_schema, in_matching_order
+from protokube.gateway.flowcontrol.matching import Schema, compile_schema, flow_hash, in_matching_order
 from protokube.gateway.flowcontrol.metrics import (
     EXECUTING,
     FlowControlMetrics,
@@ -134,24 +134,28 @@ class Route:
     """A classification as the filter uses it, made once per remembered classification (the
     configuration in force then): the schema, its level, its flow's metrics, the response headers
     naming both, the verb's kind with its gauge of executing requests and its execution histogram,
-    and the work estimate when the verb and kind of target decide it. The key of a classification
-    holds all these decide on."""
+    the flow's distinguisher and hash (shuffle sharding's), and the work estimate when the verb and
+    kind of target decide it. The key of a classification holds all these depend on (the user's
+    name, the namespace...)."""
 
     __slots__ = (
+        "distinguisher",
         "estimate",
         "executing",
         "execution",
         "exempt",
         "flow",
+        "hash_value",
         "headers",
         "kind",
         "level",
         "schema",
-        "sharded",
         "watch",
     )
 
-    def __init__(self, schema: Schema, level: Level, info: RequestInfo, metrics: FlowControlMetrics) -> None:
+    def __init__(
+        self, schema: Schema, level: Level, user: UserInfo, info: RequestInfo, metrics: FlowControlMetrics
+    ) -> None:
         verb = info.verb
         self.schema = schema
         self.level = level
@@ -159,7 +163,10 @@ class Route:
         self.headers = ((FLOW_SCHEMA_UID, schema.uid), (PRIORITY_LEVEL_UID, level.config.uid))
         self.kind = request_kind(verb)
         self.executing: RatioedGauge = metrics.read_write[(EXECUTING, self.kind)]
-        self.sharded = level.config.queues > 1  # with one queue (or none) there is nothing to shard
+        self.distinguisher, self.hash_value = "", 0
+        if level.config.queues > 1:  # with one queue (or none) there is nothing to shard
+            self.distinguisher = schema.flow_distinguisher(user, info)
+            self.hash_value = flow_hash(schema.name, self.distinguisher)
         self.exempt = level.config.exempt
         self.watch = verb == "watch"
         self.estimate: WorkEstimate | None = fixed_estimate(verb, info.is_resource_request)
@@ -270,7 +277,7 @@ class Controller:
                 schema = next(s for s in self.schemas if s.name == bootstrap.CATCH_ALL)
             if len(self.classified) >= CLASSIFIED_CACHE:
                 self.classified.clear()
-            found = self.classified[key] = Route(schema, self.levels[schema.level], info, self.metrics)
+            found = self.classified[key] = Route(schema, self.levels[schema.level], user, info, self.metrics)
         return found
 
     def level_finished(self, level: Level) -> None:

@@ -11,7 +11,6 @@ level by UID in ``X-Kubernetes-PF-FlowSchema-UID`` and ``X-Kubernetes-PF-Priorit
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
 import time
 from functools import partial
@@ -37,7 +36,6 @@ TOO_MANY_REQUESTS = "Too many requests, please try again later.\n"
 REQUEST_TIMEOUT = 60.0  # upstream's --request-timeout
 MAX_WAIT = 60.0
 WATCH_WAIT = REQUEST_TIMEOUT / 4
-HASH_CACHE = 4096
 GO_DURATION = re.compile(r"((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+")
 DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -68,12 +66,6 @@ def wait_limit(request: ApiRequest, info: RequestInfo) -> float:
     return min(request_timeout(request.args.get("timeout")) / 4, MAX_WAIT)
 
 
-def flow_hash(flow_schema: str, distinguisher: str) -> int:
-    """upstream's hashFlowID: the first 8 bytes of SHA-256(schema NUL distinguisher), little-endian."""
-    digest = hashlib.sha256(flow_schema.encode() + b"\0" + distinguisher.encode()).digest()
-    return int.from_bytes(digest[:8], "little")
-
-
 class PriorityAndFairness:
     def __init__(
         self, next_handler: Handler, controller: Controller, estimator: WorkEstimator, metrics: FlowControlMetrics
@@ -83,16 +75,6 @@ class PriorityAndFairness:
         self.estimator = estimator
         self.metrics = metrics
         self.dropped = DroppedRequests()
-        self.hashes: dict[tuple[str, str], int] = {}
-
-    def flow_hash(self, flow_schema: str, distinguisher: str) -> int:
-        key = (flow_schema, distinguisher)
-        found = self.hashes.get(key)
-        if found is None:
-            if len(self.hashes) >= HASH_CACHE:
-                self.hashes.clear()
-            found = self.hashes[key] = flow_hash(flow_schema, distinguisher)
-        return found
 
     async def __call__(self, request: ApiRequest) -> Response:
         info = request.info
@@ -106,12 +88,8 @@ class PriorityAndFairness:
         flow.work_seats.observe(estimate.max_seats)
         if estimate.watchers is not None:
             flow.watch_count.observe(estimate.watchers)
-        distinguisher, hash_value = "", 0
-        if route.sharded:
-            distinguisher = route.schema.flow_distinguisher(request.user, info)
-            hash_value = self.flow_hash(route.schema.name, distinguisher)
-        queued = Request(route.schema.name, distinguisher, estimate, request.user.name, _details(request, info))
-        refused = level.queues.start(queued, hash_value)
+        queued = Request(route.schema.name, route.distinguisher, estimate, request.user.name, _details(request, info))
+        refused = level.queues.start(queued, route.hash_value)
         if refused is None and queued.decision is not None and not queued.decision.done():
             refused = await self._wait(request, info, route, queued)
         elif not route.exempt:  # dispatched or refused at once

@@ -10,6 +10,7 @@ matches everything.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -115,6 +116,12 @@ class Schema:
         if self.distinguisher == "ByNamespace":
             return info.namespace
         return ""
+
+
+def flow_hash(flow_schema: str, distinguisher: str) -> int:
+    """upstream's hashFlowID: the first 8 bytes of SHA-256(schema NUL distinguisher), little-endian."""
+    digest = hashlib.sha256(flow_schema.encode() + b"\0" + distinguisher.encode()).digest()
+    return int.from_bytes(digest[:8], "little")
 
 
 def _subject(subject: Message) -> Subject:
