@@ -262,13 +262,13 @@ class LevelObserver:
         return found
 
     def waiting(self, flow_schema: str, requests: int, seats: int) -> None:
-        flow = self.flows.get(flow_schema) or self.flow(flow_schema)
+        flow = self.flow(flow_schema)
         flow.inqueue += requests
         flow.inqueue_seats += seats
         self.waiting_gauge.add(requests)
 
     def executing(self, flow_schema: str, requests: int, seats: int) -> None:
-        flow = self.flows.get(flow_schema) or self.flow(flow_schema)
+        flow = self.flow(flow_schema)
         if requests:
             flow.executing += requests
             self.executing_gauge.add(requests)
@@ -283,7 +283,7 @@ class LevelObserver:
         rejected[reason] = rejected.get(reason, 0) + 1
 
     def enqueued(self, flow_schema: str, queue_length: int) -> None:
-        (self.flows.get(flow_schema) or self.flow(flow_schema)).queue_length.observe(queue_length)
+        self.flow(flow_schema).queue_length.observe(queue_length)
 
     def demand(self, seats: int) -> None:
         self.seat_demand.set(seats)

@@ -133,7 +133,7 @@ class QueueSet:
         self.kept_queues = max(queues, 0)
         while len(self.queues) < queues:
             self.queues.append(Queue(len(self.queues)))
-        for queue in [q for q in self.queues[max(queues, 0) :] if q.empty]:
+        for queue in [q for q in self.queues[self.kept_queues :] if q.empty]:
             self._remove_queue(queue)
         self._dispatch_as_much_as_possible()
 
@@ -186,7 +186,7 @@ class QueueSet:
             self.observer.rejected(request.flow_schema, QUEUE_FULL)
             return QUEUE_FULL
         self._admit(request)
-        was_empty = not queue.waiting and not queue.executing
+        was_empty = queue.empty
         if was_empty:
             queue.next_dispatch_r = self.current_r
         request.queue = queue
@@ -195,7 +195,7 @@ class QueueSet:
             # dispatches it then too), after which its queue is not empty.
             self.observer.enqueued(request.flow_schema, 1)
             self._dispatch(request, queue)
-            self.active_queues += was_empty
+            self._became(queue, was_empty)
             return None
         request.decision = asyncio.get_running_loop().create_future()
         queue.waiting.append(request)
@@ -363,10 +363,8 @@ class QueueSet:
             queue.executing -= 1
             served = self.last_time - request.start_ns  # now: _sync_time just read the clock
             queue.next_dispatch_r -= request.estimate.initial_seats * (ESTIMATED_SERVICE_DURATION - served)
-            if queue.waiting:
-                self._bound(queue)
-            elif not queue.executing:
-                self.active_queues -= 1
+            self._bound(queue)
+            self._became(queue, was_empty=False)
         latency = request.estimate.additional_latency
         if latency > 0:
             self.observer.executing(request.flow_schema, -1, 0)
@@ -389,8 +387,7 @@ class QueueSet:
         if queue is not None:
             queue.seats_in_use -= seats
             self.queued_seats_in_use -= seats
-            if len(self.queues) > self.kept_queues:
-                self._remove_if_surplus(queue)
+            self._remove_if_surplus(queue)
         self._demand_changed()
         if self.requests_waiting:
             self._dispatch_as_much_as_possible()
