@@ -41,16 +41,18 @@ WEBHOOK = "bench-admission-webhook"
 WEBHOOK_PROBE = "bench-probe-hooked"  # the one name the webhook refuses
 
 
-def _webhook_body(hooks: WebhookServer) -> dict:
+def configmap_create_webhook(hooks: WebhookServer, configuration: str, webhook: str, path: str) -> dict:
+    """A ValidatingWebhookConfiguration of one webhook, served by ``hooks`` at ``path``, taking every
+    ConfigMap create."""
     rule = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
     hook = {
-        "name": "bench.admission.example.com",
-        "clientConfig": {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        "name": webhook,
+        "clientConfig": {"url": hooks.url(path), "caBundle": hooks.ca_bundle},
         "rules": [rule],
         "sideEffects": "None",
         "admissionReviewVersions": ["v1"],
     }
-    return {"metadata": {"name": WEBHOOK}, "webhooks": [hook]}
+    return {"metadata": {"name": configuration}, "webhooks": [hook]}
 
 
 def _refuse_probe(request: dict) -> dict:
@@ -82,7 +84,8 @@ def _hook(gw: Gateway, hooks: WebhookServer, hooked: bool) -> None:
     """Create or delete the webhook configuration, and wait until admission acts on it."""
     path = f"{ADMISSION}/validatingwebhookconfigurations"
     if hooked:
-        assert _post(gw, path, _webhook_body(hooks)) == 201
+        body = configmap_create_webhook(hooks, WEBHOOK, "bench.admission.example.com", "/validate")
+        assert _post(gw, path, body) == 201
     else:
         request(gw, "DELETE", f"{path}/{WEBHOOK}")
     wait_for(lambda: _refused(gw, WEBHOOK_PROBE, 400) == hooked, 30, f"the webhook to be {'on' if hooked else 'off'}")

@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from http.client import HTTPConnection
 from pathlib import Path
 
+from bench.admission import ADMISSION, configmap_create_webhook
 from bench.common import (
     Gateway,
     Row,
@@ -62,7 +63,6 @@ COST_GOAL = 0.9
 FAIRNESS_GOAL = 2.0
 ELEPHANTS = 60
 FC = "/apis/flowcontrol.apiserver.k8s.io/v1"
-ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 SLOW_SECONDS = 0.2  # upstream's fakeworkDuration
 SMALL = ("--max-requests-inflight", "4", "--max-mutating-requests-inflight", "2")
 ALLOW = ("--authorization-mode", "AlwaysAllow")  # impersonated users may read and write
@@ -197,7 +197,8 @@ def isolation(quick: bool, tmp: Path) -> dict:
     try:
         with gateway(tmp / "isolation", *SMALL, *ALLOW) as gw:
             base = _setup(gw)
-            _create(gw, f"{ADMISSION}/validatingwebhookconfigurations", _slow_webhook(hooks))
+            slow_hook = configmap_create_webhook(hooks, "bench-slow", "slow.bench.example.com", "/slow")
+            _create(gw, f"{ADMISSION}/validatingwebhookconfigurations", slow_hook)
             probe = "/api/v1/namespaces/default/configmaps?dryRun=All"
             wait_for(
                 lambda: (
@@ -210,18 +211,6 @@ def isolation(quick: bool, tmp: Path) -> dict:
             return _rounds(gw, {**base, "mouse": "bystander", "other": "mouse"}, seconds, rounds, figures=False)
     finally:
         hooks.stop()
-
-
-def _slow_webhook(hooks: WebhookServer) -> dict:
-    rule = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
-    hook = {
-        "name": "slow.bench.example.com",
-        "clientConfig": {"url": hooks.url("/slow"), "caBundle": hooks.ca_bundle},
-        "rules": [rule],
-        "sideEffects": "None",
-        "admissionReviewVersions": ["v1"],
-    }
-    return {"metadata": {"name": "bench-slow"}, "webhooks": [hook]}
 
 
 def two_gateways(quick: bool, tmp: Path) -> dict:
