@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import datetime
 import hashlib
 import logging
 import ssl
@@ -25,7 +24,7 @@ import h2.events
 import httpx
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from h2.errors import ErrorCodes
@@ -45,6 +44,7 @@ from hyperframe.frame import (
 from protokube.gateway.lanes import LaneLoop
 from protokube.gateway.serving import http2
 from protokube.gateway.serving.http2 import Http2Protocol
+from tests.gateway.helpers import self_signed_pem
 
 MiB = 1 << 20
 HEAD = [(b":scheme", b"http"), (b":authority", b"example.test")]
@@ -686,19 +686,8 @@ def test_a_control_frame_flood_from_a_client_that_does_not_read_stays_bounded(fr
 def _certificate(directory: Path) -> tuple[Path, Path]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .sign(key, hashes.SHA256())
-    )
     cert_file, key_file = directory / "tls.crt", directory / "tls.key"
-    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    cert_file.write_bytes(self_signed_pem(name, key))
     key_bytes = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
