@@ -20,7 +20,7 @@ from protokube.gateway.admission.podsecurity.configuration import parse
 from protokube.gateway.admission.podsecurity.levels import LevelVersion, Version
 from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
 
-from .helpers import ROOT, GatewayProcess, Kubectl, deployment
+from .helpers import ROOT, GatewayProcess, Kubectl, deployment, until_cached
 
 LABEL = "pod-security.kubernetes.io/"
 NGINX_RESTRICTED = (
@@ -60,6 +60,9 @@ def label(client: httpx.Client, namespace: str, **modes: str) -> httpx.Response:
         headers={"Content-Type": "application/merge-patch+json"},
     )
     assert answer.status_code == 200, answer.text
+    # Admission reads the namespace from the watch cache (as upstream's plugin reads its lister),
+    # which may not have seen the patch yet.
+    until_cached(client, "/api/v1/namespaces", answer.json()["metadata"]["resourceVersion"])
     return answer
 
 
