@@ -23,10 +23,16 @@ from protokube.gateway.objects.codec import Obj
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.registry.validation.certificates import parse_request
 from protokube.gateway.user import MASTERS, UserInfo
+from protokube.schema.registry import Resource
 
 GROUP = "certificates.k8s.io"
 CSRS = "certificatesigningrequests"
 API_SERVER_CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
+
+
+def _csrs_only(resource: Resource) -> bool:
+    """What the plugins here act on: certificate signing requests only."""
+    return (resource.group, resource.plural) == (GROUP, CSRS)
 
 
 def _is_csr(attributes: Attributes, subresource: str) -> bool:
@@ -54,6 +60,8 @@ def authorized_for_signer(authorizer: Authorizer, user: UserInfo, verb: str, sig
 
 
 class CertificateSubjectRestriction:
+    handles = staticmethod(_csrs_only)
+
     async def validate(self, attributes: Attributes) -> None:
         if attributes.operation != CREATE or not _is_csr(attributes, "") or attributes.obj is None:
             return
@@ -74,6 +82,8 @@ class CertificateApproval:
     def __init__(self, authorizer: Authorizer) -> None:
         self.authorizer = authorizer
 
+    handles = staticmethod(_csrs_only)
+
     async def validate(self, attributes: Attributes) -> None:
         if attributes.operation != UPDATE or not _is_csr(attributes, "approval") or attributes.old is None:
             return
@@ -86,6 +96,8 @@ class CertificateApproval:
 class CertificateSigning:
     def __init__(self, authorizer: Authorizer) -> None:
         self.authorizer = authorizer
+
+    handles = staticmethod(_csrs_only)
 
     async def validate(self, attributes: Attributes) -> None:
         old, new = attributes.old, attributes.obj

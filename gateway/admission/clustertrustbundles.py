@@ -17,6 +17,7 @@ from protokube.gateway.auth.authorization import Authorizer
 from protokube.gateway.auth.escalation import only_gc_fields_differ
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.schema import jsonencode
+from protokube.schema.registry import Resource
 
 BUNDLES = "clustertrustbundles"
 
@@ -24,6 +25,11 @@ BUNDLES = "clustertrustbundles"
 class ClusterTrustBundleAttest:
     def __init__(self, authorizer: Authorizer) -> None:
         self.authorizer = authorizer
+
+    @staticmethod
+    def handles(resource: Resource) -> bool:
+        """Cluster trust bundles only."""
+        return (resource.group, resource.plural) == (GROUP, BUNDLES)
 
     async def validate(self, attributes: Attributes) -> None:
         resource, bundle, old = attributes.resource, attributes.obj, attributes.old

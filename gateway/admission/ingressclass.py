@@ -9,6 +9,7 @@ from google.protobuf.message import Message
 from protokube.gateway.admission.defaultclass import newest_default
 from protokube.gateway.registry.admission import CREATE, Attributes
 from protokube.gateway.watchcache.cacher import Cacher
+from protokube.schema.registry import Resource
 
 INGRESSES = ("networking.k8s.io", "ingresses")
 IS_DEFAULT = "ingressclass.kubernetes.io/is-default-class"
@@ -22,6 +23,11 @@ def _is_default(ingress_class: Message) -> bool:
 class DefaultIngressClass:
     def __init__(self, ingress_classes: Cacher) -> None:
         self.ingress_classes = ingress_classes
+
+    @staticmethod
+    def handles(resource: Resource) -> bool:
+        """Ingresses only."""
+        return (resource.group, resource.plural) == INGRESSES
 
     async def admit(self, attributes: Attributes) -> None:
         resource, ingress = attributes.resource, attributes.obj

@@ -5,6 +5,7 @@ use; the pvc-protection and pv-protection controllers remove it once they are no
 from __future__ import annotations
 
 from protokube.gateway.registry.admission import CREATE, Attributes
+from protokube.schema.registry import Resource
 
 PVC_PROTECTION = "kubernetes.io/pvc-protection"
 PV_PROTECTION = "kubernetes.io/pv-protection"
@@ -12,6 +13,11 @@ FINALIZERS = {("", "persistentvolumeclaims"): PVC_PROTECTION, ("", "persistentvo
 
 
 class StorageObjectInUseProtection:
+    @staticmethod
+    def handles(resource: Resource) -> bool:
+        """Persistent volumes and their claims only."""
+        return (resource.group, resource.plural) in FINALIZERS
+
     async def admit(self, attributes: Attributes) -> None:
         resource, obj = attributes.resource, attributes.obj
         finalizer = FINALIZERS.get((resource.group, resource.plural))

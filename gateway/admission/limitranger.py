@@ -21,6 +21,7 @@ from protokube.gateway.admission.podresources import pod_limits, pod_requests
 from protokube.gateway.admission.resourcelist import MAX_MILLI_VALUE, Quantity, ResourceList, from_message
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.gateway.watchcache.cacher import Cacher
+from protokube.schema.registry import Resource
 
 POD = "k8s.io.api.core.v1.Pod"
 CLAIM = "k8s.io.api.core.v1.PersistentVolumeClaim"
@@ -185,6 +186,11 @@ class LimitRanger:
 
     async def _items(self, namespace: str) -> list[Message]:
         return [view.obj for view in await self.lookup.views(namespace)]
+
+    @staticmethod
+    def handles(resource: Resource) -> bool:
+        """Pods and persistent volume claims only."""
+        return resource.message in (POD, CLAIM)
 
     async def admit(self, attributes: Attributes) -> None:
         if self._handles(attributes) and attributes.resource.message == POD:

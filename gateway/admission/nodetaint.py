@@ -5,6 +5,7 @@ lifecycle controller then takes the taint away)."""
 from __future__ import annotations
 
 from protokube.gateway.registry.admission import CREATE, Attributes
+from protokube.schema.registry import Resource
 
 NODES = ("", "nodes")
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -12,6 +13,11 @@ NO_SCHEDULE = "NoSchedule"
 
 
 class TaintNodesByCondition:
+    @staticmethod
+    def handles(resource: Resource) -> bool:
+        """Nodes only."""
+        return (resource.group, resource.plural) == NODES
+
     async def admit(self, attributes: Attributes) -> None:
         resource, node = attributes.resource, attributes.obj
         if attributes.operation != CREATE or (resource.group, resource.plural) != NODES:

@@ -17,6 +17,7 @@ from protokube.gateway.params import ListOptions
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from protokube.gateway.watchcache.cacher import Cacher
+from protokube.schema.registry import Resource
 
 POD = "k8s.io.api.core.v1.Pod"
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -25,11 +26,18 @@ DEFAULT_TOLERATION_SECONDS = 300  # --default-not-ready-toleration-seconds, --de
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
 
+def _pods_only(resource: Resource) -> bool:
+    """What the plugins here act on: pods only."""
+    return resource.message == POD
+
+
 def _is_pod(attributes: Attributes) -> bool:
     return attributes.obj is not None and not attributes.subresource and attributes.resource.message == POD
 
 
 class DefaultTolerationSeconds:
+    handles = staticmethod(_pods_only)
+
     async def admit(self, attributes: Attributes) -> None:
         if attributes.operation not in (CREATE, UPDATE) or not _is_pod(attributes):
             return
@@ -47,6 +55,8 @@ class Priority:
 
     def __init__(self, priority_classes: Cacher | None) -> None:
         self.priority_classes = priority_classes
+
+    handles = staticmethod(_pods_only)
 
     async def admit(self, attributes: Attributes) -> None:
         if not _is_pod(attributes):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from google.protobuf.message import Message
 
 from protokube.gateway.admission.resourcelist import ZERO, Quantity
-from protokube.gateway.admission.storageclass import claim_class, is_claim
+from protokube.gateway.admission.storageclass import claim_class, claims_only, is_claim
 from protokube.gateway.registry.admission import UPDATE, Attributes, forbidden
 from protokube.gateway.watchcache.cacher import Cacher
 
@@ -25,6 +25,8 @@ def _storage(claim: Message) -> Quantity:
 class PersistentVolumeClaimResize:
     def __init__(self, storage_classes: Cacher) -> None:
         self.storage_classes = storage_classes
+
+    handles = staticmethod(claims_only)
 
     async def validate(self, attributes: Attributes) -> None:
         claim, old = attributes.obj, attributes.old

@@ -13,6 +13,7 @@ from google.protobuf.message import Message
 from protokube.gateway.admission.resourcelist import equal, from_message
 from protokube.gateway.registry.admission import CREATE, Attributes, forbidden
 from protokube.gateway.watchcache.cacher import Cacher
+from protokube.schema.registry import Resource
 
 PODS = ("", "pods")
 OVERHEAD_MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"
@@ -26,6 +27,11 @@ def _same_overhead(runtime_class: Message, pod: Message) -> bool:
 class RuntimeClass:
     def __init__(self, runtime_classes: Cacher) -> None:
         self.runtime_classes = runtime_classes
+
+    @staticmethod
+    def handles(resource: Resource) -> bool:
+        """Pods only."""
+        return (resource.group, resource.plural) == PODS
 
     async def admit(self, attributes: Attributes) -> None:
         pod = self._pod(attributes)

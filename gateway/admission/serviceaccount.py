@@ -34,6 +34,7 @@ from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, forbidden
 from protokube.gateway.registry.store import generate_name
 from protokube.gateway.watchcache.cacher import Cacher
+from protokube.schema.registry import Resource
 
 POD = "k8s.io.api.core.v1.Pod"
 EPHEMERAL_CONTAINERS = "ephemeralcontainers"
@@ -67,6 +68,11 @@ SECRET_NAME_FIELDS = {
 class ServiceAccount:
     def __init__(self, accounts: Cacher) -> None:
         self.accounts = accounts
+
+    @staticmethod
+    def handles(resource: Resource) -> bool:
+        """Pods only."""
+        return resource.message == POD
 
     async def admit(self, attributes: Attributes) -> None:
         if attributes.operation != CREATE or not _is_pod(attributes):

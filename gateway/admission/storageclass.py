@@ -8,6 +8,7 @@ from google.protobuf.message import Message
 from protokube.gateway.admission.defaultclass import newest_default
 from protokube.gateway.registry.admission import CREATE, Attributes
 from protokube.gateway.watchcache.cacher import Cacher
+from protokube.schema.registry import Resource
 
 CLAIMS = ("", "persistentvolumeclaims")
 IS_DEFAULT = "storageclass.kubernetes.io/is-default-class"
@@ -27,6 +28,11 @@ def claim_class(claim: Message) -> str:
     return claim.spec.storageClassName
 
 
+def claims_only(resource: Resource) -> bool:
+    """What the claims' plugins act on: persistent volume claims only."""
+    return (resource.group, resource.plural) == CLAIMS
+
+
 def is_claim(attributes: Attributes) -> bool:
     resource = attributes.resource
     return (resource.group, resource.plural) == CLAIMS and not attributes.subresource and attributes.obj is not None
@@ -35,6 +41,8 @@ def is_claim(attributes: Attributes) -> bool:
 class DefaultStorageClass:
     def __init__(self, storage_classes: Cacher) -> None:
         self.storage_classes = storage_classes
+
+    handles = staticmethod(claims_only)
 
     async def admit(self, attributes: Attributes) -> None:
         if attributes.operation != CREATE or not is_claim(attributes):

@@ -111,7 +111,7 @@ class Store:
         self.resource = storage.resource
         self.codec = storage.codec
         self.strategy = strategy
-        self.admission = admission or Admission()
+        self.admission = (admission or Admission()).for_resource(self.resource)
         self.ownership = ownership  # managedFields; None for kinds without a type to track them by
         self.gc_policy = default_policy(self.resource.key)  # what a delete does to dependents by default
 

@@ -44,6 +44,7 @@ from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes, for
 from protokube.gateway.selectors import EVERYTHING, NO_FIELDS, Filter
 from protokube.gateway.storage.backend import StorageError
 from protokube.gateway.watchcache.cacher import Cacher
+from protokube.schema.registry import Resource
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,12 @@ class PodSecurity:
         self.configuration = configuration
         self.namespaces = namespaces
         self.pods = pods
+
+    @staticmethod
+    def handles(resource: Resource) -> bool:
+        """Namespaces, pods, and the kinds with a pod template (warnings only)."""
+        key = (resource.group, resource.plural)
+        return key in (NAMESPACES, PODS) or key in TEMPLATES
 
     async def validate(self, attributes: Attributes) -> None:
         if attributes.operation not in (CREATE, UPDATE) or attributes.obj is None:
