@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from functools import lru_cache
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+@lru_cache(maxsize=1024)
 def format_time(seconds: int) -> str:
-    """metav1.Time: RFC 3339 in UTC with second precision, e.g. 2024-01-02T15:04:05Z."""
+    """metav1.Time: RFC 3339 in UTC with second precision, e.g. 2024-01-02T15:04:05Z (remembered: a
+    write's timestamps, and a list's, mostly repeat a few seconds)."""
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
