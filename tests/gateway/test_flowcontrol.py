@@ -165,6 +165,23 @@ def uid_of(client: httpx.Client, plural: str, name: str) -> str:
     return response.json()["metadata"]["uid"]
 
 
+async def seats_taken(server: GatewayProcess, level: str, seats: int) -> None:
+    """Until ``seats`` requests of ``level`` execute: slow creates hold their seats once the server
+    has read their heads, which a loaded machine may take long to do."""
+    family = "apiserver_flowcontrol_current_executing_requests"
+    deadline = time.monotonic() + 30
+    while (running := await asyncio.to_thread(metric, server, family, family, priority_level=level)) < seats:
+        assert time.monotonic() < deadline, f"{level}: {running:.0f} of {seats} seats taken after 30 s"
+        await asyncio.sleep(0.02)
+
+
+def waited_in_queue(server: GatewayProcess, level: str) -> tuple[float, float]:
+    """The server's own count and sum of queue waits of ``level``'s requests that did not execute."""
+    family = "apiserver_flowcontrol_request_wait_duration_seconds"
+    labels = {"priority_level": level, "execute": "false"}
+    return metric(server, family, family + "_count", **labels), metric(server, family, family + "_sum", **labels)
+
+
 def eventually(condition: Any, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -449,9 +466,13 @@ def test_a_burst_within_queue_capacity_is_queued_not_rejected(apf: GatewayProces
 
     async def scenario() -> tuple[list[Answer], str]:
         sent = [asyncio.create_task(slow_create(apf, "burst", "apf", 0.5)) for _ in range(12)]
-        await asyncio.sleep(0.25)
+        await seats_taken(apf, "apf-test", 3)
         async with httpx.AsyncClient(base_url=apf.url) as admin:
-            dump = (await admin.get("/debug/api_priority_and_fairness/dump_requests")).text
+            while True:  # until the server has read the others' heads and queued them
+                dump = (await admin.get("/debug/api_priority_and_fairness/dump_requests")).text
+                if any(line.startswith("apf-test,") for line in dump.splitlines()) or all(t.done() for t in sent):
+                    break
+                await asyncio.sleep(0.02)
         return list(await asyncio.gather(*sent)), dump
 
     responses, dump = asyncio.run(scenario())
@@ -475,11 +496,10 @@ def test_a_client_that_leaves_while_queued_frees_its_place(apf: GatewayProcess) 
     async def scenario() -> None:
         async with async_user(apf, "mouse", timeout=0.6) as mouse:
             holders = [asyncio.create_task(slow_create(apf, "elephant", "apf", 2.0)) for _ in range(3)]
-            await asyncio.sleep(0.3)
+            await seats_taken(apf, "apf-test", 3)
             with pytest.raises(httpx.TimeoutException):
                 await mouse.get("/api/v1/namespaces/apf/configmaps")  # queued, then abandoned
-            await asyncio.sleep(0.3)
-            assert waiting() == 0
+            await asyncio.to_thread(eventually, lambda: waiting() == 0)
             await asyncio.gather(*holders)
 
     asyncio.run(scenario())
@@ -490,16 +510,20 @@ def test_a_request_waits_at_most_a_quarter_of_its_timeout(apf: GatewayProcess) -
     async def scenario() -> tuple[httpx.Response, float]:
         async with async_user(apf, "mouse") as mouse:
             holders = [asyncio.create_task(slow_create(apf, "elephant", "apf", 2.0)) for _ in range(3)]
-            await asyncio.sleep(0.3)
+            await seats_taken(apf, "apf-test", 3)
             started = time.monotonic()
             response = await mouse.get("/api/v1/namespaces/apf/configmaps", params={"timeout": "2s"})
             waited = time.monotonic() - started
             await asyncio.gather(*holders)
             return response, waited
 
+    count, total = waited_in_queue(apf, "apf-test")
     response, waited = asyncio.run(scenario())
     assert response.status_code == 429
-    assert 0.4 < waited < 1.2  # 2 s / 4
+    assert waited > 0.4  # the client's view: at least the quarter (2 s / 4)
+    count_after, total_after = waited_in_queue(apf, "apf-test")
+    assert count_after == count + 1
+    assert 0.45 < total_after - total < 1.0  # the server's own clock: about the quarter, far from the 2 s
     timed_out = metric(
         apf, "apiserver_flowcontrol_rejected_requests", "apiserver_flowcontrol_rejected_requests_total",
         flow_schema="apf-test", reason="time-out",
