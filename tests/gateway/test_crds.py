@@ -310,10 +310,12 @@ def test_watch_until_established(api: httpx.Client, crd_server: GatewayProcess) 
     crd["spec"]["names"]["shortNames"], crd["spec"]["names"]["categories"] = ["gd"], []
     name = crd["metadata"]["name"]
     seen: list[str] = []
+    watching = threading.Event()
 
     def watch() -> None:
         params = {"watch": "true", "fieldSelector": f"metadata.name={name}", "timeoutSeconds": "15"}
         with crd_server.client() as watcher, watcher.stream("GET", CRDS, params=params) as stream:
+            watching.set()  # the server has answered: the watch is registered
             for line in stream.iter_lines():
                 event = json.loads(line)
                 seen.append(f"{event['type']}:{condition(event['object'], 'Established').get('status', '-')}")
@@ -322,7 +324,7 @@ def test_watch_until_established(api: httpx.Client, crd_server: GatewayProcess) 
 
     thread = threading.Thread(target=watch)
     thread.start()
-    time.sleep(0.5)
+    assert watching.wait(20), "the watch was not answered"
     assert api.post(CRDS, json=crd).status_code == 201
     thread.join(20)
     assert seen[0] == "ADDED:-" and seen[-1] == "MODIFIED:True", seen
@@ -587,17 +589,19 @@ def test_watchers_of_a_deleted_crd_end_cleanly(api: httpx.Client, crd_server: Ga
         == 201
     )
     events: list[str] = []
+    watching = threading.Event()
 
     def watch() -> None:
         with (
             crd_server.client() as watcher,
             watcher.stream("GET", base, params={"watch": "true", "timeoutSeconds": "30"}) as stream,
         ):
+            watching.set()  # the server has answered: the watch is registered
             events.extend(json.loads(line)["type"] for line in stream.iter_lines())
 
     thread = threading.Thread(target=watch)
     thread.start()
-    time.sleep(0.5)
+    assert watching.wait(20), "the watch was not answered"
     started = time.monotonic()
     api.delete(f"{CRDS}/{crd['metadata']['name']}")
     thread.join(20)
