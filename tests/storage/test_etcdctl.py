@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import selectors
 import shutil
 import signal
 import subprocess
@@ -102,25 +103,29 @@ def test_watch(ctl, p):
         ctl.argv("watch", "--prefix", p, f"--rev={start}", "--prev-kv"),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
         env=ctl.env,
         start_new_session=True,
     )
-    try:
-        time.sleep(0.5)
-        ctl("put", p + "w", "2")
-        ctl("del", p + "w")
-        time.sleep(0.5)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        out, _ = proc.communicate(timeout=10)
     k = p + "w"
-    # each event: type, [prev key, prev value,] key, value -- in revision order, from --rev on
+    # each event: type, [prev key, prev value,] key, value, a line each -- in revision order, from --rev on
     expected = ["PUT", k, "0"]
     expected += ["PUT", k, "0", k, "1"]
     expected += ["PUT", k, "1", k, "2"]
     expected += ["DELETE", k, "2", k]
-    assert out.split() == expected
+    printed = b""
+    try:
+        ctl("put", p + "w", "2")  # whenever the watch starts, it begins at --rev
+        ctl("del", p + "w")
+        assert proc.stdout is not None
+        with selectors.DefaultSelector() as ready:  # read until it printed them all, however slowly
+            ready.register(proc.stdout, selectors.EVENT_READ)
+            deadline = time.monotonic() + 30
+            while printed.count(b"\n") < len(expected) and ready.select(max(0.0, deadline - time.monotonic())):
+                printed += os.read(proc.stdout.fileno(), 65536)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=10)
+    assert (printed + rest).decode().split() == expected
 
 
 def test_compaction(ctl, p):
