@@ -584,7 +584,8 @@ def test_watches_give_their_seat_back_once_initialized(apf: GatewayProcess) -> N
                 assert (await mouse.get("/api/v1/namespaces/apf")).status_code == 200
                 return time.monotonic() - started
 
-    assert asyncio.run(scenario()) < 0.5
+    # a seat still held by the watches would queue it up to a quarter of the 60 s request timeout
+    assert asyncio.run(scenario()) < 5
     executing = metric(
         apf, "apiserver_flowcontrol_current_executing_requests", "apiserver_flowcontrol_current_executing_requests",
         priority_level="apf-test",
