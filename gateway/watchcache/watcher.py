@@ -81,6 +81,9 @@ class CacheWatcher:
         self.bookmarks = bookmarks
         self.deadline = deadline
         self.revision = start_revision  # events up to here are not for this watcher
+        # The revision it goes live at: its start, or its last event from before (upstream's
+        # cacheWatcher.process); a bookmark not newer than that tells the client nothing and is not sent.
+        self.live_from = start_revision
         self.progress = progress  # the revision up to which every change has been queued (the cache's)
         self.bookmark_interval = bookmark_interval
         self.backlog: deque[Change] = deque()  # the events since start_revision, when it is in the past
@@ -99,6 +102,7 @@ class CacheWatcher:
                 event_type = change_type(self.filter, event)
                 if event_type is not None:
                     self.backlog.append((event, event_type))
+                    self.live_from = event.revision
 
     def offer(self, change: Change) -> bool:
         """Queue a live change (the fan-out wakes the stream); False when the watcher is closed (or
@@ -189,11 +193,13 @@ class CacheWatcher:
                 if self.bookmarks:
                     if not final_bookmark_sent and now >= self.deadline - FINAL_BOOKMARK_LEAD:
                         final_bookmark_sent = True
-                        yield [self._bookmark()]
+                        if bookmark := self._bookmark():
+                            yield [bookmark]
                         continue
                     if now >= next_bookmark:
                         next_bookmark = now + self.bookmark_interval
-                        yield [self._bookmark()]
+                        if bookmark := self._bookmark():
+                            yield [bookmark]
                         continue
                     final = self.deadline - FINAL_BOOKMARK_LEAD if not final_bookmark_sent else self.deadline
                     wake_at = min(next_bookmark, final)
@@ -209,6 +215,8 @@ class CacheWatcher:
                 self._timer.cancel()
                 self._timer = None
 
-    def _bookmark(self) -> Bookmark:
-        """Nothing is queued: every change up to the cache's revision has been handed out."""
-        return Bookmark(max(self.revision, self.progress()))
+    def _bookmark(self) -> Bookmark | None:
+        """Nothing is queued: every change up to the cache's revision has been handed out. Sent
+        only when that revision is newer than the one the watch went live at, as upstream."""
+        revision = self.progress()
+        return Bookmark(revision) if revision > self.live_from else None

@@ -309,3 +309,22 @@ def test_a_garbled_protobuf_envelope_is_refused_in_gogos_words(client: httpx.Cli
         "the object provided is unrecognized (must be of type ConfigMap): "
         "proto: illegal wireType 7 (6b38730067617262616765)",
     )
+
+
+def test_a_bookmark_is_sent_only_past_what_the_watch_has_seen(client: httpx.Client, namespace: str) -> None:
+    """kube-apiserver's cacheWatcher sends a bookmark only when it is newer than the resourceVersion the
+    watch went live at, its last replayed event's: a watch that replays a create, a patch and a delete and
+    then idles gets no bookmark while no other configmap is written (make anchor-diff's
+    watch/from-rv-bookmarks: kube-apiserver sent 3 events, protokube a 4th, a bookmark at the delete's)."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    start = client.get(path).json()["metadata"]["resourceVersion"]
+    assert client.post(path, json={"metadata": {"name": "watched"}, "data": {"a": "1"}}).status_code == 201
+    assert client.patch(f"{path}/watched", json={"data": {"a": "2"}}, headers=MERGE_PATCH).status_code == 200
+    assert client.delete(f"{path}/watched").status_code == 200
+    client.get(path).raise_for_status()  # a consistent list: the cache holds the delete, so the watch replays it
+    params = {"resourceVersion": start, "allowWatchBookmarks": "true", "timeoutSeconds": "4"}
+    events = list(watch_lines(client, path, stop_after=10, timeout=15, **params))
+    assert [e["type"] for e in events[:3]] == ["ADDED", "MODIFIED", "DELETED"]
+    seen = int(events[2]["object"]["metadata"]["resourceVersion"])
+    later = [(e["type"], int(e["object"]["metadata"]["resourceVersion"])) for e in events[3:]]
+    assert all(kind == "BOOKMARK" and revision > seen for kind, revision in later), (seen, later)

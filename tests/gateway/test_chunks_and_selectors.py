@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import subprocess
+import threading
 import time
 
 import httpx
@@ -170,18 +172,35 @@ def test_deletecollection_with_selector(client: httpx.Client, labelled: str) -> 
 
 
 def test_bookmarks(tmp_path) -> None:
-    """Periodic bookmarks (every second on this server) and one just before the timeout."""
+    """Periodic bookmarks (every second on this server) and one just before the timeout, each only when
+    the cache has moved past what the watch has seen (as upstream's cacheWatcher): a watch whose selection
+    the writes miss learns how far they went; a watch of a resource nobody writes gets none."""
     server = GatewayProcess(tmp_path, "--bookmark-interval", "1", NO_ROOT_CA_PUBLISHER).start()
     try:
         with server.client() as client:
             path = "/api/v1/namespaces/default/configmaps"
             rv = client.get(path).json()["metadata"]["resourceVersion"]
+            bookmarked = {"resourceVersion": rv, "allowWatchBookmarks": "true"}
+            quiet = list(watch_lines(client, path, stop_after=100, timeoutSeconds="3", **bookmarked))
+            assert quiet == []
+            stop = threading.Event()
+
+            def write_elsewhere() -> None:  # configmaps the watch's selector does not select
+                with server.client() as writer:
+                    for n in itertools.count():
+                        if stop.wait(0.3):
+                            return
+                        assert writer.post(path, json={"metadata": {"name": f"other-{n}"}}).status_code == 201
+
+            writer = threading.Thread(target=write_elsewhere)
+            writer.start()
             began = time.monotonic()
-            events = list(
-                watch_lines(
-                    client, path, stop_after=100, resourceVersion=rv, allowWatchBookmarks="true", timeoutSeconds="4"
-                )
-            )
+            try:
+                selected = {**bookmarked, "labelSelector": "watched=yes"}
+                events = list(watch_lines(client, path, stop_after=100, timeoutSeconds="4", **selected))
+            finally:
+                stop.set()
+                writer.join(10)
             assert time.monotonic() - began < 15
             assert events and all(e["type"] == "BOOKMARK" for e in events)
             assert len(events) >= 2
@@ -192,8 +211,14 @@ def test_bookmarks(tmp_path) -> None:
                     "resourceVersion": obj["metadata"]["resourceVersion"],
                     "creationTimestamp": None,
                 }
-                assert int(obj["metadata"]["resourceVersion"]) >= int(rv)
-            without = list(watch_lines(client, path, stop_after=100, resourceVersion=rv, timeoutSeconds="2"))
+                assert int(obj["metadata"]["resourceVersion"]) > int(rv)
+            versions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
+            assert versions == sorted(versions)
+            without = list(
+                watch_lines(
+                    client, path, stop_after=100, resourceVersion=rv, timeoutSeconds="2", labelSelector="watched=yes"
+                )
+            )
             assert without == []
     finally:
         server.kill()
