@@ -89,6 +89,40 @@ def _check_value(key: str, index: int, value: str) -> None:
         raise SelectorError(f'values[{index}][{key}]: Invalid value: "{value}": {"; ".join(problems)}')
 
 
+def _identifier(token: str) -> bool:
+    return token != "" and token not in _SPECIAL and token not in ("!=", "==")
+
+
+def _set_values(at: Callable[[int], str], j: int) -> tuple[tuple[str, ...], int]:
+    """The values of ``key in (...)`` from the token after "(" (upstream's parseValues and
+    parseIdentifiersList: "()", "(,", ",," and ",)" stand for the empty value); sorted, and where
+    the requirement ends."""
+    first = at(j)
+    if first == ")":
+        return ("",), j + 1
+    if first != "," and not _identifier(first):
+        raise SelectorError(f"unable to parse requirement: found '{first}', expected: ',', ')' or identifier")
+    values: set[str] = set()
+    while True:
+        token, following = at(j), at(j + 1)
+        j += 1
+        if _identifier(token):
+            values.add(token)
+            if following == ")":
+                return tuple(sorted(values)), j + 1
+            if following != ",":
+                raise SelectorError(f"unable to parse requirement: found '{following}', expected: ',' or ')'")
+        elif token == ",":
+            if not values or following in (")", ","):
+                values.add("")
+            if following == ")":
+                return tuple(sorted(values)), j + 1
+            if following == ",":
+                j += 1
+        else:
+            raise SelectorError(f"unable to parse requirement: found '{token}', expected: ',', or identifier")
+
+
 def parse_labels(text: str) -> LabelSelector:
     """Parse a label selector; SelectorError with upstream's message when malformed."""
     tokens = _tokens(text)
@@ -137,23 +171,10 @@ def parse_labels(text: str) -> LabelSelector:
             elif op in ("in", "notin"):
                 if at(i + 2) != "(":
                     raise SelectorError(f"unable to parse requirement: found '{at(i + 2)}', expected: '('")
-                values, j = [], i + 3
-                while at(j) != ")":
-                    value = at(j)
-                    if value == "":
-                        raise SelectorError("unable to parse requirement: found '', expected: ')'")
-                    if value == ",":
-                        j += 1
-                        continue
-                    _check_value(key, len(values), value)
-                    values.append(value)
-                    j += 1
-                if not values:
-                    raise SelectorError(
-                        "unable to parse requirement: for 'in', 'notin' operators, values set can't be empty"
-                    )
-                requirements.append(Requirement(key, op, tuple(sorted(set(values)))))
-                i = j + 1
+                values, i = _set_values(at, i + 3)
+                for index, value in enumerate(values):
+                    _check_value(key, index, value)
+                requirements.append(Requirement(key, op, values))
             else:
                 raise SelectorError(
                     f"unable to parse requirement: found '{op}', expected: in, notin, =, ==, !=, gt, lt"
