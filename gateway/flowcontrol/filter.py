@@ -6,6 +6,8 @@ at most a quarter of its deadline (a minute at most; 15 s for a watch), or is re
 ``Too many requests, please try again later.`` and a Retry-After. A watch gives its seats back
 once its initial events are sent. Every classified response names the FlowSchema and priority
 level by UID in ``X-Kubernetes-PF-FlowSchema-UID`` and ``X-Kubernetes-PF-PriorityLevel-UID``.
+Long-running requests other than watches (exec, attach, log, portforward, proxy) pass both filters
+untracked and unclassified, as upstream's skip them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from functools import partial
 
 from protokube.gateway import lanes
 from protokube.gateway.errors import StatusError
+from protokube.gateway.filters.timeout import long_running
 from protokube.gateway.flowcontrol.controller import Controller, Route
 from protokube.gateway.flowcontrol.metrics import (
     MUTATING,
@@ -79,6 +82,8 @@ class PriorityAndFairness:
     async def __call__(self, request: ApiRequest) -> Response:
         info = request.info
         assert info is not None
+        if info.verb != "watch" and long_running(info):
+            return await self.next(request)
         route = self.controller.classify(request.user, info)
         level = route.level
         estimate = route.estimate
@@ -187,7 +192,7 @@ class MaxInFlight:
         assert info is not None
         kind = request_kind(info.verb)
         limit = self.limits[kind]
-        if info.verb == "watch" or limit <= 0:
+        if limit <= 0 or long_running(info):
             return await self.next(request)
         if self.in_flight[kind] >= limit:
             if MASTERS in request.user.groups:

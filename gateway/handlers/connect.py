@@ -17,4 +17,5 @@ async def connect(storage: Connecter, scope: RequestScope, request: ApiRequest) 
     await storage.connect(Connection(scope.namespace(info), info.name, info.subpath, request.query_lists(), upgrade))
     response = Response(b"", NO_CONTENT)
     del response.headers["Content-Type"]
+    response.headers["Cache-Control"] = "no-cache, private"  # upstream's WithCacheControl: every response
     return response

@@ -286,6 +286,14 @@ def test_logs_of_a_pod_not_on_a_node_are_empty(client: httpx.Client, namespace: 
     assert response.status_code == 204 and response.content == b""
     assert "content-length" not in response.headers  # Go's server drops it from a 204
     assert "content-type" not in response.headers
+    assert response.headers["cache-control"] == "no-cache, private"  # WithCacheControl, on every response
+    # a long-running request (log, exec, attach, portforward, proxy) passes API Priority and Fairness
+    # unclassified: no X-Kubernetes-PF-* headers (make anchor-diff, against kube-apiserver)
+    assert not [name for name in response.headers if name.lower().startswith("x-kubernetes-pf-")]
+    missing = client.get(f"/api/v1/namespaces/{namespace}/pods/missing/log")
+    assert missing.status_code == 404
+    assert not [name for name in missing.headers if name.lower().startswith("x-kubernetes-pf-")]
+    assert client.get(f"/api/v1/namespaces/{namespace}/pods").headers["x-kubernetes-pf-flowschema-uid"]
 
 
 def test_logs_and_streams_name_a_valid_container(client: httpx.Client, namespace: str) -> None:
