@@ -7,7 +7,9 @@ Scale's: a manager that no longer owns the Scale's replicas loses the parent's r
 owns them gets them (an entry of its own when it had none), and every other field stays as it was.
 
 Entries are matched by manager, operation and subresource; the apiVersion differs by design (the
-Scale's is autoscaling/v1, the parent's its own).
+Scale's is autoscaling/v1, the parent's its own). The parent's entries of writes through the Scale
+carry no time, as upstream's: its ScaleHandler.ToParent takes each entry's time from the parent's
+entries, which never hold the key the Scale's manager wrote under (its apiVersion autoscaling/v1).
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from protokube.gateway.fieldmanager.fieldpath import Set, make_path
+from protokube.gateway.fieldmanager.managedfields import sort_entries
 
 Entry = dict[str, Any]
 
 SCALE_API_VERSION = "autoscaling/v1"
+SUBRESOURCE = "scale"
 SCALE_PATH = make_path("spec", "replicas")  # where a Scale keeps the replicas
 SCALE_REPLICAS = Set.of(SCALE_PATH)
 
@@ -55,7 +59,15 @@ def to_parent(
             result.append(entry)
     for scale_entry in owners.values():  # managers that own nothing else of the parent
         result.append({**scale_entry, "apiVersion": api_version, "fieldsV1": parent_replicas.to_fields_v1()})
-    return result
+    return untimed(result)
+
+
+def untimed(entries: list[Entry]) -> list[Entry]:
+    """The parent's entries after a write through its Scale: those of the Scale's writers without a
+    time, in the order upstream encodes managedFields (so, for updates, ahead of timed ones)."""
+    return sort_entries(
+        [{k: v for k, v in e.items() if k != "time"} if e.get("subresource") == SUBRESOURCE else e for e in entries]
+    )
 
 
 def _fields(entry: Entry) -> Set:

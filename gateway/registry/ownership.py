@@ -11,6 +11,7 @@ import functools
 import time
 from typing import Any
 
+from protokube.gateway.fieldmanager import scale
 from protokube.gateway.fieldmanager.fieldpath import Set, make_path
 from protokube.gateway.fieldmanager.manager import FieldManager, Unchanged
 from protokube.gateway.objects.codec import Codec, Obj
@@ -69,7 +70,10 @@ class Ownership:
         """Record an Update by ``manager``: ``new``'s managedFields are set here."""
         live = self.codec.to_dict(old) if old is not None else None
         result = self.fields.update(live, self.codec.to_dict(new), manager, subresource, now=now())
-        _set_managed_fields(new, result.get("metadata", {}).get("managedFields"))
+        entries = result.get("metadata", {}).get("managedFields")
+        if subresource == scale.SUBRESOURCE and entries:
+            entries = scale.untimed(entries)
+        _set_managed_fields(new, entries)
 
     def apply(
         self, live: Obj | None, applied: dict[str, Any], manager: str, force: bool, subresource: str = ""

@@ -171,7 +171,8 @@ class ScaleStore:
         return DEFAULT_REPLICAS if replicas is None else replicas
 
     def _scale(self, parent: ObjectView) -> ObjectView:
-        scale = self._scale_dict(self.store.codec.to_dict(parent.obj))
+        """The Scale a read or a write answers with: without managedFields (upstream's scaleFrom*)."""
+        scale = self._scale_dict(self.store.codec.to_dict(parent.obj), owners=False)
         return ObjectView.of(self.codec, self.codec.from_dict(scale).obj, parent.resource_version)
 
     def _selector(self, data: dict[str, Any]) -> str:

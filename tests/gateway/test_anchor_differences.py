@@ -328,3 +328,32 @@ def test_a_bookmark_is_sent_only_past_what_the_watch_has_seen(client: httpx.Clie
     seen = int(events[2]["object"]["metadata"]["resourceVersion"])
     later = [(e["type"], int(e["object"]["metadata"]["resourceVersion"])) for e in events[3:]]
     assert all(kind == "BOOKMARK" and revision > seen for kind, revision in later), (seen, later)
+
+
+def test_a_scale_shows_no_managed_fields_and_its_writers_entry_has_no_time(
+    client: httpx.Client, namespace: str
+) -> None:
+    """A Scale is made as scaleFromDeployment makes it (name, namespace, uid, resourceVersion,
+    creationTimestamp: no managedFields), and a write through it leaves the Deployment an entry of its
+    writer without a time (ScaleHandler.ToParent takes times from the parent's entries, which never hold
+    the Scale's key), sorted ahead of the timed entry of the create it took spec.replicas from."""
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    labels = {"app": "scaled"}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    deployment = {"metadata": {"name": "scaled"}, "spec": {"selector": {"matchLabels": labels}, "template": template}}
+    assert client.post(path, json=deployment, params={"fieldManager": "creator"}).status_code == 201
+    scale = client.get(f"{path}/scaled/scale").json()
+    assert set(scale["metadata"]) == {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}
+    written = client.put(
+        f"{path}/scaled/scale", json={**scale, "spec": {"replicas": 2}}, params={"fieldManager": "scaler"}
+    )
+    assert written.status_code == 200, written.text
+    assert "managedFields" not in written.json()["metadata"]
+    entries = client.get(f"{path}/scaled").json()["metadata"]["managedFields"]
+    assert [(e["manager"], e.get("subresource"), "time" in e) for e in entries] == [
+        ("scaler", "scale", False),
+        ("creator", None, True),
+    ]
+    assert entries[0]["apiVersion"] == "apps/v1"
+    assert entries[0]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    assert "f:replicas" not in entries[1]["fieldsV1"]["f:spec"]
