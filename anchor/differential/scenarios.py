@@ -394,6 +394,76 @@ def discovery(s: Session) -> None:
     s.call("openapi/v3-unknown-group", "GET", "/openapi/v3/apis/nope.example.com/v1")
 
 
+def surface(s: Session) -> None:
+    """Subresources, deletecollection, set-based selectors, a watch whose object leaves its selection,
+    preconditions and mismatched bodies, and the pod subresources a node would serve."""
+    deployments = f"/apis/apps/v1/namespaces/{NS}/deployments"
+    deployment = KINDS["deployment"][1]
+    s.client.post(deployments, json={**deployment, "metadata": {"name": "surface"}})
+    scale = s.call("surface/scale-get", "GET", f"{deployments}/surface/scale").json()
+    s.call("surface/scale-put", "PUT", f"{deployments}/surface/scale", json={**scale, "spec": {"replicas": 2}})
+    s.call("surface/scale-put-bad", "PUT", f"{deployments}/surface/scale", json={**scale, "spec": {"replicas": -1}})
+    s.call("surface/status-get", "GET", f"{deployments}/surface/status")
+    s.call(
+        "surface/status-patch",
+        "PATCH",
+        f"{deployments}/surface/status",
+        content=json.dumps({"status": {"observedGeneration": 7}, "spec": {"replicas": 5}}),
+        headers={"Content-Type": MERGE_PATCH},
+    )
+    s.call("surface/after-status-patch", "GET", f"{deployments}/surface")
+
+    for name, team in (("sel-a", "a"), ("sel-b", "b"), ("sel-none", "")):
+        s.client.post(CM, json=configmap(name, **({"team": team} if team else {})))
+    selectors = (("in", "team in (a,b)"), ("notin", "team notin (a)"), ("absent", "!team"), ("empty-set", "team in ()"))
+    for name, selector in selectors:
+        s.call(f"surface/selector-{name}", "GET", CM, params={"labelSelector": selector})
+    s.call("surface/selector-bad-set", "GET", CM, params={"labelSelector": "team in (a"})
+    s.call("surface/deletecollection", "DELETE", CM, params={"labelSelector": "team in (a,b)"})
+    s.call("surface/after-deletecollection", "GET", CM, params={"labelSelector": "team"})
+
+    start = _rv(s.client.get(CM))
+    s.client.post(CM, json=configmap("leaving", team="w"))
+    s.client.patch(f"{CM}/leaving", json={"metadata": {"labels": {"team": "x"}}}, headers={"Content-Type": MERGE_PATCH})
+    params = {"resourceVersion": start, "labelSelector": "team=w", "timeoutSeconds": "2"}
+    s.watch("surface/watch-leaves-selection", CM, params, until=2)
+
+    uid = s.client.get(f"{CM}/leaving").json()["metadata"]["uid"]
+    wrong = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": uid[:-1] + "0"}}
+    s.call("surface/delete-precondition-uid", "DELETE", f"{CM}/leaving", json=wrong)
+    stale = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"resourceVersion": start}}
+    s.call("surface/delete-precondition-rv", "DELETE", f"{CM}/leaving", json=stale)
+    s.call("surface/put-without-rv", "PUT", f"{CM}/leaving", json=configmap("leaving", {"k": "v"}))
+    other = {**configmap("elsewhere"), "metadata": {"name": "elsewhere", "namespace": "default"}}
+    s.call("surface/create-namespace-mismatch", "POST", CM, json=other)
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "kind"}}
+    s.call("surface/create-kind-mismatch", "POST", CM, json=secret)
+    s.call(
+        "surface/table-metadata",
+        "GET",
+        CM,
+        params={"includeObject": "Metadata", "labelSelector": "!team"},
+        headers={"Accept": f"{TABLE}, application/json"},
+    )
+    s.call(
+        "surface/partial-object",
+        "GET",
+        f"{CM}/leaving",
+        headers={"Accept": "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"},
+    )
+
+    pods = f"/api/v1/namespaces/{NS}/pods"
+    s.client.post(
+        pods, json={"metadata": {"name": "unscheduled"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    )
+    s.call("surface/pod-log", "GET", f"{pods}/unscheduled/log")
+    s.call("surface/pod-log-missing", "GET", f"{pods}/missing/log")
+    s.call("surface/pod-exec", "POST", f"{pods}/unscheduled/exec", params={"command": "ls", "stdout": "true"})
+    s.call("surface/pod-proxy", "GET", f"{pods}/unscheduled/proxy/")
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "unscheduled"}}
+    s.call("surface/pod-eviction", "POST", f"{pods}/unscheduled/eviction", json=eviction)
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     setup,
     crud,
@@ -405,6 +475,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     field_validation,
     errors,
     protobuf,
+    surface,
     discovery,
 )
 
