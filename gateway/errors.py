@@ -43,6 +43,11 @@ class FieldError:
         return cls("FieldValueInvalid", field, detail, value, True)
 
     @classmethod
+    def type_invalid(cls, field: str, value: object, detail: str) -> FieldError:
+        """upstream's field.TypeInvalid (a schema's "must be of type" errors)."""
+        return cls("FieldValueTypeInvalid", field, detail, value, True)
+
+    @classmethod
     def required(cls, field: str, detail: str = "") -> FieldError:
         return cls("FieldValueRequired", field, detail)
 

@@ -42,7 +42,9 @@ class Router:
         handler = routes.handlers.get(info.verb)
         if handler is None or not _has_route(info):
             raise errors.method_not_allowed()
-        if not info.subresource:  # a subresource's routes may produce more (pods/log's text)
+        # a subresource's routes may produce more (pods/log's text); custom resources are served by
+        # apiextensions-apiserver's handler, not go-restful's routes
+        if not info.subresource and routes.scope.resource.extension is None:
             _check_route_accepts(request.header("Accept"), routes.scope.formats, info)
         response = await handler(request)
         warning = getattr(routes.scope.resource.extension, "warning", "")

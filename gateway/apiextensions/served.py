@@ -38,6 +38,16 @@ SUBRESOURCE_VERBS = ("get", "patch", "update")
 SCALE = GroupVersionKind("autoscaling", "v1", "Scale")
 # Table columns every custom resource has first (apiextensions-apiserver tableconvertor.go).
 NAME_COLUMN = PrinterColumn("Name", "string", "name", NAME_DESCRIPTION, 0, ".metadata.name", "")
+# Schema errors after which a CRD's CEL rules are not evaluated, and what is said instead
+# (apiextensions-apiserver's customresource strategy, hasBlockingErr).
+BLOCKING = frozenset(
+    {"FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"}
+)
+RULES_NOT_CHECKED = (
+    "some validation rules were not checked because the object was invalid; correct the existing errors to "
+    "complete validation"
+)
+COLUMN_DESCRIPTION = "Custom resource definition column (in JSONPath format): "  # tableconvertor's default
 
 
 @dataclass
@@ -126,7 +136,13 @@ class CustomResourceStrategy(UnstructuredStrategy):
     def validate(self, obj: Unstructured, old: Unstructured | None) -> list[FieldError]:
         return self.schema.validate_schema(self.codec.to_dict(obj))
 
-    async def validate_rules(self, obj: Unstructured, old: Unstructured | None) -> list[FieldError]:
+    async def validate_rules(
+        self, obj: Unstructured, old: Unstructured | None, found: list[FieldError]
+    ) -> list[FieldError]:
+        """The CEL rules, unless the schema's checks found an error that blocks them (upstream's
+        hasBlockingErr: an unsupported, required, too long, too many or wrongly typed value)."""
+        if self.schema.has_rules and any(error.type in BLOCKING for error in found):
+            return [FieldError.invalid("<nil>", None, RULES_NOT_CHECKED)]
         old_value = self.codec.to_dict(old) if old is not None else None
         return await self.schema.validate_rules(self.codec.to_dict(obj), old_value)
 
@@ -231,7 +247,13 @@ def _columns(version: dict[str, Any]) -> tuple[PrinterColumn, ...]:
         return ()
     columns = [
         PrinterColumn(
-            c["name"], c["type"], c.get("format", ""), c.get("description", ""), c.get("priority", 0), c["jsonPath"], ""
+            c["name"],
+            c["type"],
+            c.get("format", ""),
+            c.get("description") or COLUMN_DESCRIPTION + c["jsonPath"],
+            c.get("priority", 0),
+            c["jsonPath"],
+            "",
         )
         for c in declared
     ]

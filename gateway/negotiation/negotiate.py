@@ -35,16 +35,20 @@ OBJECT_ONLY = frozenset({OBJECT})
 @dataclass(frozen=True, slots=True)
 class Formats:
     """The formats a resource is served in: CBOR joins when its feature gate is on; protobuf is left
-    out for kinds without a protobuf encoding (custom resources)."""
+    out for kinds without a protobuf encoding (custom resources). A 406 names protobuf all the same,
+    as upstream's custom resource handler lists every serializer it has."""
 
     cbor: bool = False
     protobuf: bool = True
     media_types: tuple[str, ...] = field(init=False)
+    refusal: str = field(init=False)  # a 406's message
 
     def __post_init__(self) -> None:
         types = (mediatypes.JSON, mediatypes.YAML)
+        listed = (*types, mediatypes.PROTOBUF, *((mediatypes.CBOR,) if self.cbor else ()))
         types += (mediatypes.PROTOBUF,) if self.protobuf else ()
         object.__setattr__(self, "media_types", (*types, mediatypes.CBOR) if self.cbor else types)
+        object.__setattr__(self, "refusal", "only the following media types are accepted: " + ", ".join(listed))
 
     def for_codec(self, protobuf: bool) -> Formats:
         return self if protobuf == self.protobuf else Formats(cbor=self.cbor, protobuf=protobuf)
@@ -80,10 +84,6 @@ def _representation(media: MediaRange, allowed: frozenset[str]) -> tuple[str, st
     if media.params.get("g") != META_GROUP or version not in META_VERSIONS or wanted not in allowed:
         return None
     return wanted, version
-
-
-def _accepted(formats: Formats) -> str:
-    return "only the following media types are accepted: " + ", ".join(formats.media_types)
 
 
 # Negotiation depends on the Accept header's text alone: its answers are kept per header (clients
@@ -124,7 +124,7 @@ def _negotiate_response(accept: str | None, pretty: bool, formats: Formats, allo
                 if representation == TABLE and not encoder.supports_table:
                     continue
                 return Target(encoder, representation, version)
-    raise errors.not_acceptable(_accepted(formats))
+    raise errors.not_acceptable(formats.refusal)
 
 
 def response_encoder(accept: str | None, pretty: bool, formats: Formats = DEFAULT_FORMATS) -> Encoder:

@@ -153,7 +153,7 @@ class Store:
     async def _validate(self, obj: Obj, old: Obj | None) -> None:
         found = validate_object_meta(self.resource, obj.metadata, None if old is None else old.metadata)
         found += self.strategy.validate(obj, old)
-        found += await self.strategy.validate_rules(obj, old)
+        found += await self.strategy.validate_rules(obj, old, found)
         if found:
             raise errors.invalid(self.resource.group, self.resource.kind, obj.metadata.name, found)
 

@@ -55,9 +55,9 @@ class Strategy(Protocol):
     def validate(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         """The kind's own rules (``old``: the stored object on update, else None)."""
 
-    async def validate_rules(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+    async def validate_rules(self, obj: Obj, old: Obj | None, found: list[FieldError]) -> list[FieldError]:
         """Rules whose evaluation may take long (a CRD's CEL rules): awaited, run where they cannot
-        hold the event loop, after ``validate``."""
+        hold the event loop, after ``validate`` found ``found``."""
 
     def grace_period_seconds(self, obj: Obj, requested: int | None) -> int:
         """Seconds a delete waits before the object is removed (0: remove now)."""
@@ -93,7 +93,7 @@ class _Common:
     def record_requester(self, obj: Obj, user: UserInfo) -> None:
         return None
 
-    async def validate_rules(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+    async def validate_rules(self, obj: Obj, old: Obj | None, found: list[FieldError]) -> list[FieldError]:
         return []
 
     def field_values(self, obj: Obj) -> dict[str, str]:

@@ -22,7 +22,7 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import dynamic
 
-from .helpers import GatewayProcess, Kubectl, eventually, kubectl_path
+from .helpers import GatewayProcess, Kubectl, eventually, kubectl_path, namespaced_crd
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"
@@ -505,6 +505,14 @@ def test_versions_patches_and_apply(api: httpx.Client, widgets: dict[str, Any]) 
     assert [f"{c['field']}: {c['message']}" for c in invalid.json()["details"]["causes"]] == [
         'spec.color: Unsupported value: "green": supported values: "red", "blue"',
         'spec.ports[1]: Duplicate value: map[string]interface {}{"name":"a"}',
+        # an unsupported value keeps the CEL rules from running (upstream's hasBlockingErr)
+        "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; "
+        "correct the existing errors to complete validation",
+    ]
+    spec = {"color": "red", "size": 300, "ports": [{"name": "a"}, {"name": "a"}]}
+    invalid = api.post(base, json=dict(widget, metadata={"name": "w2"}, spec=spec))
+    assert [f"{c['field']}: {c['message']}" for c in invalid.json()["details"]["causes"]] == [
+        'spec.ports[1]: Duplicate value: map[string]interface {}{"name":"a"}',  # not blocking: the rules run
         'spec.size: Invalid value: "integer": too big',
     ]
 
@@ -735,3 +743,56 @@ def test_a_terminating_crd_waits_for_its_objects_and_takes_no_new_ones(api: http
     )
     assert released.status_code == 200, released.text
     assert eventually(lambda: api.get(f"{CRDS}/{name}").status_code == 404, 60)  # slow under load
+
+
+def test_schema_errors_that_block_cel_columns_and_protobuf_are_answered_as_upstream(api: httpx.Client) -> None:
+    """Three differences make anchor-diff found against kube-apiserver: an enum (or required, too long,
+    too many, wrongly typed) error keeps a CRD's CEL rules from running, in their place one error says
+    so (hasBlockingErr); a printer column without a description gets tableconvertor's; and an Accept
+    a custom resource cannot be encoded in is the handler's 406, naming every serializer it has."""
+    spec = {
+        "type": "object",
+        "properties": {"size": {"type": "integer"}, "color": {"type": "string", "enum": ["red", "blue"]}},
+        "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "size is at most 10"}],
+    }
+    crd = namespaced_crd("blocking.example.com", "gizmos", spec)
+    crd["spec"]["versions"][0]["additionalPrinterColumns"] = [
+        {"name": "Size", "type": "integer", "jsonPath": ".spec.size"}
+    ]
+    install(api, crd)
+    path = "/apis/blocking.example.com/v1/namespaces/default/gizmos"
+    try:
+        gizmo = {"apiVersion": "blocking.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g"}}
+        refused = api.post(path, json={**gizmo, "spec": {"color": "green"}})
+        assert refused.status_code == 422, refused.text
+        not_checked = (
+            "some validation rules were not checked because the object was invalid; correct the existing "
+            "errors to complete validation"
+        )
+        assert refused.json()["message"] == (
+            'Gizmo.blocking.example.com "g" is invalid: [spec.color: Unsupported value: "green": supported values: '
+            f'"red", "blue", <nil>: Invalid value: null: {not_checked}]'
+        )
+        assert refused.json()["details"]["causes"][1] == {
+            "reason": "FieldValueInvalid",
+            "message": f"Invalid value: null: {not_checked}",
+            "field": "<nil>",
+        }
+        wrong_type = api.post(path, json={**gizmo, "spec": {"size": "big"}}).json()["details"]["causes"]
+        assert [c["reason"] for c in wrong_type] == ["FieldValueTypeInvalid", "FieldValueInvalid"]
+        too_big = api.post(path, json={**gizmo, "spec": {"size": 11}}).json()["details"]["causes"]
+        assert [c["message"] for c in too_big] == ['Invalid value: "object": size is at most 10']
+        assert api.post(path, json={**gizmo, "spec": {"size": 2}}).status_code == 201
+        table = api.get(path, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}).json()
+        size = next(c for c in table["columnDefinitions"] if c["name"] == "Size")
+        assert size["description"] == "Custom resource definition column (in JSONPath format): .spec.size"
+        for where in (path, f"{path}/g"):
+            response = api.get(where, headers={"Accept": "application/vnd.kubernetes.protobuf"})
+            assert response.status_code == 406  # the Status itself in protobuf, as asked
+            assert response.headers["content-type"] == "application/vnd.kubernetes.protobuf"
+            assert (
+                b"only the following media types are accepted: application/json, application/yaml, "
+                b"application/vnd.kubernetes.protobuf, application/cbor"  # this server's CBOR gate is on
+            ) in response.content
+    finally:
+        uninstall(api, crd["metadata"]["name"])

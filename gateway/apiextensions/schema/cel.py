@@ -76,6 +76,11 @@ def evaluate(node: Node, value: Any, old: Any, path: str = "") -> list[FieldErro
     return found
 
 
+def has_rules(node: Node) -> bool:
+    """Whether ``node`` or a schema below it has rules."""
+    return _Walk().ruled(node)
+
+
 class _Walk:
     def __init__(self) -> None:
         self._ruled: dict[int, bool] = {}  # by id(node): nodes live as long as the walk

@@ -47,6 +47,7 @@ class Structural:
 
     def __init__(self, root: Node) -> None:
         self.root = root
+        self.has_rules = cel.has_rules(root)  # any x-kubernetes-validations (upstream: a CEL validator)
 
     @classmethod
     def from_props(cls, props: dict[str, Any]) -> Structural:

@@ -88,7 +88,7 @@ def _is_type(value: Any, kind: str) -> bool:
 
 def _type_error(path: str, kind: str, value: Any, shown: str = "") -> FieldError:
     actual = json_type(value)
-    return FieldError.invalid(path, actual, f"{path} in body must be of type {shown or kind}: {_quote(actual)}")
+    return FieldError.type_invalid(path, actual, f"{path} in body must be of type {shown or kind}: {_quote(actual)}")
 
 
 def _quote(text: str) -> str:
@@ -169,7 +169,7 @@ def _check_number(value: float, node: Node, path: str, found: list[FieldError]) 
     bounds = INTEGER_RANGES.get(node.format)
     if bounds is not None and not bounds[0] <= value <= bounds[1]:
         found.append(
-            FieldError.invalid(path, value, f"{path} in body must be of type {node.format}: {_quote(str(value))}")
+            FieldError.type_invalid(path, value, f"{path} in body must be of type {node.format}: {_quote(str(value))}")
         )
 
 
@@ -183,7 +183,9 @@ def _check_string(value: str, node: Node, path: str, found: list[FieldError]) ->
         found.append(FieldError.invalid(path, value, f"{path} in body should match '{node.pattern}'"))
     check = STRING_FORMATS.get(node.format)
     if check is not None and not check(value):
-        found.append(FieldError.invalid(path, value, f"{path} in body must be of type {node.format}: {_quote(value)}"))
+        found.append(
+            FieldError.type_invalid(path, value, f"{path} in body must be of type {node.format}: {_quote(value)}")
+        )
 
 
 def _check_combinators(value: Any, node: Node, path: str, found: list[FieldError]) -> None:
