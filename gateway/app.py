@@ -375,7 +375,9 @@ class APIServer:
         found: dict[tuple[str, str, str], Storage] = {}
         for key, answer in review_answers(self.authorizer).items():
             if key in registry.resources:
-                found[key] = Review(codec_for(registry.resources[key]), answer)
+                resource = registry.resources[key]
+                codec = codec_for(resource)
+                found[key] = Review(codec, answer, Ownership.of(resource, codec, status_is_separate=False))
         reviews = registry.resources.get(TOKEN_REVIEWS)
         if reviews is not None:
             found[TOKEN_REVIEWS] = TokenReviewStore(codec_for(reviews), self.tokens)

@@ -7,6 +7,10 @@ pkg/registry/authentication/selfsubjectreview).
 - LocalSubjectAccessReview: SubjectAccessReview confined to the namespace in the URL.
 - SelfSubjectRulesReview: what may I do in a namespace? (``kubectl auth can-i --list``)
 - SelfSubjectReview: who am I? (``kubectl auth whoami``)
+
+As upstream's create handler, the request's fields are recorded in managedFields before the review is
+answered; the access reviews answer in the request's object (so with them), the rules review and
+SelfSubjectReview in new objects (without them, and without the request's spec).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from protokube.gateway.errors import FieldError
 from protokube.gateway.objects.codec import Codec, Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
-from protokube.gateway.registry.store import check_namespace, now_seconds
+from protokube.gateway.registry.ownership import Ownership
+from protokube.gateway.registry.store import SERVER_MANAGER, check_namespace, now_seconds
 from protokube.gateway.user import UserInfo
 from protokube.schema import jsonencode
 
@@ -34,14 +39,17 @@ EXACTLY_ONE = "exactly one of nonResourceAttributes or resourceAttributes must b
 class Review:
     """The storage of one review resource: create answers, nothing else."""
 
-    def __init__(self, codec: Codec, answer: Answer) -> None:
+    def __init__(self, codec: Codec, answer: Answer, ownership: Ownership | None) -> None:
         self.codec = codec
         self.answer = answer
+        self.ownership = ownership
 
     async def create(self, namespace: str, obj: Obj, options: WriteOptions) -> ObjectView:
         if namespace:  # as upstream's create handler: the URL's namespace, unless another is named
             check_namespace(obj, namespace)
             obj.metadata.namespace = namespace
+        if self.ownership is not None:
+            self.ownership.update(None, obj, options.field_manager or SERVER_MANAGER)
         self.answer(obj, namespace, options.user)
         return ObjectView.of(self.codec, obj, 0)
 
@@ -98,9 +106,10 @@ def _meta_is_empty(metadata: Any, *, except_namespace: bool = False) -> bool:
     return not found and metadata.creationTimestamp.ByteSize() == 0
 
 
-def _invalid(kind: str, problems: list[FieldError]) -> errors.StatusError:
-    group = AUTHENTICATION if kind == "SelfSubjectReview" else AUTHORIZATION
-    return errors.invalid(group, kind, "", problems)
+def _invalid(problems: list[FieldError]) -> errors.StatusError:
+    """The access reviews' 422: upstream names the kind of the decoded review, whose kind is empty
+    by then (``.authorization.k8s.io "" is invalid``)."""
+    return errors.invalid(AUTHORIZATION, "", "", problems)
 
 
 def _attributes(user: UserInfo, spec: Any) -> Attributes:
@@ -134,7 +143,7 @@ class AccessReviews:
         if not _meta_is_empty(review.metadata):
             problems.append(FieldError.invalid("metadata", "", "must be empty"))
         if problems:
-            raise _invalid("SubjectAccessReview", problems)
+            raise _invalid(problems)
         self._decide(review, _spec_user(review.spec))
 
     def self_subject(self, review: Obj, namespace: str, requester: UserInfo) -> None:
@@ -142,7 +151,7 @@ class AccessReviews:
         if not _meta_is_empty(review.metadata):
             problems.append(FieldError.invalid("metadata", "", "must be empty"))
         if problems:
-            raise _invalid("SelfSubjectAccessReview", problems)
+            raise _invalid(problems)
         self._decide(review, requester)
 
     def local_subject(self, review: Obj, namespace: str, requester: UserInfo) -> None:
@@ -158,7 +167,7 @@ class AccessReviews:
             value, detail = _go_struct(spec.nonResourceAttributes), "disallowed on this kind of request"
             problems.append(FieldError.invalid("spec.nonResourceAttributes", value, detail))
         if problems:
-            raise _invalid("LocalSubjectAccessReview", problems)
+            raise _invalid(problems)
         if namespace != review.metadata.namespace:
             raise errors.bad_request(f"spec.resourceAttributes.namespace must match namespace: {namespace}")
         self._decide(review, _spec_user(spec))
@@ -168,6 +177,7 @@ class AccessReviews:
         if not review.spec.namespace:
             raise errors.bad_request("no namespace on request")
         found = self.authorizer.rules(requester, review.spec.namespace)
+        review.Clear()  # the answer is a new review: its status only
         status = review.status
         for rule in found.resource:
             status.resourceRules.add(
@@ -184,7 +194,8 @@ class AccessReviews:
 
 
 def self_subject_review(review: Obj, namespace: str, requester: UserInfo) -> None:
-    """Who the requester is, as the server authenticated it (at this moment)."""
+    """Who the requester is, as the server authenticated it (at this moment), in a new review."""
+    review.Clear()
     review.metadata.creationTimestamp.seconds = now_seconds()
     info = review.status.userInfo
     info.username = requester.name
