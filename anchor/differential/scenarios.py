@@ -428,8 +428,8 @@ def surface(s: Session) -> None:
     params = {"resourceVersion": start, "labelSelector": "team=w", "timeoutSeconds": "2"}
     s.watch("surface/watch-leaves-selection", CM, params, until=2)
 
-    uid = s.client.get(f"{CM}/leaving").json()["metadata"]["uid"]
-    wrong = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": uid[:-1] + "0"}}
+    other_uid = "00000000-0000-0000-0000-000000000000"  # no server makes it
+    wrong = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": other_uid}}
     s.call("surface/delete-precondition-uid", "DELETE", f"{CM}/leaving", json=wrong)
     stale = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"resourceVersion": start}}
     s.call("surface/delete-precondition-rv", "DELETE", f"{CM}/leaving", json=stale)
@@ -464,6 +464,108 @@ def surface(s: Session) -> None:
     s.call("surface/pod-eviction", "POST", f"{pods}/unscheduled/eviction", json=eviction)
 
 
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+GADGETS = f"/apis/diff.example.com/v1/namespaces/{NS}/gadgets"
+GADGET_CRD: dict[str, Any] = {
+    "metadata": {"name": "gadgets.diff.example.com"},
+    "spec": {
+        "group": "diff.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "shortNames": ["gd"]},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {
+                    "status": {},
+                    "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+                },
+                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "size": {"type": "integer", "minimum": 1},
+                                    "replicas": {"type": "integer"},
+                                    "color": {"type": "string", "enum": ["red", "blue"], "default": "red"},
+                                },
+                                "x-kubernetes-validations": [
+                                    {"rule": "self.size <= 10", "message": "size is at most 10"}
+                                ],
+                            },
+                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def _established(s: Session, name: str) -> None:
+    """Until the CRD named serves (both servers establish it within seconds)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        conditions = (s.client.get(f"{CRDS}/{name}").json().get("status") or {}).get("conditions") or []
+        established = any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+        if established and s.client.get(GADGETS).status_code == 200:
+            return
+        time.sleep(0.2)
+    raise TimeoutError(f"{s.label}: CRD {name} not established in 60 s")
+
+
+def custom_resources(s: Session) -> None:
+    """A CRD with a schema (defaults, enum, minimum, a CEL rule), status and scale subresources and a
+    printer column: the custom resource's writes, errors, table, scale and protobuf refusal."""
+    s.call("crd/create", "POST", CRDS, json=GADGET_CRD)
+    _established(s, GADGET_CRD["metadata"]["name"])
+    gadget = {"apiVersion": "diff.example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}
+    s.call("crd/cr-create", "POST", GADGETS, json={**gadget, "spec": {"size": 2, "replicas": 1, "extra": "x"}})
+    s.call("crd/cr-get", "GET", f"{GADGETS}/g")
+    s.call("crd/cr-invalid", "POST", GADGETS, json={**gadget, "metadata": {"name": "bad"}, "spec": {"size": 0}})
+    s.call("crd/cr-cel", "POST", GADGETS, json={**gadget, "metadata": {"name": "big"}, "spec": {"size": 11}})
+    s.call("crd/cr-enum", "POST", GADGETS, json={**gadget, "metadata": {"name": "hue"}, "spec": {"color": "green"}})
+    s.call("crd/cr-strict", "POST", GADGETS, params={"fieldValidation": "Strict"},
+           json={**gadget, "metadata": {"name": "strict"}, "spec": {"size": 1, "extra": "x"}})  # fmt: skip
+    s.call("crd/cr-table", "GET", GADGETS, headers={"Accept": TABLE})
+    s.call("crd/cr-protobuf", "GET", f"{GADGETS}/g", headers={"Accept": PROTOBUF})
+    s.call("crd/cr-scale", "GET", f"{GADGETS}/g/scale")
+    s.call(
+        "crd/cr-status",
+        "PATCH",
+        f"{GADGETS}/g/status",
+        content=json.dumps({"status": {"replicas": 1}, "spec": {"size": 9}}),
+        headers={"Content-Type": MERGE_PATCH},
+    )
+    s.call("crd/cr-strategic", "PATCH", f"{GADGETS}/g", content="{}", headers={"Content-Type": STRATEGIC_PATCH})
+    s.call("crd/cr-delete", "DELETE", f"{GADGETS}/g")
+
+
+def reviews(s: Session) -> None:
+    """The review APIs a client asks about itself (kubectl auth can-i / whoami)."""
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview"}
+    attributes = {"namespace": NS, "verb": "list", "resource": "configmaps"}
+    s.call(
+        "review/ssar",
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        json={**review, "spec": {"resourceAttributes": attributes}},
+    )
+    s.call(
+        "review/ssar-empty",
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        json={**review, "spec": {}},
+    )
+    rules = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": NS}}
+    s.call("review/ssrr", "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", json=rules)
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     setup,
     crud,
@@ -476,6 +578,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     errors,
     protobuf,
     surface,
+    custom_resources,
+    reviews,
     discovery,
 )
 
