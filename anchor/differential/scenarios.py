@@ -566,6 +566,144 @@ def reviews(s: Session) -> None:
     s.call("review/ssrr", "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", json=rules)
 
 
+POD_TEMPLATE: dict[str, Any] = {
+    "metadata": {"labels": {"app": "w"}},
+    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+}
+
+
+def workloads(s: Session) -> None:
+    """Each workload kind's defaults (created, read back), and each kind's refusals of common mistakes."""
+    selector = {"matchLabels": {"app": "w"}}
+    made = {
+        "job": (
+            "/apis/batch/v1",
+            "jobs",
+            {"template": {**POD_TEMPLATE, "spec": {**POD_TEMPLATE["spec"], "restartPolicy": "Never"}}},
+        ),
+        "cronjob": (
+            "/apis/batch/v1",
+            "cronjobs",
+            {
+                "schedule": "*/5 * * * *",
+                "jobTemplate": {
+                    "spec": {
+                        "template": {**POD_TEMPLATE, "spec": {**POD_TEMPLATE["spec"], "restartPolicy": "OnFailure"}}
+                    }
+                },
+            },
+        ),
+        "statefulset": (
+            "/apis/apps/v1",
+            "statefulsets",
+            {"selector": selector, "serviceName": "w", "template": POD_TEMPLATE},
+        ),
+        "daemonset": ("/apis/apps/v1", "daemonsets", {"selector": selector, "template": POD_TEMPLATE}),
+        "replicaset": ("/apis/apps/v1", "replicasets", {"selector": selector, "template": POD_TEMPLATE}),
+        "pdb": ("/apis/policy/v1", "poddisruptionbudgets", {"selector": selector, "minAvailable": 1}),
+        "hpa": (
+            "/apis/autoscaling/v2",
+            "horizontalpodautoscalers",
+            {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"}, "maxReplicas": 3},
+        ),
+        "networkpolicy": ("/apis/networking.k8s.io/v1", "networkpolicies", {"podSelector": {}}),
+        "ingress": (
+            "/apis/networking.k8s.io/v1",
+            "ingresses",
+            {
+                "rules": [
+                    {
+                        "host": "a.example.com",
+                        "http": {
+                            "paths": [
+                                {
+                                    "path": "/",
+                                    "pathType": "Prefix",
+                                    "backend": {"service": {"name": "s", "port": {"number": 80}}},
+                                }
+                            ]
+                        },
+                    }
+                ]
+            },
+        ),
+    }
+    for kind, (group, plural, spec) in made.items():
+        path = f"{group}/namespaces/{NS}/{plural}"
+        s.call(f"workloads/{kind}-create", "POST", path, json={"metadata": {"name": "w"}, "spec": spec})
+        s.call(f"workloads/{kind}-get", "GET", f"{path}/w")
+    daemonsets = f"/apis/apps/v1/namespaces/{NS}/daemonsets"
+    current = s.client.get(f"{daemonsets}/w").json()
+    current["metadata"]["labels"] = {"changed": "metadata"}  # not the template: its generation stays
+    current = s.call("workloads/daemonset-update-metadata", "PUT", f"{daemonsets}/w", json=current).json()
+    current["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
+    s.call("workloads/daemonset-update-template", "PUT", f"{daemonsets}/w", json=current)
+    bad = {
+        "job-no-restart": ("/apis/batch/v1", "jobs", {"template": POD_TEMPLATE}),
+        "cronjob-schedule": (
+            "/apis/batch/v1",
+            "cronjobs",
+            {"schedule": "every day", "jobTemplate": {"spec": {"template": POD_TEMPLATE}}},
+        ),
+        "statefulset-selector": (
+            "/apis/apps/v1",
+            "statefulsets",
+            {"selector": {"matchLabels": {"app": "other"}}, "template": POD_TEMPLATE},
+        ),
+        "deployment-no-selector": ("/apis/apps/v1", "deployments", {"template": POD_TEMPLATE}),
+        "pdb-both": ("/apis/policy/v1", "poddisruptionbudgets", {"minAvailable": 1, "maxUnavailable": 1}),
+        "ingress-path": (
+            "/apis/networking.k8s.io/v1",
+            "ingresses",
+            {
+                "rules": [
+                    {
+                        "http": {
+                            "paths": [
+                                {
+                                    "path": "nope",
+                                    "pathType": "Exact",
+                                    "backend": {"service": {"name": "s", "port": {"number": 80}}},
+                                }
+                            ]
+                        }
+                    }
+                ]
+            },
+        ),
+    }
+    for name, (group, plural, spec) in bad.items():
+        path = f"{group}/namespaces/{NS}/{plural}"
+        s.call(f"workloads/bad-{name}", "POST", path, json={"metadata": {"name": "bad"}, "spec": spec})
+    pods = f"/api/v1/namespaces/{NS}/pods"
+    for name, spec in {
+        "no-containers": {"containers": []},
+        "bad-policy": {"containers": [{"name": "c", "image": "x", "imagePullPolicy": "Sometimes"}]},
+        "dup-names": {"containers": [{"name": "c", "image": "x"}, {"name": "c", "image": "y"}]},
+        "bad-port": {"containers": [{"name": "c", "image": "x", "ports": [{"containerPort": 70000}]}]},
+        "bad-resources": {
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}]
+        },
+    }.items():
+        s.call(f"workloads/pod-{name}", "POST", pods, json={"metadata": {"name": "bad"}, "spec": spec})
+    services = f"/api/v1/namespaces/{NS}/services"
+    s.call(
+        "workloads/service-no-ports",
+        "POST",
+        services,
+        json={"metadata": {"name": "bad"}, "spec": {"selector": {"a": "b"}}},
+    )
+    s.call(
+        "workloads/service-external",
+        "POST",
+        services,
+        json={"metadata": {"name": "ext"}, "spec": {"type": "ExternalName", "externalName": "example.com"}},
+    )
+    immutable = {"metadata": {"name": "frozen"}, "data": {"a": "1"}, "immutable": True}
+    s.client.post(CM, json=immutable)
+    s.call("workloads/immutable-update", "PUT", f"{CM}/frozen", json={**immutable, "data": {"a": "2"}})
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     setup,
     crud,
@@ -580,6 +718,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     surface,
     custom_resources,
     reviews,
+    workloads,
     discovery,
 )
 

@@ -97,10 +97,16 @@ class JobStrategy(ProtoStrategy):
         if obj.spec.manualSelector:
             return
         labels = obj.spec.template.metadata.labels
+        # A job without labels of its own is given its template's by defaulting, in Go the same map:
+        # the labels added to the template show on the job too (taken here for a job whose labels are
+        # its template's; an explicit copy of them is the one case told apart upstream and not here).
+        aliased = obj.metadata.labels if labels and dict(obj.metadata.labels) == dict(labels) else None
         for keys, value in ((JOB_NAME_LABELS, obj.metadata.name), (CONTROLLER_UID_LABELS, obj.metadata.uid)):
             for key in keys:
                 if key not in labels:
                     labels[key] = value
+                    if aliased is not None:
+                        aliased[key] = value
         selector = obj.spec.selector.matchLabels
         if CONTROLLER_UID_LABELS[1] not in selector:
             selector[CONTROLLER_UID_LABELS[1]] = obj.metadata.uid
@@ -110,6 +116,41 @@ class JobStrategy(ProtoStrategy):
         values = super().field_values(obj)
         values["status.successful"] = str(obj.status.succeeded)
         return values
+
+
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+class DaemonSetStrategy(ProtoStrategy):
+    """apps/v1 carries a DaemonSet's template generation in an annotation (upstream's conversion
+    writes the internal spec.templateGeneration there on every v1 object, 0 for a request without
+    it, so the writer owns it in managedFields): at least 1 on create; an update keeps the stored
+    one, one more when it changes the template (upstream's daemonSetStrategy)."""
+
+    def default(self, obj: Message) -> None:
+        super().default(obj)
+        annotations = obj.metadata.annotations
+        if TEMPLATE_GENERATION not in annotations:
+            annotations[TEMPLATE_GENERATION] = "0"
+
+    def prepare_for_create(self, obj: Message) -> None:
+        super().prepare_for_create(obj)
+        obj.metadata.annotations[TEMPLATE_GENERATION] = str(max(_template_generation(obj), 1))
+
+    def prepare_for_update(self, new: Message, old: Message) -> None:
+        super().prepare_for_update(new, old)
+        compared = type(new)()  # the template as it will be stored (normalized), against the stored one
+        compared.CopyFrom(new)
+        self.codec.normalize(compared)
+        changed = compared.spec.template.SerializeToString(deterministic=True) != old.spec.template.SerializeToString(
+            deterministic=True
+        )
+        new.metadata.annotations[TEMPLATE_GENERATION] = str(_template_generation(old) + changed)
+
+
+def _template_generation(obj: Message) -> int:
+    text = obj.metadata.annotations.get(TEMPLATE_GENERATION, "")
+    return int(text) if text.isascii() and text.isdigit() else 0
 
 
 class CertificateSigningRequestStrategy(ProtoStrategy):
@@ -186,6 +227,7 @@ STRATEGIES: dict[str, type[ProtoStrategy]] = {
     "k8s.io.api.core.v1.Service": ServiceStrategy,
     "k8s.io.api.core.v1.Event": EventStrategy,
     "k8s.io.api.batch.v1.Job": JobStrategy,
+    "k8s.io.api.apps.v1.DaemonSet": DaemonSetStrategy,
     "k8s.io.api.certificates.v1.CertificateSigningRequest": CertificateSigningRequestStrategy,
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition": (
         CustomResourceDefinitionStrategy
@@ -201,6 +243,14 @@ WITHOUT_GENERATION = frozenset(
             for kind in ("Pod", "Service", "Namespace", "Node", "PersistentVolume", "PersistentVolumeClaim")
         ),
         "k8s.io.api.certificates.v1alpha1.ClusterTrustBundle",
+        "k8s.io.api.certificates.v1.CertificateSigningRequest",
+        "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler",
+        "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler",
+        "k8s.io.api.coordination.v1.Lease",
+        "k8s.io.api.core.v1.LimitRange",
+        "k8s.io.api.core.v1.ResourceQuota",
+        "k8s.io.api.storage.v1.CSINode",
+        "k8s.io.api.storage.v1.VolumeAttachment",
     }
 )
 

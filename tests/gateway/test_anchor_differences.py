@@ -357,3 +357,57 @@ def test_a_scale_shows_no_managed_fields_and_its_writers_entry_has_no_time(
     assert entries[0]["apiVersion"] == "apps/v1"
     assert entries[0]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
     assert "f:replicas" not in entries[1]["fieldsV1"]["f:spec"]
+
+
+TEMPLATE = {"metadata": {"labels": {"app": "w"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+
+
+def test_workload_defaults_and_refusals_are_upstreams(client: httpx.Client, namespace: str) -> None:
+    """make anchor-diff's workloads scenario: a Job without labels shows the selector labels its
+    template is given (SetDefaults_Job shares the template's label map with it); a DaemonSet carries
+    its template generation in an annotation its writer owns, one more only when the template
+    changes; a HorizontalPodAutoscaler or a Lease has no metadata.generation; a Job whose template
+    restarts Always is told restartPolicy is required; a Deployment without a selector is also told
+    that nothing matches its template's labels."""
+    batch, apps = f"/apis/batch/v1/namespaces/{namespace}", f"/apis/apps/v1/namespaces/{namespace}"
+    never = {**TEMPLATE, "spec": {**TEMPLATE["spec"], "restartPolicy": "Never"}}
+    job = client.post(f"{batch}/jobs", json={"metadata": {"name": "j"}, "spec": {"template": never}}).json()
+    uid = job["metadata"]["uid"]
+    generated = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": "j"}
+    generated |= {"controller-uid": uid, "job-name": "j"}
+    assert job["metadata"]["labels"] == {"app": "w", **generated}
+    labelled = {"metadata": {"name": "k", "labels": {"own": "x"}}, "spec": {"template": never}}
+    assert client.post(f"{batch}/jobs", json=labelled).json()["metadata"]["labels"] == {"own": "x"}
+
+    spec = {"selector": {"matchLabels": {"app": "w"}}, "template": TEMPLATE}
+    made = client.post(f"{apps}/daemonsets", json={"metadata": {"name": "d"}, "spec": spec}).json()
+    assert made["metadata"]["annotations"] == {"deprecated.daemonset.template.generation": "1"}
+    owned = made["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:annotations"]
+    assert "f:deprecated.daemonset.template.generation" in owned
+    made["metadata"]["labels"] = {"not": "template"}
+    made = client.put(f"{apps}/daemonsets/d", json=made).json()
+    assert made["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "1"
+    made["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
+    made = client.put(f"{apps}/daemonsets/d", json=made).json()
+    assert made["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "2"
+
+    target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"}
+    hpa = {"metadata": {"name": "h"}, "spec": {"scaleTargetRef": target, "maxReplicas": 3}}
+    created = client.post(f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers", json=hpa)
+    assert created.status_code == 201 and "generation" not in created.json()["metadata"]
+    lease = client.post(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", json={"metadata": {"name": "l"}})
+    assert lease.status_code == 201 and "generation" not in lease.json()["metadata"]
+
+    refused = client.post(f"{batch}/jobs", json={"metadata": {"name": "bad"}, "spec": {"template": TEMPLATE}})
+    assert refused.json()["details"]["causes"] == [
+        {
+            "reason": "FieldValueRequired",
+            "message": 'Required value: valid values: "OnFailure", "Never"',
+            "field": "spec.template.spec.restartPolicy",
+        }
+    ]
+    unselected = client.post(f"{apps}/deployments", json={"metadata": {"name": "bad"}, "spec": {"template": TEMPLATE}})
+    assert [(c["field"], c["reason"]) for c in unselected.json()["details"]["causes"]] == [
+        ("spec.selector", "FieldValueRequired"),
+        ("spec.template.metadata.labels", "FieldValueInvalid"),
+    ]

@@ -44,11 +44,11 @@ def _selector_errors(spec: Message, kind: str) -> list[FieldError]:
 
 
 def _template_matches(spec: Message) -> list[FieldError]:
+    """The template's labels must match the selector: a missing one matches nothing (upstream's
+    LabelSelectorAsSelector(nil) is labels.Nothing()), an empty one everything."""
     labels = dict(spec.template.metadata.labels)
-    if (
-        spec.HasField("selector")
-        and not selector_is_empty(spec.selector)
-        and not selector_matches(spec.selector, labels)
+    if not spec.HasField("selector") or (
+        not selector_is_empty(spec.selector) and not selector_matches(spec.selector, labels)
     ):
         detail = "`selector` does not match template `labels`"
         return [FieldError.invalid("spec.template.metadata.labels", go_string_map(labels), detail)]

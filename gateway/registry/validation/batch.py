@@ -86,7 +86,9 @@ def _job_spec(spec: Message, field: str) -> list[FieldError]:
         found += enum(f"{field}.podReplacementPolicy", spec.podReplacementPolicy, allowed, required=True)
     found += pod_template_spec_errors(spec.template, f"{field}.template")
     restart = spec.template.spec.restartPolicy
-    if restart not in ("OnFailure", "Never"):
+    if restart in ("Always", ""):  # as upstream: Always is what defaulting gives a template without one
+        found.append(FieldError.required(f"{field}.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"'))
+    elif restart not in ("OnFailure", "Never"):
         found.append(FieldError.not_supported(f"{field}.template.spec.restartPolicy", restart, ("OnFailure", "Never")))
     elif spec.HasField("podFailurePolicy") and restart != "Never":
         detail = 'only "Never" is supported when podFailurePolicy is specified'
