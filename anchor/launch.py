@@ -162,7 +162,8 @@ def etcd(directory: Path, binary: str | None = None) -> Iterator[tuple[str, int]
 
 
 def apiserver_argv(port: int, etcd_url: str, pki: certs.TLSFiles, sa_key: Path, sa_pub: Path) -> list[str]:
-    """kube-apiserver's flags: TLS with protokube's certificates, RBAC, default admission and APF."""
+    """kube-apiserver's flags: TLS with protokube's certificates, RBAC, default admission and APF;
+    privileged containers allowed, as kubeadm's clusters run it (protokube has no --allow-privileged)."""
     return [
         str(BINARY),
         f"--etcd-servers={etcd_url}",
@@ -177,6 +178,7 @@ def apiserver_argv(port: int, etcd_url: str, pki: certs.TLSFiles, sa_key: Path, 
         f"--service-account-signing-key-file={sa_key}",
         f"--service-cluster-ip-range={SERVICE_CIDR}",
         "--authorization-mode=RBAC",
+        "--allow-privileged=true",
         f"--cert-dir={pki.ca.cert.parent}",
     ]
 

@@ -704,6 +704,95 @@ def workloads(s: Session) -> None:
     s.call("workloads/immutable-update", "PUT", f"{CM}/frozen", json={**immutable, "data": {"a": "2"}})
 
 
+def _until(s: Session, what: str, check: Callable[[], bool]) -> None:
+    """Until ``check()`` holds (a policy or a configuration in force), within 60 s."""
+    deadline = time.monotonic() + 60
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{s.label}: {what} not in force in 60 s")
+        time.sleep(0.2)
+
+
+def policies(s: Session) -> None:
+    """Admission as a cluster administrator sets it up: Pod Security levels on a namespace, a
+    LimitRange's defaults, a PriorityClass, and a ValidatingAdmissionPolicy with its binding."""
+    restricted = "diff-restricted"
+    levels = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "warn", "audit")}
+    s.client.post("/api/v1/namespaces", json={"metadata": {"name": restricted, "labels": levels}})
+    s.client.post(f"/api/v1/namespaces/{restricted}/serviceaccounts", json={"metadata": {"name": "default"}})
+    privileged = {"name": "c", "image": "nginx", "securityContext": {"privileged": True}}
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [privileged]}}
+    s.call("policies/pss-pod-refused", "POST", f"/api/v1/namespaces/{restricted}/pods", json=pod)
+    deployment = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "p"}},
+            "template": {"metadata": {"labels": {"app": "p"}}, "spec": {"containers": [privileged]}},
+        },
+    }
+    s.call(
+        "policies/pss-deployment-warned", "POST", f"/apis/apps/v1/namespaces/{restricted}/deployments", json=deployment
+    )
+    s.call(
+        "policies/pss-label-warned",
+        "PATCH",
+        f"/api/v1/namespaces/{NS}",
+        content=json.dumps({"metadata": {"labels": {"pod-security.kubernetes.io/warn": "restricted"}}}),
+        headers={"Content-Type": MERGE_PATCH},
+    )
+
+    limits = {"type": "Container", "default": {"cpu": "500m"}, "defaultRequest": {"cpu": "100m"}}
+    s.client.post(
+        f"/api/v1/namespaces/{NS}/limitranges", json={"metadata": {"name": "l"}, "spec": {"limits": [limits]}}
+    )
+    pods = f"/api/v1/namespaces/{NS}/pods"
+    _until(s, "the LimitRange", lambda: bool(s.client.get(f"/api/v1/namespaces/{NS}/limitranges/l").json().get("spec")))
+    plain = {"metadata": {"name": "limited"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    s.call("policies/limitrange-defaults", "POST", pods, params={"dryRun": "All"}, json=plain)
+
+    s.call("policies/priorityclass", "POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+           json={"metadata": {"name": "diff-high"}, "value": 1000, "description": "x"})  # fmt: skip
+    ranked = {**plain, "metadata": {"name": "ranked"}, "spec": {**plain["spec"], "priorityClassName": "diff-high"}}
+    s.call("policies/priority-pod", "POST", pods, params={"dryRun": "All"}, json=ranked)
+    unknown = {**ranked, "spec": {**ranked["spec"], "priorityClassName": "nope"}}
+    s.call("policies/priority-unknown", "POST", pods, params={"dryRun": "All"}, json=unknown)
+
+    admission = "/apis/admissionregistration.k8s.io/v1"
+    policy = {
+        "metadata": {"name": "diff-no-deny"},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
+                ]
+            },
+            "validations": [
+                {"expression": "!has(object.metadata.labels) || !('deny' in object.metadata.labels)",
+                 "message": "no deny label", "reason": "Forbidden"}
+            ],
+        },
+    }  # fmt: skip
+    s.call("policies/vap-create", "POST", f"{admission}/validatingadmissionpolicies", json=policy)
+    binding = {
+        "metadata": {"name": "diff-no-deny"},
+        "spec": {
+            "policyName": "diff-no-deny",
+            "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NS}}},
+        },
+    }
+    s.call("policies/vap-binding", "POST", f"{admission}/validatingadmissionpolicybindings", json=binding)
+    denied = configmap("denied", deny="yes")
+
+    def in_force() -> bool:
+        return s.client.post(CM, params={"dryRun": "All"}, json=denied).status_code != 201
+
+    _until(s, "the ValidatingAdmissionPolicy", in_force)
+    s.call("policies/vap-denied", "POST", CM, json=denied)
+    s.call("policies/vap-allowed", "POST", CM, json=configmap("allowed"))
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     setup,
     crud,
@@ -719,6 +808,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     custom_resources,
     reviews,
     workloads,
+    policies,
     discovery,
 )
 

@@ -189,6 +189,15 @@ class ServiceStrategy(ProtoStrategy):
         drop_type_dependent_fields(new, old)
 
 
+class PriorityClassStrategy(ProtoStrategy):
+    """Generation 1 on create, never bumped (upstream's priorityClassStrategy; without a spec the
+    store keeps it as stored)."""
+
+    def prepare_for_create(self, obj: Message) -> None:
+        super().prepare_for_create(obj)
+        obj.metadata.generation = 1
+
+
 class NodeStrategy(ProtoStrategy):
     def prepare_for_create(self, obj: Message) -> None:
         """Nodes may set every field, status included, on create."""
@@ -228,6 +237,7 @@ STRATEGIES: dict[str, type[ProtoStrategy]] = {
     "k8s.io.api.core.v1.Event": EventStrategy,
     "k8s.io.api.batch.v1.Job": JobStrategy,
     "k8s.io.api.apps.v1.DaemonSet": DaemonSetStrategy,
+    "k8s.io.api.scheduling.v1.PriorityClass": PriorityClassStrategy,
     "k8s.io.api.certificates.v1.CertificateSigningRequest": CertificateSigningRequestStrategy,
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition": (
         CustomResourceDefinitionStrategy

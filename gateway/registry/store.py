@@ -399,7 +399,7 @@ class Store:
 
     def _set_generation(self, new: Obj, old: Obj) -> None:
         if not self.strategy.uses_generation:
-            new.metadata.generation = 0  # as normalize leaves it on create: a no-op update writes nothing
+            new.metadata.generation = old.metadata.generation  # a request never sets it (BeforeUpdate)
             return
         changed = self.codec.spec_changed(new, old)
         new.metadata.generation = old.metadata.generation + 1 if changed else old.metadata.generation

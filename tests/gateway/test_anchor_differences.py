@@ -411,3 +411,20 @@ def test_workload_defaults_and_refusals_are_upstreams(client: httpx.Client, name
         ("spec.selector", "FieldValueRequired"),
         ("spec.template.metadata.labels", "FieldValueInvalid"),
     ]
+
+
+def test_a_priority_class_has_generation_1_for_good(client: httpx.Client) -> None:
+    """priorityClassStrategy sets generation 1 on create, and an update keeps the stored one (rest's
+    BeforeUpdate), though a PriorityClass has no spec (make anchor-diff's policies scenario)."""
+    path = "/apis/scheduling.k8s.io/v1/priorityclasses"
+    made = client.post(path, json={"metadata": {"name": "anchor-gen"}, "value": 7, "description": "a"})
+    try:
+        assert made.status_code == 201, made.text
+        assert made.json()["metadata"]["generation"] == 1
+        changed = {**made.json(), "description": "b"}
+        changed["metadata"] = {**changed["metadata"], "generation": 5}  # a request never sets it
+        updated = client.put(f"{path}/anchor-gen", json=changed)
+        assert updated.status_code == 200, updated.text
+        assert updated.json()["metadata"]["generation"] == 1
+    finally:
+        client.delete(f"{path}/anchor-gen")
