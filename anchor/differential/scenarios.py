@@ -572,6 +572,12 @@ POD_TEMPLATE: dict[str, Any] = {
 }
 
 
+def _ingress(path: str, path_type: str, **rule: str) -> dict[str, Any]:
+    """An Ingress spec of one rule (``rule``: its host, if any) sending ``path`` to service s, port 80."""
+    backend = {"service": {"name": "s", "port": {"number": 80}}}
+    return {"rules": [{**rule, "http": {"paths": [{"path": path, "pathType": path_type, "backend": backend}]}}]}
+
+
 def workloads(s: Session) -> None:
     """Each workload kind's defaults (created, read back), and each kind's refusals of common mistakes."""
     selector = {"matchLabels": {"app": "w"}}
@@ -607,26 +613,7 @@ def workloads(s: Session) -> None:
             {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"}, "maxReplicas": 3},
         ),
         "networkpolicy": ("/apis/networking.k8s.io/v1", "networkpolicies", {"podSelector": {}}),
-        "ingress": (
-            "/apis/networking.k8s.io/v1",
-            "ingresses",
-            {
-                "rules": [
-                    {
-                        "host": "a.example.com",
-                        "http": {
-                            "paths": [
-                                {
-                                    "path": "/",
-                                    "pathType": "Prefix",
-                                    "backend": {"service": {"name": "s", "port": {"number": 80}}},
-                                }
-                            ]
-                        },
-                    }
-                ]
-            },
-        ),
+        "ingress": ("/apis/networking.k8s.io/v1", "ingresses", _ingress("/", "Prefix", host="a.example.com")),
     }
     for kind, (group, plural, spec) in made.items():
         path = f"{group}/namespaces/{NS}/{plural}"
@@ -652,25 +639,7 @@ def workloads(s: Session) -> None:
         ),
         "deployment-no-selector": ("/apis/apps/v1", "deployments", {"template": POD_TEMPLATE}),
         "pdb-both": ("/apis/policy/v1", "poddisruptionbudgets", {"minAvailable": 1, "maxUnavailable": 1}),
-        "ingress-path": (
-            "/apis/networking.k8s.io/v1",
-            "ingresses",
-            {
-                "rules": [
-                    {
-                        "http": {
-                            "paths": [
-                                {
-                                    "path": "nope",
-                                    "pathType": "Exact",
-                                    "backend": {"service": {"name": "s", "port": {"number": 80}}},
-                                }
-                            ]
-                        }
-                    }
-                ]
-            },
-        ),
+        "ingress-path": ("/apis/networking.k8s.io/v1", "ingresses", _ingress("nope", "Exact")),
     }
     for name, (group, plural, spec) in bad.items():
         path = f"{group}/namespaces/{NS}/{plural}"

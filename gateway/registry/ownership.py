@@ -27,14 +27,8 @@ _TEXT_FIELDS = ("manager", "operation", "apiVersion", "fieldsType", "subresource
 
 
 def now() -> str:
-    """The time of a managedFields entry: RFC 3339, seconds, UTC."""
-    return _rfc3339(int(time.time()))
-
-
-@functools.lru_cache(maxsize=2)
-def _rfc3339(seconds: int) -> str:
-    """One second's writes share its text."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+    """The time of a managedFields entry: RFC 3339, seconds, UTC (wellknown's metav1.Time text)."""
+    return wellknown.format_time(int(time.time()))
 
 
 def reset_fields(top_level: list[str], status_is_separate: bool) -> dict[str, Set]:
