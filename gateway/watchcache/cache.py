@@ -299,18 +299,22 @@ class WatchCache:
         for waiting in readers:
             if not waiting.done():
                 waiting.set_result(None)
-        self._pending = [waiting for waiting in self._pending if not waiting.done()]
+        self._prune_pending()
         if not self._pending and self._retry is not None:
             self._retry.cancel()
             self._retry = None
         if self._gathering is not None and not self._pending:
             self._schedule_send()  # for the readers who came meanwhile
 
+    def _prune_pending(self) -> None:
+        """Forget the readers confirmed (or gone) since they were asked for."""
+        self._pending = [waiting for waiting in self._pending if not waiting.done()]
+
     def _ask_again(self) -> None:
         """No answer yet: ask again, and confirm by storage's current revision meanwhile (a request
         storage dropped is never answered)."""
         self._retry = None
-        self._pending = [waiting for waiting in self._pending if not waiting.done()]
+        self._prune_pending()
         if self._pending and (self._checking is None or self._checking.done()):
             self._checking = asyncio.get_running_loop().create_task(self._confirm_by_revision(list(self._pending)))
             self._checking.add_done_callback(_log_failure)
