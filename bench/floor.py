@@ -14,6 +14,8 @@ Every row is compared with the raw-ASGI floor of the default server (native) and
 CPU per request is the utime + stime of the serving processes (the server's process tree; the gateway
 process alone, not its storage) over a load, divided by the requests wrk counted: steadier than req/s on a
 shared machine. Every server runs for the whole section and the targets are measured in alternation.
+Issue 30's goals for GET ``?resourceVersion=0`` are judged on these figures: at least 2× a bare Quart app
+on hypercorn (its CPU per request over ours) and at least 0.3× the raw-ASGI floor of the default server.
 
     python -m bench.floor --listen 127.0.0.1:PORT --body FILE [--server native|hypercorn]   # the raw ASGI app
 """
@@ -41,6 +43,7 @@ from bench import watch_fanout
 from bench.common import (
     ROOT,
     Row,
+    at_least,
     best_rounds,
     clients,
     cpu_seconds,
@@ -64,6 +67,8 @@ GET_PATH = "/api/v1/namespaces/default/configmaps/floor"
 LIST_PATH = "/api/v1/namespaces/floor-list/configmaps"
 RAW = ("native", "granian", "uvicorn", "hypercorn")  # raw ASGI app on each server
 FLOOR = "native"  # the default server
+GET_VS_QUART_GOAL = 2.0  # issue 30: GET ?resourceVersion=0 at least twice as cheap as a bare Quart app
+GET_VS_FLOOR_GOAL = 0.3  # ... and at least 0.3 of the raw-ASGI floor's economy (floor CPU / its CPU)
 LABELS = {
     "native": "raw ASGI on the native server (the default)",
     "granian": "raw ASGI on granian",
@@ -335,7 +340,34 @@ def rows(results: dict) -> list[Row]:
         if name != fastest:
             limit = f"fastest raw ({fastest}) {best:,.0f} µs"
             out.append(ratio_row("floor", f"{label}: vs the fastest raw server", cpu, limit, r["cpu_us"] / best))
-    return out
+    return out + _get_goal_rows(runs, floor)
+
+
+def _get_goal_rows(runs: dict[str, dict], floor: float) -> list[Row]:
+    """GET ?resourceVersion=0 against issue 30's goals: how many times cheaper than a bare Quart app on
+    hypercorn, and what share of the raw-ASGI floor's economy it keeps (both CPU per request)."""
+    get, quart = runs["get_rv0"]["cpu_us"], runs["quart"]["cpu_us"]
+    cpu = f"{get:,.0f} µs"
+    return [
+        ratio_row(
+            "floor",
+            f"{LABELS['get_rv0']}: times cheaper than a bare Quart app on hypercorn",
+            cpu,
+            f"{LABELS['quart']} {quart:,.0f} µs",
+            quart / get,
+            at_least,
+            GET_VS_QUART_GOAL,
+        ),
+        ratio_row(
+            "floor",
+            f"{LABELS['get_rv0']}: the raw-ASGI floor's CPU over its own",
+            cpu,
+            f"{LABELS[FLOOR]} {floor:,.0f} µs",
+            floor / get,
+            at_least,
+            GET_VS_FLOOR_GOAL,
+        ),
+    ]
 
 
 def main(argv: list[str]) -> int:
