@@ -20,6 +20,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from protokube.gateway import errors
@@ -27,7 +28,7 @@ from protokube.gateway.handlers.watch import WatchResponse
 from protokube.gateway.negotiation.encoders import JSONEncoder
 from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest, Response
 from protokube.gateway.responses import status_response
-from protokube.gateway.serving.http1 import WRITE_NOW
+from protokube.gateway.serving.http1 import FOLLOW_BODY, WRITE_NOW
 
 if TYPE_CHECKING:
     from quart import Quart
@@ -39,6 +40,8 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 ApiHandler = Callable[[ApiRequest], Awaitable[Response]]
+# serving/http1.py's Request.follow: (arrived, gone) to hand the body over and say the client left; None stops.
+Follow = Callable[..., None]
 
 # The body kept for the handler: past the API's limit it answers 413 (and the drain of an unread
 # body gives up far earlier), so what comes beyond is read and dropped.
@@ -110,7 +113,9 @@ class ApiASGI:
             await self.host(scope, receive, send)
             return
         body = RequestBody()
-        await while_connected(receive, body, self._answer(ApiRequest(scope, body), send, scope.get("extensions")))
+        extensions = scope.get("extensions")
+        follow = extensions.get(FOLLOW_BODY) if extensions else None
+        await while_connected(receive, body, self._answer(ApiRequest(scope, body), send, extensions), follow)
 
     async def _answer(self, request: ApiRequest, send: Send, extensions: dict[str, Any] | None) -> None:
         response = await answer(self.handler, request)
@@ -123,12 +128,20 @@ class ApiASGI:
                 response.events.close()
 
 
-async def while_connected(receive: Receive, body: RequestBody, serving: Awaitable[None]) -> None:
-    """Await ``serving`` while a second task reads ``receive``: the body as it arrives, and the
-    client's disconnect, on which ``serving`` is cancelled (nobody is left to answer)."""
+async def while_connected(
+    receive: Receive, body: RequestBody, serving: Awaitable[None], follow: Follow | None = None
+) -> None:
+    """Await ``serving`` while the body is handed over as it arrives, and the client's disconnect
+    cancels ``serving`` (nobody is left to answer): by the server itself where it offers ``follow``
+    (serving/http1.py's FOLLOW_BODY), else by a second task reading ``receive``."""
     task = asyncio.current_task()
     assert task is not None
-    reader = asyncio.get_running_loop().create_task(_read(receive, body, task))
+    left = partial(_left, body, task)
+    reader = None
+    if follow is not None:
+        follow(body._arrived, left)
+    else:
+        reader = asyncio.get_running_loop().create_task(_read(receive, body, left))
     try:
         await serving
     except asyncio.CancelledError:
@@ -136,7 +149,10 @@ async def while_connected(receive: Receive, body: RequestBody, serving: Awaitabl
             raise
         task.uncancel()  # the client went away
     finally:
-        reader.cancel()
+        if reader is not None:
+            reader.cancel()
+        elif follow is not None:
+            follow(None)
 
 
 async def answer(handler: ApiHandler, request: ApiRequest) -> Response:
@@ -150,8 +166,8 @@ async def answer(handler: ApiHandler, request: ApiRequest) -> Response:
         return status_response(request, errors.internal("an error on the server"), JSONEncoder())
 
 
-async def _read(receive: Receive, body: RequestBody, handler: asyncio.Task[Any]) -> None:
-    """Hand the body's chunks over as they arrive; cancel the handler when the client goes away.
+async def _read(receive: Receive, body: RequestBody, left: Callable[[], None]) -> None:
+    """Hand the body's chunks over as they arrive; ``left()`` when the client goes away.
     A WebSocket client's messages are dropped: nothing served over one reads them (upstream's
     watches ignore them too)."""
     while True:
@@ -159,9 +175,14 @@ async def _read(receive: Receive, body: RequestBody, handler: asyncio.Task[Any])
         if message["type"] == "http.request":
             body._arrived(message.get("body", b""), message.get("more_body", False))
         elif message["type"] in DISCONNECTS:
-            body._gone()
-            handler.cancel()
+            left()
             return
+
+
+def _left(body: RequestBody, handler: asyncio.Task[Any]) -> None:
+    """The client went away: the body ends, and the handler with it."""
+    body._gone()
+    handler.cancel()
 
 
 async def send_response(send: Send, response: Response, kind: str = "http.response") -> None:

@@ -14,6 +14,9 @@
 - The ``protokube.write_now`` extension (``Request.write_now``) writes a streamed response's next
   chunk from outside its task, when the connection takes it without waiting: a watch's fan-out
   writes many connections in one callback instead of waking a task for each.
+- The ``protokube.follow_body`` extension (``Request.follow``) hands the body over as it arrives, and
+  says when the client leaves, by calls instead of ``receive``: the application needs no task of its
+  own waiting on ``receive`` beside the one that answers.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ Message = dict[str, Any]
 ASGIApp = Callable[..., Awaitable[None]]
 ASGI = {"version": "3.0", "spec_version": "2.4"}
 WRITE_NOW = "protokube.write_now"  # the scope's extension: Request.write_now
+FOLLOW_BODY = "protokube.follow_body"  # the scope's extension: Request.follow
 HIGH_WATER = 256 * 1024  # body bytes waiting for the application before reading pauses
 MAX_PIPELINE = 16  # requests parsed ahead of the one being served before reading pauses
 RAW_HEAD_SLACK = 64 * 1024  # a head is refused once this much more than the limit came without its end
@@ -456,6 +460,7 @@ class Request:
         "expect_continue",
         "final_sent",
         "finished",
+        "follower",
         "framing",
         "head",
         "head_request",
@@ -490,22 +495,54 @@ class Request:
         self.length: int | None = None  # the response's Content-Length
         self.framing = NO_BODY
         self.sent = 0
-        scope["extensions"][WRITE_NOW] = self.write_now
+        self.follower: tuple[Callable[[bytes, bool], None], Callable[[], None]] | None = None
+        extensions = scope["extensions"]
+        extensions[WRITE_NOW] = self.write_now
+        extensions[FOLLOW_BODY] = self.follow
 
     # --- receive ---------------------------------------------------------------------------------
     async def receive(self) -> Message:
         while True:
-            if self.chunks or (self.complete and not self.final_sent):
-                return self.take_body()
+            if self.has_body():
+                body, more = self.take_body()
+                return {"type": "http.request", "body": body, "more_body": more}
             if self.disconnected or self.finished:
                 return {"type": "http.disconnect"}
-            if self.expect_continue and not self.continue_sent and not self.started:
-                self.continue_sent = True
-                self.conn.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            self.continue_if_expected()
             self.waiter = self.conn.loop.create_future()
             await self.waiter
 
-    def take_body(self) -> Message:
+    def follow(self, arrived: Callable[[bytes, bool], None] | None, gone: Callable[[], None] | None = None) -> None:
+        """FOLLOW_BODY, in place of ``receive``: ``arrived(body, more_body)`` with the body as it
+        comes, ``gone()`` once if the client leaves before the application is done; ``follow(None)``
+        stops it (the application is done with the request)."""
+        self.follower = None if arrived is None or gone is None else (arrived, gone)
+        if self.follower is not None:
+            self.feed()
+
+    def feed(self) -> None:
+        """Tell the follower what ``receive`` would say now: the body so far, or the client's leaving."""
+        assert self.follower is not None
+        arrived, gone = self.follower
+        if self.has_body():
+            arrived(*self.take_body())
+        if self.disconnected:
+            self.follower = None
+            gone()
+        elif not self.complete:
+            self.continue_if_expected()
+
+    def has_body(self) -> bool:
+        """Body bytes, or its end, not yet handed to the application."""
+        return bool(self.chunks) or (self.complete and not self.final_sent)
+
+    def continue_if_expected(self) -> None:
+        """``Expect: 100-continue`` is answered when the application waits for the body."""
+        if self.expect_continue and not self.continue_sent and not self.started:
+            self.continue_sent = True
+            self.conn.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def take_body(self) -> tuple[bytes, bool]:
         body = b"".join(self.chunks) if len(self.chunks) != 1 else self.chunks[0]
         self.chunks = []
         conn = self.conn
@@ -513,9 +550,12 @@ class Request:
         if conn.reading_paused:
             conn.update_reading()
         self.final_sent = self.complete
-        return {"type": "http.request", "body": body, "more_body": not self.complete}
+        return body, not self.complete
 
     def wake(self) -> None:
+        if self.follower is not None:
+            self.feed()
+            return
         waiter, self.waiter = self.waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -669,6 +709,7 @@ class Request:
             elif self.head is not None:
                 self.conn.write(self.finish_head(None))
         self.finished = True
+        self.follower = None
         self.wake()
         if self.conn.access_log is not None:
             self.log_access()

@@ -1,5 +1,6 @@
 """gateway/serving/http1.py on a real socket, in this process: reading pauses while a body the
-application does not read piles up, and pipelined requests are answered in order."""
+application does not read piles up, pipelined requests are answered in order, and the follow_body
+extension hands a body over and says when its client leaves."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import uvloop
 
 from protokube.gateway.lanes import LaneLoop
 from protokube.gateway.serving import listen_socket, serve_app
+from protokube.gateway.serving.http1 import FOLLOW_BODY
 
 App = Callable[[dict[str, Any], Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
 
@@ -109,3 +111,73 @@ def test_many_pipelined_requests_are_answered_in_order() -> None:
     data = run(scenario)
     bodies = [part.split(b"\r\n\r\n", 1)[1] for part in data.split(b"HTTP/1.1 200 OK\r\n")[1:]]
     assert bodies == [f"/{i}".encode() for i in range(count)] + [b"/last"]
+
+
+def test_a_followed_body_arrives_in_order_and_a_leaving_client_is_told() -> None:
+    """The follow_body extension: the body reaches ``arrived`` chunk by chunk as the client sends it
+    (no ``receive``), and a client that leaves mid-body makes ``gone`` be called, once."""
+    arrived: list[tuple[bytes, bool]] = []
+    gone: list[bool] = []
+    first_chunk, left = asyncio.Event(), asyncio.Event()
+
+    def on_body(data: bytes, more: bool) -> None:
+        arrived.append((data, more))
+        if data:
+            first_chunk.set()
+
+    def on_gone() -> None:
+        gone.append(True)
+        left.set()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        scope["extensions"][FOLLOW_BODY](on_body, on_gone)
+        await left.wait()
+
+    async def scenario() -> None:
+        async with serving(app) as port:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabcd")
+            await asyncio.wait_for(first_chunk.wait(), 10)
+            writer.close()
+            await asyncio.wait_for(left.wait(), 10)
+
+    run(scenario)
+    assert b"".join(data for data, _ in arrived) == b"abcd"
+    assert all(more for _, more in arrived)
+    assert gone == [True]
+
+
+def test_a_followed_request_ends_without_gone_and_expect_continue_is_answered() -> None:
+    """A whole body (after the server's 100 Continue) ends with more_body False; once the app is done
+    the follower hears nothing more, even of the client leaving."""
+    arrived: list[tuple[bytes, bool]] = []
+    gone: list[bool] = []
+    whole = asyncio.Event()
+
+    def on_body(data: bytes, more: bool) -> None:
+        arrived.append((data, more))
+        if not more:
+            whole.set()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        scope["extensions"][FOLLOW_BODY](on_body, lambda: gone.append(True))
+        await whole.wait()
+        await answer(send, b"".join(data for data, _ in arrived))
+
+    async def scenario() -> bytes:
+        async with serving(app) as port:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+            interim = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            assert interim.startswith(b"HTTP/1.1 100 Continue")
+            writer.write(b"hello")
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            body = await reader.readexactly(5)
+            writer.close()
+            await asyncio.sleep(0.2)  # the server notices the close: nobody may be told any more
+            assert head.startswith(b"HTTP/1.1 200")
+            return body
+
+    assert run(scenario) == b"hello"
+    assert [more for _, more in arrived][-1] is False
+    assert gone == []
