@@ -20,6 +20,9 @@ Bounded against hostile clients:
 - Any protocol error ends the connection with the GOAWAY h2 chose, without a traceback (a client
   whose preface is not HTTP/2's is closed on without one, as Go does).
 
+A stream's scope offers the ``protokube.follow_body`` extension (``_Stream.follow``), as http1.py's
+requests do: the body handed over as it arrives and a reset or lost stream told, without ``receive``.
+
 ``shutdown`` is graceful: a GOAWAY naming the last stream, streams opened after it refused, the
 streams in flight finished. A connection without streams for ``IDLE_TIMEOUT`` is closed (GOAWAY).
 """
@@ -43,6 +46,8 @@ import h2.exceptions
 from h2.errors import ErrorCodes
 from h2.settings import SettingCodes
 from hyperframe.frame import GoAwayFrame
+
+from protokube.gateway.serving.http1 import FOLLOW_BODY
 
 log = logging.getLogger(__name__)
 
@@ -70,11 +75,13 @@ class _Stream:
     """One request: its scope, its body as it arrives, and the app's ends of ``receive`` and ``send``."""
 
     __slots__ = (
+        "answered",
         "body",
         "body_done",
         "closed",
         "connection",
         "ended",
+        "follower",
         "id",
         "reader",
         "scope",
@@ -91,19 +98,48 @@ class _Stream:
         self.ended = ended  # the client has sent all of the body
         self.body_done = False  # the app has received all of it
         self.closed = False  # answered, reset or the connection lost: receive says disconnect
+        self.answered = False  # the response's last frame is with h2
         self.started = False  # the app has sent http.response.start
         self.reader: asyncio.Future[None] | None = None
         self.writer: asyncio.Future[None] | None = None
         self.task: asyncio.Task[None] | None = None
+        self.follower: tuple[Callable[[bytes, bool], None], Callable[[], None]] | None = None
+        scope["extensions"][FOLLOW_BODY] = self.follow
 
     async def receive(self) -> Message:
         """The next chunk of the body (acknowledged to the client now), then ``http.disconnect``
         once the response is complete, the stream reset or the connection lost."""
-        while not (self.closed or self.body or (self.ended and not self.body_done)):
+        while not (self.closed or self.has_body()):
             self.reader = self.connection.loop.create_future()
             await self.reader
         if self.closed:
             return {"type": "http.disconnect"}
+        data, more = self.take_body()
+        return {"type": "http.request", "body": data, "more_body": more}
+
+    def follow(self, arrived: Callable[[bytes, bool], None] | None, gone: Callable[[], None] | None = None) -> None:
+        """FOLLOW_BODY (as http1.py's), in place of ``receive``: ``arrived(body, more_body)`` as the
+        body comes, ``gone()`` once if the stream is reset or the connection lost before the response
+        is complete; ``follow(None)`` stops it."""
+        self.follower = None if arrived is None or gone is None else (arrived, gone)
+        if self.follower is not None:
+            self.feed()
+
+    def feed(self) -> None:
+        assert self.follower is not None
+        arrived, gone = self.follower
+        while not self.closed and self.has_body():
+            arrived(*self.take_body())
+        if self.closed:
+            self.follower = None
+            if not self.answered:
+                gone()
+
+    def has_body(self) -> bool:
+        return bool(self.body) or (self.ended and not self.body_done)
+
+    def take_body(self) -> tuple[bytes, bool]:
+        """The next chunk and whether more comes; acknowledged to the client now."""
         if self.body:
             data, size = self.body.popleft()
             self.connection.consumed(self.id, size)
@@ -111,7 +147,7 @@ class _Stream:
         else:
             data, more = b"", False
         self.body_done = not more
-        return {"type": "http.request", "body": data, "more_body": more}
+        return data, more
 
     async def send(self, message: Message) -> None:
         kind = message["type"]
@@ -130,7 +166,9 @@ class _Stream:
             raise RuntimeError(f"unexpected ASGI message {kind!r}")
 
     def wake(self) -> None:
-        """Wake a ``receive`` or ``send`` waiting for something to change."""
+        """Wake a ``receive`` or ``send`` waiting for something to change (or tell the follower)."""
+        if self.follower is not None:
+            self.feed()
         for waiter in (self.reader, self.writer):
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
@@ -342,7 +380,7 @@ class Http2Protocol(asyncio.Protocol):
             "headers": fields,
             "client": self._client,
             "server": self._server,
-            "extensions": self._extensions,
+            "extensions": dict(self._extensions),  # a stream adds its own (FOLLOW_BODY)
         }
 
     def _answer_headers_too_large(self, stream_id: int, ended: bool) -> None:
@@ -490,6 +528,7 @@ class Http2Protocol(asyncio.Protocol):
         """The response's last frame is with h2: a body still coming is declined (RFC 9113 §8.1)."""
         if not stream.ended:
             self._h2.reset_stream(stream.id, ErrorCodes.NO_ERROR)
+        stream.answered = True
         self._forget(stream)
         self._flush()
 

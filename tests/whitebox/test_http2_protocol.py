@@ -43,6 +43,7 @@ from hyperframe.frame import (
 
 from protokube.gateway.lanes import LaneLoop
 from protokube.gateway.serving import http2
+from protokube.gateway.serving.http1 import FOLLOW_BODY
 from protokube.gateway.serving.http2 import Http2Protocol
 from tests.gateway.helpers import self_signed_pem
 
@@ -217,7 +218,8 @@ async def echo(scope: Scope, receive: Any, send: Any) -> None:
         "root_path": scope["root_path"],
         "headers": scope["headers"],
         "scheme": scope["scheme"],
-        "extensions": scope["extensions"],
+        "extensions": {name: value for name, value in scope["extensions"].items() if name != FOLLOW_BODY},
+        "follows": FOLLOW_BODY in scope["extensions"],
     }
     digest = hashlib.sha256(body).hexdigest().encode()
     text = repr(seen).encode() + b"\n" + b"%d " % len(body) + digest
@@ -247,6 +249,7 @@ def test_get_scope_and_response() -> None:
             assert seen["root_path"] == ""
             assert seen["scheme"] == "http"
             assert seen["extensions"] == {}
+            assert seen["follows"]
             assert seen["headers"][0] == (b"host", b"example.test:6443")  # from :authority
             assert (b"x-trace", b"1") in seen["headers"]  # h2 lowercases on the wire
             assert not any(name.startswith(b":") for name, _ in seen["headers"])
@@ -418,6 +421,45 @@ def test_a_reset_stream_is_a_disconnect_and_the_connection_goes_on() -> None:
             client.close()
 
     run(scenario)
+
+
+def test_a_followed_stream_hears_its_body_and_its_reset_but_not_its_answer() -> None:
+    """The follow_body extension: the body as it arrives, ``gone`` once when the client resets the
+    stream; a stream answered completely is never told ``gone``."""
+    heard: dict[str, list[object]] = {"/reset": [], "/answered": []}
+    started, reset = asyncio.Event(), asyncio.Event()
+
+    async def follows(scope: Scope, receive: Any, send: Any) -> None:
+        path = scope["path"]
+        notes = heard[path]
+
+        def gone() -> None:
+            notes.append("gone")
+            reset.set()
+
+        scope["extensions"][FOLLOW_BODY](lambda data, more: notes.append((data, more)), gone)
+        if path == "/reset":
+            started.set()
+            await reset.wait()
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"done"})
+
+    async def scenario() -> None:
+        async with serving(follows) as server:
+            client = await Client.connect(server.port)
+            headers, body = await client.response(await client.request("/answered"))
+            assert (headers[b":status"], body) == (b"200", b"done")
+            stream = await client.request("/reset")
+            await asyncio.wait_for(started.wait(), 10)
+            client.h2.reset_stream(stream, ErrorCodes.CANCEL)
+            await client.flush()
+            await asyncio.wait_for(reset.wait(), 10)
+            client.close()
+
+    run(scenario)
+    assert heard["/answered"] == [(b"", False)]
+    assert heard["/reset"] == [(b"", False), "gone"]
 
 
 def test_a_lost_connection_is_a_disconnect() -> None:
