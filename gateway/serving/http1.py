@@ -113,6 +113,7 @@ class Http1Protocol(asyncio.Protocol):
         self.write_paused = False
         self.drain_waiters: list[asyncio.Future[None]] = []
         self.idle_timer: asyncio.TimerHandle | None = None
+        self.idle_deadline: float | None = None  # loop time at which an idle connection is closed
         self.linger_timer: asyncio.TimerHandle | None = None
         self.refusal: int | None = None  # the status the connection ends with once the current request is done
         self.discarding = False  # no more requests are read: what arrives is dropped
@@ -426,18 +427,27 @@ class Http1Protocol(asyncio.Protocol):
 
     def arm_idle_timer(self, seconds: float | None = None) -> None:
         """Close the connection if nothing is in flight ``seconds`` from now (the keep-alive timeout
-        by default)."""
-        self.cancel_idle_timer()
-        self.idle_timer = self.loop.call_later(seconds or self.keep_alive_timeout, self.idle_timeout)
+        by default). Armed and disarmed twice a request, the deadline is a number: the timer is made
+        anew only when it would fire too late, and one that fires early is set again for the deadline."""
+        deadline = self.loop.time() + (seconds or self.keep_alive_timeout)
+        self.idle_deadline = deadline
+        timer = self.idle_timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self.idle_timer = self.loop.call_at(deadline, self.idle_timeout)
 
     def cancel_idle_timer(self) -> None:
-        if self.idle_timer is not None:
-            self.idle_timer.cancel()
-            self.idle_timer = None
+        self.idle_deadline = None  # the timer, if it fires, finds nothing due
 
     def idle_timeout(self) -> None:
         self.idle_timer = None
-        if self.current is None and self.transport is not None:
+        deadline = self.idle_deadline
+        if deadline is None:
+            return
+        if deadline > self.loop.time():  # armed again since this timer was set: wait for that deadline
+            self.idle_timer = self.loop.call_at(deadline, self.idle_timeout)
+        elif self.current is None and self.transport is not None:
             self.transport.close()
 
     async def shutdown(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -14,7 +15,7 @@ import uvloop
 
 from protokube.gateway.lanes import LaneLoop
 from protokube.gateway.serving import listen_socket, serve_app
-from protokube.gateway.serving.http1 import FOLLOW_BODY
+from protokube.gateway.serving.http1 import FOLLOW_BODY, Http1Protocol
 
 App = Callable[[dict[str, Any], Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
 
@@ -181,3 +182,51 @@ def test_a_followed_request_ends_without_gone_and_expect_continue_is_answered() 
     assert run(scenario) == b"hello"
     assert [more for _, more in arrived][-1] is False
     assert gone == []
+
+
+def test_an_idle_connection_is_closed_after_the_keep_alive_timeout_and_a_busy_one_is_not() -> None:
+    """The idle deadline moves with every request (the timer is made anew only when needed): a
+    connection used more often than the timeout stays open for longer than it, an idle one closes."""
+    timeout = 0.3
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await answer(send, b"ok")
+
+    async def get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        return head + await reader.readexactly(2)
+
+    async def scenario() -> tuple[int, float]:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(
+            lambda: Http1Protocol(
+                app,
+                scheme="http",
+                server=None,
+                client=None,
+                tls=None,
+                context=contextvars.copy_context(),
+                keep_alive_timeout=timeout,
+            ),
+            "127.0.0.1",
+            0,
+        )
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        answered = 0
+        began = loop.time()
+        while loop.time() - began < 3 * timeout:  # a request every third of the timeout
+            assert (await get(reader, writer)).endswith(b"ok")
+            answered += 1
+            await asyncio.sleep(timeout / 3)
+        idle_since = loop.time()
+        assert await asyncio.wait_for(reader.read(), 10) == b""  # closed by the server
+        closed_after = loop.time() - idle_since
+        writer.close()
+        server.close()
+        return answered, closed_after
+
+    answered, closed_after = run(scenario)
+    assert answered >= 6
+    assert timeout * 0.5 <= closed_after < timeout * 10
