@@ -607,8 +607,9 @@ class Request:
         return True
 
     def start(self, status: int, headers: Any) -> None:
-        """Make the response's head; it goes out with the first body message, or at the next turn of
-        the loop if none comes by then (a watch's head must not wait for its first event)."""
+        """Make the response's head; it goes out with the first body message (as ASGI has it), or, for a
+        response without a Content-Length, at the next turn of the loop if none comes by then (a watch's
+        head must not wait for its first event)."""
         self.started = True
         self.status = status
         line = STATUS_LINES.get(status) if self.version == "1.1" else None
@@ -636,7 +637,8 @@ class Request:
         if not date:
             head += b"Date: " + http_date() + b"\r\n"
         self.head = head
-        self.conn.loop.call_soon(self.flush_head)
+        if self.length is None:  # streamed, maybe slowly: the head must not wait (a watch's first event)
+            self.conn.loop.call_soon(self.flush_head)
 
     def flush_head(self) -> None:
         if self.head is not None and not self.disconnected:
