@@ -67,15 +67,17 @@ class GroupCommitter:
             if not fut.done():
                 fut.set_exception(errors.stopped())
 
-    async def submit(self, evaluate: Callable[[WriteView], T]) -> T:
-        """Queue a write; returns its response once its commit is durable."""
+    def submit(self, evaluate: Callable[[WriteView], T]) -> asyncio.Future[T]:
+        """Queue a write; the returned future settles with its response once its commit is durable.
+
+        A plain function, not a coroutine: callers await the future itself (one coroutine less per write)."""
         if self._task is None or self._task.done():
             raise errors.stopped()
         fut = self._loop.create_future()
         self._waiting.append((evaluate, fut))
         if self._wake is not None and len(self._waiting) >= self._wanted:
             _resolve(self._wake)
-        return await fut
+        return fut
 
     async def _run(self) -> None:
         waiting, loop = self._waiting, self._loop
@@ -154,7 +156,8 @@ class GroupCommitter:
             for ev in events:
                 old = ev.prev.lease if ev.prev is not None else 0
                 new = ev.entry.lease if ev.entry is not None else 0
-                lessor.attach(ev.key, old, new)
+                if old != new:
+                    lessor.attach(ev.key, old, new)
         for lease_id in batch.leases_revoked:
             lessor.revoke(lease_id)
         if "compacted" in batch.meta:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from protokube.gen.etcdserverpb import rpc_pb2
 from protokube.server import apply, errors
 from protokube.server.compaction import Compactor
@@ -29,11 +31,12 @@ class KVService:
         apply.check_range(request)
         return await self.store.range(request)
 
-    async def Put(self, request: rpc_pb2.PutRequest, context) -> bytes:
+    def Put(self, request: rpc_pb2.PutRequest, context) -> asyncio.Future[bytes]:
+        # Not a coroutine: the hottest write hands the committer's future straight to its handler.
         self._check_size(request)
         apply.check_put(request)
         self.quota.check(put_cost(request))
-        return await self.committer.submit(lambda view: apply.evaluate_put(view, request))
+        return self.committer.submit(lambda view: apply.evaluate_put(view, request))
 
     async def DeleteRange(self, request: rpc_pb2.DeleteRangeRequest, context) -> rpc_pb2.DeleteRangeResponse:
         self._check_size(request)

@@ -66,6 +66,7 @@ class MvccStore:
         self.rev = 1  # an empty etcd store is at revision 1; its first write makes revision 2
         self.compacted = -1  # etcd's "never compacted": Compact(0) on a new store succeeds
         self._ids_encoded = field_int(0x08, cluster_id) + field_int(0x10, member_id)
+        self._term_encoded = field_int(0x20, RAFT_TERM)
 
     # --- headers ------------------------------------------------------------------------
     def header(self, rev: int | None = None) -> rpc_pb2.ResponseHeader:
@@ -79,7 +80,7 @@ class MvccStore:
     def header_bytes(self, rev: int | None = None) -> bytes:
         """Serialized ResponseHeader (hand-encoded; hot paths use it)."""
         rev = self.rev if rev is None else rev
-        return self._ids_encoded + field_int(0x18, rev) + field_int(0x20, RAFT_TERM)
+        return self._ids_encoded + field_int(0x18, rev) + self._term_encoded
 
     # --- the view interface (committed state) --------------------------------------------
     def get(self, key: bytes) -> Entry | None:
@@ -223,6 +224,18 @@ class Batch:
 class WriteView:
     """What one write request sees and changes: the store, plus earlier requests of its batch."""
 
+    __slots__ = (
+        "after_commit",
+        "batch",
+        "changes",
+        "events",
+        "leases_granted",
+        "leases_revoked",
+        "meta",
+        "rev",
+        "store",
+    )
+
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
         self.store = batch.store
@@ -309,6 +322,12 @@ class WriteView:
                 else:
                     rows.append((ev.rev, sub, ev.key, e.create, e.version, e.lease, 0, e.value))
             batch.events.append((self.rev, self.events))
+        if self.leases_granted or self.leases_revoked or self.meta or self.after_commit:
+            self._commit_rest_to_batch()
+
+    def _commit_rest_to_batch(self) -> None:
+        """Lease grants and revokes, meta counters and hooks (most requests have none)."""
+        batch = self.batch
         for lease_id, ttl in self.leases_granted.items():
             batch.leases_revoked.discard(lease_id)
             batch.leases_granted[lease_id] = ttl

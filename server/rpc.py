@@ -102,7 +102,8 @@ def _guard_stream(method: MethodDescriptor, fn: Callable, calls: MethodCalls):
 def generic_handler(service_name: str, servicer: object, metrics: StorageMetrics) -> grpc.GenericRpcHandler:
     """Handlers for every method of etcdserverpb.<service_name> that `servicer` implements.
 
-    Unary methods are `async def Name(request, context)`; bidirectional streams are
+    Unary methods are `async def Name(request, context)` (or plain methods that return an awaitable,
+    as KV.Put does); bidirectional streams are
     `async def Name(request_iterator, context)` and write with `context.write`.
     """
     service = rpc_pb2.DESCRIPTOR.services_by_name[service_name]
