@@ -32,7 +32,11 @@ from prometheus_client import Histogram
 from protokube.server import memorydb
 from protokube.server.writer import Writer
 
+# The revision trigger is made again at each open (in the schema's transaction), so that older stores get
+# this one too: an upsert updates meta's revision row in place, where their INSERT OR REPLACE deleted and
+# re-inserted it, dirtying meta's key index as well (one write-ahead log page more in every commit).
 SCHEMA = """
+BEGIN;
 CREATE TABLE IF NOT EXISTS history (
     rev INTEGER NOT NULL,
     sub INTEGER NOT NULL,
@@ -47,9 +51,12 @@ CREATE TABLE IF NOT EXISTS history (
 CREATE INDEX IF NOT EXISTS history_by_key ON history (key, rev);
 CREATE TABLE IF NOT EXISTS leases (id INTEGER PRIMARY KEY, ttl INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE TRIGGER IF NOT EXISTS history_revision AFTER INSERT ON history BEGIN
-    INSERT OR REPLACE INTO meta (name, value) VALUES ('revision', NEW.rev);
+DROP TRIGGER IF EXISTS history_revision;
+CREATE TRIGGER history_revision AFTER INSERT ON history BEGIN
+    INSERT INTO meta (name, value) VALUES ('revision', NEW.rev)
+        ON CONFLICT (name) DO UPDATE SET value = excluded.value;
 END;
+COMMIT;
 """
 
 DB_FILE = "storage.db"
