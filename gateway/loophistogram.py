@@ -8,7 +8,7 @@ without the ``_created`` series, as kube-apiserver's (Go) histograms have none.
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 
 from prometheus_client import CollectorRegistry
@@ -28,7 +28,7 @@ class LoopHistogramChild:
         self.sum = 0.0
 
     def observe(self, value: float) -> None:
-        self.counts[bisect.bisect_left(self.bounds, value)] += 1
+        self.counts[bisect_left(self.bounds, value)] += 1
         self.sum += value
 
 

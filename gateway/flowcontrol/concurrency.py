@@ -76,41 +76,42 @@ class SeatDemand:
     standard deviation and high watermark since the last reset."""
 
     def __init__(self) -> None:
-        self.value = 0.0
-        self.last = time.monotonic()
-        self.elapsed = self.integral = self.integral_sq = 0.0
-        self.high = 0.0
+        self.value = 0
+        self.last = self.since = time.monotonic_ns()  # the last change and the period's start
+        self.integral = self.integral_sq = 0  # seat-nanoseconds, seat²-nanoseconds
+        self.high = 0
         # The smoothed envelope (mean + deviation) and the last period's figures.
         self.smoothed = 0.0
         self.average = self.deviation = 0.0
         self.high_watermark = 0
 
-    def set(self, value: float) -> None:
-        """The demand is ``value`` from now on (the integrals taken up to now)."""
-        now = time.monotonic()
+    def set(self, value: int, now: int) -> None:
+        """The demand is ``value`` from ``now`` on (monotonic nanoseconds; the integrals taken up to then)."""
         dt = now - self.last
         self.last = now
-        self.elapsed += dt
         current = self.value
-        self.integral += current * dt
-        self.integral_sq += current * current * dt
+        if current:
+            self.integral += current * dt
+            self.integral_sq += current * current * dt
         self.value = value
         if value > self.high:
             self.high = value
 
     def period_ended(self) -> None:
         """Close the period: update the figures borrowing uses, start a new one."""
-        self.set(self.value)
+        self.set(self.value, time.monotonic_ns())
         self.high_watermark = go_round(self.high)
-        if self.elapsed > 0:
-            self.average = self.integral / self.elapsed
-            variance = self.integral_sq / self.elapsed - self.average**2
+        elapsed = self.last - self.since
+        if elapsed > 0:
+            self.average = self.integral / elapsed
+            variance = self.integral_sq / elapsed - self.average**2
             self.deviation = math.sqrt(max(variance, 0.0))
             envelope = self.average + self.deviation
             self.smoothed = max(
                 envelope, SEAT_DEMAND_SMOOTHING * self.smoothed + (1 - SEAT_DEMAND_SMOOTHING) * envelope
             )
-        self.elapsed = self.integral = self.integral_sq = 0.0
+        self.since = self.last
+        self.integral = self.integral_sq = 0
         self.high = self.value
 
 

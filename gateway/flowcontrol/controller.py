@@ -134,9 +134,9 @@ class Route:
     """A classification as the filter uses it, made once per remembered classification (the
     configuration in force then): the schema, its level, its flow's metrics, the response headers
     naming both, the verb's kind with its gauge of executing requests and its execution histogram,
-    the flow's distinguisher and hash (shuffle sharding's), and the work estimate when the verb and
-    kind of target decide it. The key of a classification holds all these depend on (the user's
-    name, the namespace...)."""
+    the flow's distinguisher, hash (shuffle sharding's) and key (the queue set's), and the work
+    estimate when the verb and kind of target decide it. The key of a classification holds all
+    these depend on (the user's name, the namespace...)."""
 
     __slots__ = (
         "distinguisher",
@@ -145,6 +145,7 @@ class Route:
         "execution",
         "exempt",
         "flow",
+        "flow_key",
         "hash_value",
         "headers",
         "kind",
@@ -167,6 +168,7 @@ class Route:
         if level.config.queues > 1:  # with one queue (or none) there is nothing to shard
             self.distinguisher = schema.flow_distinguisher(user, info)
             self.hash_value = flow_hash(schema.name, self.distinguisher)
+        self.flow_key = (schema.name, self.distinguisher)  # the queue set's name of the flow
         self.exempt = level.config.exempt
         self.watch = verb == "watch"
         self.estimate: WorkEstimate | None = fixed_estimate(verb, info.is_resource_request)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from functools import partial
 
 from protokube.gateway import lanes
@@ -28,7 +27,7 @@ from protokube.gateway.flowcontrol.metrics import (
     FlowControlMetrics,
     request_kind,
 )
-from protokube.gateway.flowcontrol.queueset import Request
+from protokube.gateway.flowcontrol.queueset import NS, Request
 from protokube.gateway.flowcontrol.retryafter import DroppedRequests
 from protokube.gateway.flowcontrol.seats import WorkEstimator
 from protokube.gateway.request import ApiRequest, Handler, Response
@@ -93,40 +92,58 @@ class PriorityAndFairness:
         flow.work_seats.observe(estimate.max_seats)
         if estimate.watchers is not None:
             flow.watch_count.observe(estimate.watchers)
-        queued = Request(route.schema.name, route.distinguisher, estimate, request.user.name, _details(request, info))
-        refused = level.queues.start(queued, route.hash_value)
+        queued = Request(route.flow_key, estimate)
+        queues = level.queues
+        refused = queues.start(queued, route.hash_value)
         if refused is None and queued.decision is not None and not queued.decision.done():
             refused = await self._wait(request, info, route, queued)
-        elif not route.exempt:  # dispatched or refused at once
-            flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
+            now = queues.clock()
+        else:
+            now = queues.clock()
+            if not route.exempt:  # dispatched or refused at once
+                flow.waited[refused is None].observe((now - queued.arrival) / NS)
         if refused is not None:
             lanes.enter(background=True)  # the 429, and the connection's next request, wait for the rest
             self.dropped.record(level.name)
             self.controller.level_finished(level)
             return too_many_requests(self.dropped.retry_after(level.name), route.headers)
-        finish = Execution(self.controller, route, queued)
+        # It executes from now on, in its own lane.
+        lane = lanes.enter(background=queued.crowded)
+        route.executing.add(1)
+        streaming: Execution | None = None
         try:
             response = await self.next(request)
+            if route.watch and response.status_code == 200 and response.content_length is None:
+                streaming = Execution(self, route, queued, now, lane)
         except StatusError as err:
-            finish()
             err.headers.update(route.headers)
             raise
-        except BaseException:
-            finish()
-            raise
+        finally:
+            if streaming is None:
+                self.finish(route, queued, now, lane)
         for name, value in route.headers:  # a handler never sets them: added, not looked for first
             response.headers.add(name, value)
-        if route.watch and response.status_code == 200 and response.content_length is None:
+        if streaming is not None:
             # The watch streams on: its seats go back once its initial events are sent.
-            request.on_watch_initialized.append(finish)
-            request.on_stream_end.append(finish)
-            asyncio.get_running_loop().call_later(REQUEST_TIMEOUT, finish)
-        else:
-            finish()
+            request.on_watch_initialized.append(streaming)
+            request.on_stream_end.append(streaming)
+            asyncio.get_running_loop().call_later(REQUEST_TIMEOUT, streaming)
         return response
+
+    def finish(self, route: Route, queued: Request, started: int, lane: lanes.Lane) -> None:
+        """The request's execution ended (``started``: the queue set's clock when it began)."""
+        if route.watch:
+            lane.background = False  # its seats are back: it streams on in the foreground
+        route.executing.add(-1)
+        level = route.level
+        ended = level.queues.finish(queued)
+        route.execution.observe((ended - started) / NS)
+        if level.quiescing:
+            self.controller.level_finished(level)
 
     async def _wait(self, request: ApiRequest, info: RequestInfo, route: Route, queued: Request) -> str | None:
         self.metrics.note(WAITING, route.kind, 1)
+        queued.user, queued.details = request.user.name, _details(request, info)  # for the debug dump
         connection = lanes.LANE.get()
         queued.on_dispatch = partial(lanes.dispatched, connection)
         refused: str | None = "cancelled"
@@ -137,37 +154,29 @@ class PriorityAndFairness:
             raise
         finally:
             self.metrics.note(WAITING, route.kind, -1)
-            route.flow.waited[refused is None].observe(time.monotonic() - queued.arrival)
+            waited = route.level.queues.clock() - queued.arrival
+            route.flow.waited[refused is None].observe(waited / NS)
         return refused
 
 
 class Execution:
-    """A request that executes from now on (in its own lane); calling it ends that, once, whoever
-    calls it first: the handler's return, a watch's initial events, its stream's end or its deadline."""
+    """A watch that streams on: calling it ends its execution, once, whoever calls it first: its
+    initial events sent, its stream's end or its deadline."""
 
-    __slots__ = ("controller", "lane", "queued", "route", "started")
+    __slots__ = ("filter", "lane", "queued", "route", "started")
 
-    def __init__(self, controller: Controller, route: Route, queued: Request) -> None:
-        self.controller = controller
+    def __init__(self, apf: PriorityAndFairness, route: Route, queued: Request, started: int, lane: lanes.Lane) -> None:
+        self.filter = apf
         self.route: Route | None = route
         self.queued = queued
-        self.started = time.monotonic()
-        self.lane = lanes.enter(background=queued.crowded)
-        route.executing.add(1)
+        self.started = started
+        self.lane = lane
 
     def __call__(self) -> None:
         route = self.route
-        if route is None:
-            return
-        self.route = None
-        if route.watch:
-            self.lane.background = False  # its seats are back: it streams on in the foreground
-        route.executing.add(-1)
-        route.execution.observe(time.monotonic() - self.started)
-        level = route.level
-        level.queues.finish(self.queued)
-        if level.quiescing:
-            self.controller.level_finished(level)
+        if route is not None:
+            self.route = None
+            self.filter.finish(route, self.queued, self.started, self.lane)
 
 
 def _details(request: ApiRequest, info: RequestInfo) -> tuple[str, ...]:

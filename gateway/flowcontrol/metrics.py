@@ -267,26 +267,37 @@ class LevelObserver:
         flow.inqueue_seats += seats
         self.waiting_gauge.add(requests)
 
-    def executing(self, flow_schema: str, requests: int, seats: int) -> None:
-        flow = self.flow(flow_schema)
+    def started(self, flow_schema: str, seats: int, queue_length: int, demand: int, now: int) -> None:
+        flow = self.flows.get(flow_schema) or self.flow(flow_schema)
+        if queue_length:
+            flow.queue_length.observe(queue_length)
+        flow.executing += 1
+        flow.dispatched += 1
+        flow.executing_seats += seats
+        self.executing_gauge.add(1)
+        self.seats.add(seats)
+        self.seat_demand.set(demand, now)
+
+    def ended(self, flow_schema: str, requests: int, seats: int, demand: int, now: int) -> None:
+        flow = self.flows.get(flow_schema) or self.flow(flow_schema)
         if requests:
             flow.executing += requests
             self.executing_gauge.add(requests)
-            if requests > 0:
-                flow.dispatched += 1
         if seats:
             flow.executing_seats += seats
             self.seats.add(seats)
+        self.seat_demand.set(demand, now)
 
     def rejected(self, flow_schema: str, reason: str) -> None:
         rejected = self.flow(flow_schema).rejected
         rejected[reason] = rejected.get(reason, 0) + 1
 
     def enqueued(self, flow_schema: str, queue_length: int) -> None:
-        self.flow(flow_schema).queue_length.observe(queue_length)
+        flow = self.flows.get(flow_schema) or self.flow(flow_schema)
+        flow.queue_length.observe(queue_length)
 
-    def demand(self, seats: int) -> None:
-        self.seat_demand.set(seats)
+    def demand(self, seats: int, now: int) -> None:
+        self.seat_demand.set(seats, now)
 
     def watch_virtual_time(self, read: Callable[[], float]) -> None:
         """apiserver_flowcontrol_current_r: the level's R, read when scraped."""

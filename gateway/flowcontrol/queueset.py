@@ -42,45 +42,62 @@ class Observer(Protocol):
 
     def waiting(self, flow_schema: str, requests: int, seats: int) -> None: ...
 
-    def executing(self, flow_schema: str, requests: int, seats: int) -> None: ...
+    def started(self, flow_schema: str, seats: int, queue_length: int, demand: int, now: int) -> None:
+        """A request executes, taking ``seats`` (``queue_length``: of the queue it joined as it did,
+        0 when none or when it waited in it); ``demand``: the level's seats in use and waiting as of
+        ``now`` (the clock's nanoseconds)."""
+        ...
+
+    def ended(self, flow_schema: str, requests: int, seats: int, demand: int, now: int) -> None:
+        """``requests`` (-1, or 0 when only its final seats come back) and ``seats`` (<= 0) leave."""
+        ...
 
     def rejected(self, flow_schema: str, reason: str) -> None: ...
 
     def enqueued(self, flow_schema: str, queue_length: int) -> None: ...
 
-    def demand(self, seats: int) -> None: ...
+    def demand(self, seats: int, now: int) -> None: ...
 
 
 @dataclass(slots=True, eq=False)
 class Request:
-    flow_schema: str
-    distinguisher: str
+    flow: tuple[str, str]  # (FlowSchema, distinguisher)
     estimate: WorkEstimate
+    # What the debug dump shows of a waiting request (only those are dumped): set as it joins its queue.
     user: str = ""
     details: tuple[str, ...] = ()  # verb, path, namespace, name, version, resource, subresource
-    arrival: float = field(default_factory=time.monotonic)
-    arrive_time: float = field(default_factory=time.time)  # for the debug dump
-    arrival_r: int = 0  # R when it arrived (seat-nanoseconds)
+    arrive_time: float = 0.0  # wall-clock seconds
     queue: Queue | None = None
     decision: asyncio.Future[bool] | None = None  # True: execute; set when dispatched
     on_dispatch: Callable[[], None] | None = None  # called as it leaves its queue, before its waiter wakes
-    start_ns: int = 0  # monotonic nanoseconds when it started executing
-    crowded: bool = False  # other requests of its flow were in the level when it was dispatched
+    # Set by the queue set: as it arrives, as it starts executing.
+    arrival: int = field(init=False)  # the queue set's clock (monotonic nanoseconds)
+    arrival_r: int = field(init=False)  # R (seat-nanoseconds)
+    start_ns: int = field(init=False)  # the queue set's clock
+    crowded: bool = field(init=False)  # other requests of its flow were in the level when it was dispatched
     seats: int = field(init=False)  # the most seats it occupies
     work: int = field(init=False)  # seat-nanoseconds: the initial seats' guessed service time + the final seats' hold
-    flow: tuple[str, str] = field(init=False)  # (FlowSchema, distinguisher)
 
     def __post_init__(self) -> None:
-        self.flow = (self.flow_schema, self.distinguisher)
-        self.complete(self.estimate)
-
-    def complete(self, estimate: WorkEstimate) -> None:
-        """Take ``estimate`` and work out what queuing reads of it (upstream's completeWorkEstimate)."""
-        self.estimate = estimate
+        """Work out what queuing reads of its estimate (upstream's completeWorkEstimate)."""
+        estimate = self.estimate
         self.seats = estimate.max_seats
         self.work = estimate.initial_seats * ESTIMATED_SERVICE_DURATION
         if estimate.final_seats:
             self.work += round(estimate.final_seats * estimate.additional_latency * NS)
+
+    @property
+    def flow_schema(self) -> str:
+        return self.flow[0]
+
+    @property
+    def distinguisher(self) -> str:
+        return self.flow[1]
+
+    def complete(self, estimate: WorkEstimate) -> None:
+        """Take ``estimate`` instead."""
+        self.estimate = estimate
+        self.__post_init__()
 
 
 @dataclass(slots=True, eq=False)
@@ -152,12 +169,14 @@ class QueueSet:
         """R in seat-seconds (apiserver_flowcontrol_current_r)."""
         return self.current_r / NS
 
-    def _sync_time(self) -> None:
+    def _sync_time(self) -> int:
+        """R as of now; returns now (the clock's nanoseconds)."""
         now = self.clock()
         if self.active_queues:
             asked = self.queued_seats_in_use + self.seats_waiting
             self.current_r += (now - self.last_time) * min(asked, self.limit) // self.active_queues
         self.last_time = now
+        return now
 
     def _became(self, queue: Queue, was_empty: bool) -> None:
         """Keep the count of non-empty queues after ``queue`` changed."""
@@ -172,31 +191,38 @@ class QueueSet:
     def start(self, request: Request, hash_value: int) -> str | None:
         """Admit ``request``: dispatched at once, queued (its ``decision`` pending) or refused
         (the reason is returned)."""
-        self._sync_time()
+        request.arrival = self._sync_time()
         request.arrival_r = self.current_r
+        seats, flow = request.seats, request.flow
+        queue = None
         if self.desired_queues < 1:
-            if not self._can_accommodate(request.seats):
-                self.observer.rejected(request.flow_schema, CONCURRENCY_LIMIT)
+            if not self._can_accommodate(seats):
+                self.observer.rejected(flow[0], CONCURRENCY_LIMIT)
                 return CONCURRENCY_LIMIT
-            self._admit(request)
-            self._execute(request)
+        else:
+            queue = self.queues[self._shuffle_shard(hash_value)]
+            if self.seats_in_use >= self.limit and len(queue.waiting) >= self.queue_length_limit:
+                self.observer.rejected(flow[0], QUEUE_FULL)
+                return QUEUE_FULL
+        self.flows[flow] = self.flows.get(flow, 0) + 1
+        if queue is None:
+            self._execute(request, None, 0)
             return None
-        queue = self.queues[self._shuffle_shard(hash_value)]
-        if self.seats_in_use >= self.limit and len(queue.waiting) >= self.queue_length_limit:
-            self.observer.rejected(request.flow_schema, QUEUE_FULL)
-            return QUEUE_FULL
-        self._admit(request)
+        request.queue = queue
+        if not self.requests_waiting and (
+            self.seats_in_use + seats <= self.limit or self._can_accommodate(seats)  # or too wide: alone
+        ):
+            # Nothing waits anywhere: the request would be enqueued and dispatched at once (upstream
+            # dispatches it then too), after which its queue is not empty.
+            if not queue.executing:  # it was empty (no queue has requests waiting)
+                queue.next_dispatch_r = self.current_r
+                self.active_queues += 1
+            self._execute(request, queue, 1)
+            return None
         was_empty = queue.empty
         if was_empty:
             queue.next_dispatch_r = self.current_r
-        request.queue = queue
-        if not self.requests_waiting and self._can_accommodate(request.seats):
-            # Nothing waits anywhere: the request would be enqueued and dispatched at once (upstream
-            # dispatches it then too), after which its queue is not empty.
-            self.observer.enqueued(request.flow_schema, 1)
-            self._dispatch(request, queue)
-            self._became(queue, was_empty)
-            return None
+        request.arrive_time = time.time()
         request.decision = asyncio.get_running_loop().create_future()
         queue.waiting.append(request)
         self.waiting_queues.add(queue)
@@ -205,16 +231,12 @@ class QueueSet:
         self._became(queue, was_empty)
         self.requests_waiting += 1
         self.seats_waiting += request.seats
-        self.observer.waiting(request.flow_schema, 1, request.seats)
-        self.observer.enqueued(request.flow_schema, len(queue.waiting))
+        self.observer.waiting(flow[0], 1, seats)
+        self.observer.enqueued(flow[0], len(queue.waiting))
         self._bound(queue)
         self._demand_changed()
         self._dispatch_as_much_as_possible()
         return None
-
-    def _admit(self, request: Request) -> None:
-        flows, flow = self.flows, request.flow
-        flows[flow] = flows.get(flow, 0) + 1
 
     def _leave(self, request: Request) -> None:
         flows, flow = self.flows, request.flow
@@ -278,8 +300,8 @@ class QueueSet:
         chosen.waiting_seats -= request.seats
         self.requests_waiting -= 1
         self.seats_waiting -= request.seats
-        self.observer.waiting(request.flow_schema, -1, -request.seats)
-        self._dispatch(request, chosen)
+        self.observer.waiting(request.flow[0], -1, -request.seats)
+        self._execute(request, chosen, 0)
         self._bound(chosen)
         assert request.decision is not None
         if request.on_dispatch is not None:
@@ -287,27 +309,26 @@ class QueueSet:
         request.decision.set_result(True)
         return True
 
-    def _dispatch(self, request: Request, queue: Queue) -> None:
-        """``request`` leaves ``queue`` and executes."""
-        self.robin_index = queue.index  # the queues after it win ties next time
-        e = request.estimate
-        if e.final_seats > self.limit > 0:  # keep the work, spread over fewer seats
-            spread = e.final_seats * e.additional_latency / self.limit
-            request.complete(WorkEstimate(e.initial_seats, self.limit, spread))
-        self._execute(request)
-        queue.executing += 1
-        queue.seats_in_use += request.seats
-        self.queued_seats_in_use += request.seats
-        queue.next_dispatch_r += request.work
-
-    def _execute(self, request: Request) -> None:
-        request.start_ns = self.last_time  # now: every way here has just read the clock
+    def _execute(self, request: Request, queue: Queue | None, queue_length: int) -> None:
+        """``request`` executes, leaving ``queue`` if it has one (``queue_length``: 1 when it joined
+        the queue only to leave it at once, 0 when it waited in it or has none)."""
+        if queue is not None:
+            self.robin_index = queue.index  # the queues after it win ties next time
+            e = request.estimate
+            if e.final_seats > self.limit > 0:  # keep the work, spread over fewer seats
+                spread = e.final_seats * e.additional_latency / self.limit
+                request.complete(WorkEstimate(e.initial_seats, self.limit, spread))
+            queue.executing += 1
+            queue.seats_in_use += request.seats
+            self.queued_seats_in_use += request.seats
+            queue.next_dispatch_r += request.work
+        now = request.start_ns = self.last_time  # every way here has just read the clock
         # An exempt request is never held back, on the event loop's lanes neither (lanes.py).
         request.crowded = self.flows[request.flow] > 1 and self.desired_queues != EXEMPT_QUEUES
         self.requests_executing += 1
-        self.seats_in_use += request.seats
-        self.observer.executing(request.flow_schema, 1, request.seats)
-        self._demand_changed()
+        seats = request.seats
+        self.seats_in_use += seats
+        self.observer.started(request.flow[0], seats, queue_length, self.seats_in_use + self.seats_waiting, now)
 
     # ---- waiting ----------------------------------------------------------------------------------
     async def wait(self, request: Request, timeout: float) -> str | None:
@@ -345,32 +366,36 @@ class QueueSet:
         self._became(queue, was_empty)
         self.requests_waiting -= 1
         self.seats_waiting -= request.seats
-        self.observer.waiting(request.flow_schema, -1, -request.seats)
-        self.observer.rejected(request.flow_schema, reason)
+        self.observer.waiting(request.flow[0], -1, -request.seats)
+        self.observer.rejected(request.flow[0], reason)
         self._leave(request)
         self._bound(queue)
         self._remove_if_surplus(queue)
         self._demand_changed()
 
     # ---- completion -------------------------------------------------------------------------------
-    def finish(self, request: Request) -> None:
-        """The request ended: its initial seats free now, its final seats after its additional latency."""
-        self._sync_time()
+    def finish(self, request: Request) -> int:
+        """The request ended: its initial seats free now, its final seats after its additional
+        latency. Returns the clock's reading (nanoseconds) at its end."""
+        now = self._sync_time()
         self.requests_executing -= 1
         self._leave(request)
         queue = request.queue
         if queue is not None:  # it executes: its queue was not empty
             queue.executing -= 1
-            served = self.last_time - request.start_ns  # now: _sync_time just read the clock
+            served = now - request.start_ns
             queue.next_dispatch_r -= request.estimate.initial_seats * (ESTIMATED_SERVICE_DURATION - served)
-            self._bound(queue)
-            self._became(queue, was_empty=False)
+            if queue.waiting:
+                self._bound(queue)
+            elif not queue.executing:
+                self.active_queues -= 1  # it is empty now
         latency = request.estimate.additional_latency
         if latency > 0:
-            self.observer.executing(request.flow_schema, -1, 0)
+            self.observer.ended(request.flow[0], -1, 0, self.seats_in_use + self.seats_waiting, now)
             asyncio.get_running_loop().call_later(latency, self._release_later, request)
         else:
             self._release(request, -1)
+        return now
 
     def _release_later(self, request: Request) -> None:
         """A request's final seats come back after its additional latency."""
@@ -382,13 +407,13 @@ class QueueSet:
         current."""
         seats = request.seats
         self.seats_in_use -= seats
-        self.observer.executing(request.flow_schema, ended, -seats)
+        self.observer.ended(request.flow[0], ended, -seats, self.seats_in_use + self.seats_waiting, self.last_time)
         queue = request.queue
         if queue is not None:
             queue.seats_in_use -= seats
             self.queued_seats_in_use -= seats
-            self._remove_if_surplus(queue)
-        self._demand_changed()
+            if len(self.queues) > self.kept_queues:
+                self._remove_if_surplus(queue)
         if self.requests_waiting:
             self._dispatch_as_much_as_possible()
 
@@ -407,4 +432,4 @@ class QueueSet:
             self.robin_index -= 1
 
     def _demand_changed(self) -> None:
-        self.observer.demand(self.seats_in_use + self.seats_waiting)
+        self.observer.demand(self.seats_in_use + self.seats_waiting, self.last_time)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from protokube.gateway.errors import StatusError
 from protokube.gateway.requestinfo import RequestInfo, parse_bool
@@ -33,10 +33,10 @@ class WorkEstimate:
     final_seats: int = 0
     additional_latency: float = 0.0  # seconds the final seats are held after the request ends
     watchers: int | None = None  # a write's: the watches its event may reach (None: not a write)
+    max_seats: int = field(init=False, repr=False, compare=False)  # the most seats it occupies
 
-    @property
-    def max_seats(self) -> int:
-        return max(self.initial_seats, self.final_seats)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_seats", max(self.initial_seats, self.final_seats))
 
 
 ONE_SEAT = WorkEstimate(MINIMUM_SEATS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 
 import pytest
 
@@ -41,7 +42,10 @@ class Recorder:
     def waiting(self, flow_schema: str, requests: int, seats: int) -> None:
         pass
 
-    def executing(self, flow_schema: str, requests: int, seats: int) -> None:
+    def started(self, flow_schema: str, seats: int, queue_length: int, demand: int, now: int) -> None:
+        pass
+
+    def ended(self, flow_schema: str, requests: int, seats: int, demand: int, now: int) -> None:
         pass
 
     def rejected(self, flow_schema: str, reason: str) -> None:
@@ -50,7 +54,7 @@ class Recorder:
     def enqueued(self, flow_schema: str, queue_length: int) -> None:
         pass
 
-    def demand(self, seats: int) -> None:
+    def demand(self, seats: int, now: int) -> None:
         pass
 
 
@@ -75,7 +79,7 @@ def queue_set(
 
 
 def request(flow: str, seats: int = 1) -> Request:
-    return Request(flow, flow, WorkEstimate(seats))
+    return Request((flow, flow), WorkEstimate(seats))
 
 
 def test_a_lone_request_overtakes_a_flooding_flow() -> None:
@@ -132,7 +136,7 @@ def test_a_wide_request_waits_for_enough_seats() -> None:
 def test_final_seats_are_held_for_the_additional_latency() -> None:
     async def scenario() -> None:
         qs, _ = queue_set(limit=10)
-        write = Request("w", "w", WorkEstimate(1, 5, 0.05))
+        write = Request(("w", "w"), WorkEstimate(1, 5, 0.05))
         qs.start(write, 0)
         assert qs.seats_in_use == 5
         qs.finish(write)
@@ -179,7 +183,7 @@ def test_allocations_sum_to_what_is_required_within_their_bounds(required: int, 
 def test_a_busy_level_borrows_what_an_idle_one_lends() -> None:
     busy = Borrower(Limits(10, 10, 20, 10), SeatDemand(), exempt=False)
     idle = Borrower(Limits(10, 0, 20, 5), SeatDemand(), exempt=False)
-    busy.demand.set(20)
+    busy.demand.set(20, time.monotonic_ns())
     rebalance(20, [busy, idle])
     assert busy.limits.current > 10 and idle.limits.current < 10
     assert busy.limits.current + idle.limits.current == 20

@@ -132,8 +132,8 @@ def test_a_connection_reads_its_next_request_in_the_lane_of_its_last_one() -> No
 def test_a_request_is_crowded_when_others_of_its_flow_wait_or_execute_as_it_is_dispatched() -> None:
     async def scenario(loop: LaneLoop) -> None:
         qs, _ = queue_set(2, queues=1)  # one queue: every flow shares it
-        elephants = [Request("elephant", "e", WorkEstimate(1)) for _ in range(3)]
-        mouse = Request("mouse", "m", WorkEstimate(1))
+        elephants = [Request(("elephant", "e"), WorkEstimate(1)) for _ in range(3)]
+        mouse = Request(("mouse", "m"), WorkEstimate(1))
         for r in [*elephants, mouse]:
             assert qs.start(r, 0) is None
         assert not elephants[0].crowded  # alone in the level when it was dispatched
@@ -154,7 +154,7 @@ def test_a_request_is_crowded_when_others_of_its_flow_wait_or_execute_as_it_is_d
 def test_an_exempt_request_is_never_crowded() -> None:
     async def scenario(loop: LaneLoop) -> None:
         qs, _ = queue_set(0, queues=EXEMPT_QUEUES)
-        admins = [Request("admin", "a", WorkEstimate(1)) for _ in range(3)]
+        admins = [Request(("admin", "a"), WorkEstimate(1)) for _ in range(3)]
         for r in admins:
             assert qs.start(r, 0) is None
         assert not any(r.crowded for r in admins)
@@ -172,9 +172,9 @@ def test_a_request_dispatched_from_a_queue_wakes_up_before_the_arrivals() -> Non
     async def scenario(loop: LaneLoop) -> list[str]:
         qs, _ = queue_set(1, queues=1)
         log: list[str] = []
-        running = Request("elephant", "e", WorkEstimate(1))
+        running = Request(("elephant", "e"), WorkEstimate(1))
         assert qs.start(running, 0) is None
-        waiting = Request("elephant", "e", WorkEstimate(1))
+        waiting = Request(("elephant", "e"), WorkEstimate(1))
         assert qs.start(waiting, 0) is None and waiting.decision is not None
 
         async def waiter() -> None:
