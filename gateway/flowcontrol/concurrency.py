@@ -75,6 +75,19 @@ class SeatDemand:
     """A time integral of a level's seat demand (seats in use + seats waiting): the mean,
     standard deviation and high watermark since the last reset."""
 
+    __slots__ = (
+        "average",
+        "deviation",
+        "high",
+        "high_watermark",
+        "integral",
+        "integral_sq",
+        "last",
+        "since",
+        "smoothed",
+        "value",
+    )
+
     def __init__(self) -> None:
         self.value = 0
         self.last = self.since = time.monotonic_ns()  # the last change and the period's start

@@ -40,6 +40,8 @@ def request_kind(verb: str) -> str:
 class RatioedGauge:
     """A count over its denominator, with the extremes reached since the last watermark period."""
 
+    __slots__ = ("denominator", "high", "low", "value")
+
     def __init__(self, denominator: float = 1.0) -> None:
         self.value = 0.0
         self.denominator = denominator
@@ -244,6 +246,8 @@ class FlowControlMetrics:
 class LevelObserver:
     """One priority level's metrics; also feeds its seat-demand integrator (queueset.Observer)."""
 
+    __slots__ = ("demand_histogram", "executing_gauge", "flows", "m", "name", "seat_demand", "seats", "waiting_gauge")
+
     def __init__(self, metrics: FlowControlMetrics, name: str, demand: SeatDemand) -> None:
         self.m = metrics
         self.name = name
@@ -339,6 +343,20 @@ class LevelObserver:
 class FlowMetrics:
     """One (priority level, FlowSchema): its counts (plain numbers, read when scraped) and its
     labelled histograms."""
+
+    __slots__ = (
+        "dispatched",
+        "executing",
+        "executing_seats",
+        "execution",
+        "inqueue",
+        "inqueue_seats",
+        "queue_length",
+        "rejected",
+        "waited",
+        "watch_count",
+        "work_seats",
+    )
 
     def __init__(self, m: FlowControlMetrics, level: str, flow_schema: str) -> None:
         labels = (level, flow_schema)

@@ -116,6 +116,31 @@ class Queue:
 
 
 class QueueSet:
+    __slots__ = (
+        "active_queues",
+        "clock",
+        "current_r",
+        "desired_queues",
+        "enqueues",
+        "flows",
+        "hand_size",
+        "hands",
+        "kept_queues",
+        "last_time",
+        "limit",
+        "name",
+        "observer",
+        "queue_length_limit",
+        "queued_seats_in_use",
+        "queues",
+        "requests_executing",
+        "requests_waiting",
+        "robin_index",
+        "seats_in_use",
+        "seats_waiting",
+        "waiting_queues",
+    )
+
     def __init__(self, name: str, observer: Observer, clock: Callable[[], int] = time.monotonic_ns) -> None:
         """``clock``: monotonic nanoseconds, which virtual time follows (upstream's QueueSet takes
         its clock too; tests hand it one that advances only when they say)."""
@@ -256,9 +281,9 @@ class QueueSet:
             hand = self.hands[hash_value] = deal(hash_value, self.desired_queues, self.hand_size)
         offset = self.enqueues % len(hand)
         self.enqueues += 1
-        best, least = hand[offset], None
         if not self.requests_waiting:  # every queue's waiting work is 0: the first visited wins the tie
-            return best
+            return hand[offset]
+        best, least = hand[offset], None
         for i in range(len(hand)):
             index = hand[(offset + i) % len(hand)]
             work = self.queues[index].waiting_work
@@ -315,7 +340,7 @@ class QueueSet:
         if queue is not None:
             self.robin_index = queue.index  # the queues after it win ties next time
             e = request.estimate
-            if e.final_seats > self.limit > 0:  # keep the work, spread over fewer seats
+            if e.final_seats and e.final_seats > self.limit > 0:  # keep the work, spread over fewer seats
                 spread = e.final_seats * e.additional_latency / self.limit
                 request.complete(WorkEstimate(e.initial_seats, self.limit, spread))
             queue.executing += 1
