@@ -8,9 +8,11 @@ in-memory store, answers every request and publishes the events to the watch hub
 
 A commit costs the same however few requests it carries (an fsync, and the hand-overs between
 the event loop and the writer thread), so under concurrency the writer gathers: while fewer
-requests wait than the last commit carried, it waits for more, at most as long as that commit
-took (the answered clients' next requests are on their way). A lone client never waits: its
-last commit carried one request.
+requests wait than the last commit carried plus those that arrived while it ran, it waits for
+more, at most as long as that commit took (the answered clients' next requests are on their way,
+and requests that arrived during a commit come from clients it did not carry, whose next ones
+follow). A lone client never waits: its last commit carried one request and none came meanwhile;
+nor do a few steady clients that all fit in one commit.
 
 With batching off (--no-group-commit) every request gets a commit of its own.
 """
@@ -81,16 +83,19 @@ class GroupCommitter:
 
     async def _run(self) -> None:
         waiting, loop = self._waiting, self._loop
-        carried, took = 0, 0.0  # the last commit's requests and seconds
+        aim, took = 0, 0.0  # requests the next commit waits for; the last commit's seconds
         while True:
             if not waiting:
                 await self._until(1, None)
-            if self.batching and len(waiting) < carried:
-                await self._until(carried, took)
+            if self.batching and len(waiting) < aim:
+                await self._until(aim, took)
             count = min(len(waiting), MAX_BATCH) if self.batching else 1
             started = loop.time()
             await self._commit([waiting.popleft() for _ in range(count)])
-            carried, took = count, loop.time() - started
+            took = loop.time() - started
+            # Its clients' next requests are on their way, and those that came while it ran are from
+            # other clients, whose next ones will follow them.
+            aim = min(count + len(waiting), MAX_BATCH)
 
     async def _until(self, wanted: int, timeout: float | None) -> None:
         """Until `wanted` requests wait, or `timeout` seconds have passed."""
