@@ -34,19 +34,20 @@ def test_every_hash_below_the_number_of_ordered_hands_deals_a_different_hand() -
 
 
 class Recorder:
-    """A queue set's observer that remembers the refusals."""
+    """A queue set's observer that remembers the refusals, starts and ends."""
 
     def __init__(self) -> None:
         self.refused: list[str] = []
+        self.reports: list[tuple[str, ...]] = []
 
     def waiting(self, flow_schema: str, requests: int, seats: int) -> None:
         pass
 
     def started(self, flow_schema: str, seats: int, queue_length: int, demand: int, now: int) -> None:
-        pass
+        self.reports.append(("started", flow_schema, f"seats={seats}", f"enqueued={queue_length}", f"demand={demand}"))
 
     def ended(self, flow_schema: str, requests: int, seats: int, demand: int, now: int) -> None:
-        pass
+        self.reports.append(("ended", flow_schema, f"requests={requests}", f"seats={seats}", f"demand={demand}"))
 
     def rejected(self, flow_schema: str, reason: str) -> None:
         self.refused.append(reason)
@@ -100,6 +101,27 @@ def test_a_lone_request_overtakes_a_flooding_flow() -> None:
         assert mouse.decision is not None and mouse.decision.done()
         assert all(r.decision is None or not r.decision.done() for r in flood)
         assert qs.requests_waiting == 10
+
+    asyncio.run(scenario())
+
+
+def test_a_request_dispatched_at_once_reports_the_queue_it_joined_and_left() -> None:
+    """upstream enqueues it and dispatches it at once: a queue length of 1 is observed; one
+    dispatched after waiting had its length observed as it joined."""
+
+    async def scenario() -> None:
+        qs, recorder = queue_set(limit=1)
+        first, second = request("a"), request("b")
+        assert qs.start(first, 0) is None and first.decision is None
+        assert qs.start(second, 1) is None and second.decision is not None
+        qs.finish(first)
+        qs.finish(second)
+        assert recorder.reports == [
+            ("started", "a", "seats=1", "enqueued=1", "demand=1"),
+            ("ended", "a", "requests=-1", "seats=-1", "demand=1"),  # b waits
+            ("started", "b", "seats=1", "enqueued=0", "demand=1"),
+            ("ended", "b", "requests=-1", "seats=-1", "demand=0"),
+        ]
 
     asyncio.run(scenario())
 
