@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import parse_qsl
@@ -265,7 +265,7 @@ class ResponseHeaders:
     __slots__ = ("_headers", "_repetitions")
 
     def __init__(self, headers: Mapping[str, str] | None = None) -> None:
-        self._headers: dict[str | tuple[str, int], tuple[str, str, str]] = {}  # (lower-case name, name, value)
+        self._headers: dict[str | tuple[str, int], PreparedHeader] = {}  # (lower-case name, name, value)
         self._repetitions = 0  # repetitions ever added (numbers their keys)
         if headers:
             self.update(headers)
@@ -292,8 +292,15 @@ class ResponseHeaders:
         return default if header is None else header[2]
 
     def add(self, name: str, value: str) -> None:
-        lowered = name.lower()
-        header = (lowered, name, _text(value))
+        self._append(prepared_header(name, value))
+
+    def add_prepared(self, headers: Iterable[PreparedHeader]) -> None:
+        """``add`` of headers prepared once (``prepared_header``) for many responses."""
+        for header in headers:
+            self._append(header)
+
+    def _append(self, header: PreparedHeader) -> None:
+        lowered = header[0]
         if lowered not in self._headers:
             self._headers[lowered] = header
             return
@@ -310,6 +317,14 @@ class ResponseHeaders:
     def encoded(self) -> list[tuple[bytes, bytes]]:
         """The headers as ASGI messages carry them: names in lower case, values UTF-8 (as Go writes them)."""
         return [(lowered.encode(), value.encode()) for lowered, _, value in self._headers.values()]
+
+
+PreparedHeader = tuple[str, str, str]  # (lower-case name, name, value), as ResponseHeaders keeps them
+
+
+def prepared_header(name: str, value: object) -> PreparedHeader:
+    """A header as ResponseHeaders keeps it, its value checked: made once where many responses carry it."""
+    return name.lower(), name, _text(value)
 
 
 def _text(value: object) -> str:

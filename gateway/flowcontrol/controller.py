@@ -43,6 +43,7 @@ from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.registry.store import now_seconds
 from protokube.gateway.registry.subresources import StatusStore
+from protokube.gateway.request import prepared_header
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.storage.backend import StorageError
 from protokube.gateway.user import UserInfo
@@ -150,6 +151,7 @@ class Route:
         "headers",
         "kind",
         "level",
+        "response_headers",
         "schema",
         "watch",
     )
@@ -162,6 +164,7 @@ class Route:
         self.level = level
         self.flow: FlowMetrics = level.observer.flow(schema.name)
         self.headers = ((FLOW_SCHEMA_UID, schema.uid), (PRIORITY_LEVEL_UID, level.config.uid))
+        self.response_headers = tuple(prepared_header(name, value) for name, value in self.headers)
         self.kind = request_kind(verb)
         self.executing: RatioedGauge = metrics.read_write[(EXECUTING, self.kind)]
         self.distinguisher, self.hash_value = "", 0

@@ -121,8 +121,7 @@ class PriorityAndFairness:
         finally:
             if streaming is None:
                 self.finish(route, queued, now, lane)
-        for name, value in route.headers:  # a handler never sets them: added, not looked for first
-            response.headers.add(name, value)
+        response.headers.add_prepared(route.response_headers)  # a handler never sets them: added
         if streaming is not None:
             # The watch streams on: its seats go back once its initial events are sent.
             request.on_watch_initialized.append(streaming)
