@@ -28,7 +28,8 @@ from protokube.gateway.handlers.watch import WatchResponse
 from protokube.gateway.negotiation.encoders import JSONEncoder
 from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest, Response
 from protokube.gateway.responses import status_response
-from protokube.gateway.serving.http1 import FOLLOW_BODY, WRITE_NOW
+from protokube.gateway.serving.follow import FOLLOW_BODY
+from protokube.gateway.serving.http1 import WRITE_NOW
 
 if TYPE_CHECKING:
     from quart import Quart
@@ -40,8 +41,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 ApiHandler = Callable[[ApiRequest], Awaitable[Response]]
-# serving/http1.py's Request.follow: (arrived, gone) to hand the body over and say the client left; None stops.
-Follow = Callable[..., None]
+Follow = Callable[..., None]  # serving/follow.py's Followed.follow
 
 # The body kept for the handler: past the API's limit it answers 413 (and the drain of an unread
 # body gives up far earlier), so what comes beyond is read and dropped.
@@ -133,7 +133,7 @@ async def while_connected(
 ) -> None:
     """Await ``serving`` while the body is handed over as it arrives, and the client's disconnect
     cancels ``serving`` (nobody is left to answer): by the server itself where it offers ``follow``
-    (serving/http1.py's FOLLOW_BODY), else by a second task reading ``receive``."""
+    (serving/follow.py), else by a second task reading ``receive``."""
     task = asyncio.current_task()
     assert task is not None
     left = partial(_left, body, task)

@@ -14,9 +14,8 @@
 - The ``protokube.write_now`` extension (``Request.write_now``) writes a streamed response's next
   chunk from outside its task, when the connection takes it without waiting: a watch's fan-out
   writes many connections in one callback instead of waking a task for each.
-- The ``protokube.follow_body`` extension (``Request.follow``) hands the body over as it arrives, and
-  says when the client leaves, by calls instead of ``receive``: the application needs no task of its
-  own waiting on ``receive`` beside the one that answers.
+- The ``protokube.follow_body`` extension (follow.py) hands the body over as it arrives, and says
+  when the client leaves, by calls instead of ``receive``.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from urllib.parse import unquote
 
 import httptools
 
+from protokube.gateway.serving.follow import FOLLOW_BODY, Arrived, Followed, Gone
 from protokube.gateway.serving.heads import STATUS_LINES, canonical, go_error, http_date, status_line
 from protokube.gateway.serving.limits import HEADER_LIMIT
 from protokube.gateway.serving.upgrade import WebSocketSession, valid_handshake
@@ -42,7 +42,6 @@ Message = dict[str, Any]
 ASGIApp = Callable[..., Awaitable[None]]
 ASGI = {"version": "3.0", "spec_version": "2.4"}
 WRITE_NOW = "protokube.write_now"  # the scope's extension: Request.write_now
-FOLLOW_BODY = "protokube.follow_body"  # the scope's extension: Request.follow
 HIGH_WATER = 256 * 1024  # body bytes waiting for the application before reading pauses
 MAX_PIPELINE = 16  # requests parsed ahead of the one being served before reading pauses
 RAW_HEAD_SLACK = 64 * 1024  # a head is refused once this much more than the limit came without its end
@@ -458,7 +457,7 @@ class Http1Protocol(asyncio.Protocol):
         await self.closed
 
 
-class Request:
+class Request(Followed):
     """One request: its ``receive`` and ``send``, its body as it arrives, its response as it goes out."""
 
     __slots__ = (
@@ -505,7 +504,7 @@ class Request:
         self.length: int | None = None  # the response's Content-Length
         self.framing = NO_BODY
         self.sent = 0
-        self.follower: tuple[Callable[[bytes, bool], None], Callable[[], None]] | None = None
+        self.follower: tuple[Arrived, Gone] | None = None
         extensions = scope["extensions"]
         extensions[WRITE_NOW] = self.write_now
         extensions[FOLLOW_BODY] = self.follow
@@ -521,14 +520,6 @@ class Request:
             self.continue_if_expected()
             self.waiter = self.conn.loop.create_future()
             await self.waiter
-
-    def follow(self, arrived: Callable[[bytes, bool], None] | None, gone: Callable[[], None] | None = None) -> None:
-        """FOLLOW_BODY, in place of ``receive``: ``arrived(body, more_body)`` with the body as it
-        comes, ``gone()`` once if the client leaves before the application is done; ``follow(None)``
-        stops it (the application is done with the request)."""
-        self.follower = None if arrived is None or gone is None else (arrived, gone)
-        if self.follower is not None:
-            self.feed()
 
     def feed(self) -> None:
         """Tell the follower what ``receive`` would say now: the body so far, or the client's leaving."""

@@ -20,8 +20,8 @@ Bounded against hostile clients:
 - Any protocol error ends the connection with the GOAWAY h2 chose, without a traceback (a client
   whose preface is not HTTP/2's is closed on without one, as Go does).
 
-A stream's scope offers the ``protokube.follow_body`` extension (``_Stream.follow``), as http1.py's
-requests do: the body handed over as it arrives and a reset or lost stream told, without ``receive``.
+A stream's scope offers the ``protokube.follow_body`` extension (follow.py), as http1.py's requests
+do: the body handed over as it arrives and a reset or lost stream told, without ``receive``.
 
 ``shutdown`` is graceful: a GOAWAY naming the last stream, streams opened after it refused, the
 streams in flight finished. A connection without streams for ``IDLE_TIMEOUT`` is closed (GOAWAY).
@@ -47,7 +47,7 @@ from h2.errors import ErrorCodes
 from h2.settings import SettingCodes
 from hyperframe.frame import GoAwayFrame
 
-from protokube.gateway.serving.http1 import FOLLOW_BODY
+from protokube.gateway.serving.follow import FOLLOW_BODY, Arrived, Followed, Gone
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ ASGIApp = Callable[..., Any]
 Message = dict[str, Any]
 
 
-class _Stream:
+class _Stream(Followed):
     """One request: its scope, its body as it arrives, and the app's ends of ``receive`` and ``send``."""
 
     __slots__ = (
@@ -103,7 +103,7 @@ class _Stream:
         self.reader: asyncio.Future[None] | None = None
         self.writer: asyncio.Future[None] | None = None
         self.task: asyncio.Task[None] | None = None
-        self.follower: tuple[Callable[[bytes, bool], None], Callable[[], None]] | None = None
+        self.follower: tuple[Arrived, Gone] | None = None
         scope["extensions"][FOLLOW_BODY] = self.follow
 
     async def receive(self) -> Message:
@@ -116,14 +116,6 @@ class _Stream:
             return {"type": "http.disconnect"}
         data, more = self.take_body()
         return {"type": "http.request", "body": data, "more_body": more}
-
-    def follow(self, arrived: Callable[[bytes, bool], None] | None, gone: Callable[[], None] | None = None) -> None:
-        """FOLLOW_BODY (as http1.py's), in place of ``receive``: ``arrived(body, more_body)`` as the
-        body comes, ``gone()`` once if the stream is reset or the connection lost before the response
-        is complete; ``follow(None)`` stops it."""
-        self.follower = None if arrived is None or gone is None else (arrived, gone)
-        if self.follower is not None:
-            self.feed()
 
     def feed(self) -> None:
         assert self.follower is not None

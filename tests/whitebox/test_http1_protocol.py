@@ -15,7 +15,8 @@ import uvloop
 
 from protokube.gateway.lanes import LaneLoop
 from protokube.gateway.serving import listen_socket, serve_app
-from protokube.gateway.serving.http1 import FOLLOW_BODY, Http1Protocol
+from protokube.gateway.serving.follow import FOLLOW_BODY
+from protokube.gateway.serving.http1 import Http1Protocol
 
 App = Callable[[dict[str, Any], Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
 

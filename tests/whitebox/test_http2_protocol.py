@@ -43,7 +43,7 @@ from hyperframe.frame import (
 
 from protokube.gateway.lanes import LaneLoop
 from protokube.gateway.serving import http2
-from protokube.gateway.serving.http1 import FOLLOW_BODY
+from protokube.gateway.serving.follow import FOLLOW_BODY
 from protokube.gateway.serving.http2 import Http2Protocol
 from tests.gateway.helpers import self_signed_pem
 
