@@ -104,8 +104,7 @@ class RequestHeaders:
 
     def get(self, name: str, default: str | None = None) -> str | None:
         """The header's first value; ``default`` when the request has none."""
-        index = self._index  # (inlined _values: a dozen lookups a request)
-        values = (index if index is not None else self._indexed()).get(name.lower())
+        values = self._values(name)
         return values[0] if values else default
 
     def getlist(self, name: str) -> list[str]:

@@ -234,19 +234,15 @@ class QueueSet:
             self._execute(request, None, 0)
             return None
         request.queue = queue
-        if not self.requests_waiting and (
-            self.seats_in_use + seats <= self.limit or self._can_accommodate(seats)  # or too wide: alone
-        ):
-            # Nothing waits anywhere: the request would be enqueued and dispatched at once (upstream
-            # dispatches it then too), after which its queue is not empty.
-            if not queue.executing:  # it was empty (no queue has requests waiting)
-                queue.next_dispatch_r = self.current_r
-                self.active_queues += 1
-            self._execute(request, queue, 1)
-            return None
         was_empty = queue.empty
         if was_empty:
             queue.next_dispatch_r = self.current_r
+        if not self.requests_waiting and self._can_accommodate(seats):
+            # Nothing waits anywhere: the request would be enqueued and dispatched at once (upstream
+            # dispatches it then too), after which its queue is not empty.
+            self._execute(request, queue, 1)
+            self._became(queue, was_empty)
+            return None
         request.arrive_time = time.time()
         request.decision = asyncio.get_running_loop().create_future()
         queue.waiting.append(request)
@@ -353,7 +349,7 @@ class QueueSet:
         self.requests_executing += 1
         seats = request.seats
         self.seats_in_use += seats
-        self.observer.started(request.flow[0], seats, queue_length, self.seats_in_use + self.seats_waiting, now)
+        self.observer.started(request.flow[0], seats, queue_length, self._demand(), now)
 
     # ---- waiting ----------------------------------------------------------------------------------
     async def wait(self, request: Request, timeout: float) -> str | None:
@@ -410,13 +406,11 @@ class QueueSet:
             queue.executing -= 1
             served = now - request.start_ns
             queue.next_dispatch_r -= request.estimate.initial_seats * (ESTIMATED_SERVICE_DURATION - served)
-            if queue.waiting:
-                self._bound(queue)
-            elif not queue.executing:
-                self.active_queues -= 1  # it is empty now
+            self._bound(queue)
+            self._became(queue, was_empty=False)
         latency = request.estimate.additional_latency
         if latency > 0:
-            self.observer.ended(request.flow[0], -1, 0, self.seats_in_use + self.seats_waiting, now)
+            self.observer.ended(request.flow[0], -1, 0, self._demand(), now)
             asyncio.get_running_loop().call_later(latency, self._release_later, request)
         else:
             self._release(request, -1)
@@ -432,13 +426,12 @@ class QueueSet:
         current."""
         seats = request.seats
         self.seats_in_use -= seats
-        self.observer.ended(request.flow[0], ended, -seats, self.seats_in_use + self.seats_waiting, self.last_time)
+        self.observer.ended(request.flow[0], ended, -seats, self._demand(), self.last_time)
         queue = request.queue
         if queue is not None:
             queue.seats_in_use -= seats
             self.queued_seats_in_use -= seats
-            if len(self.queues) > self.kept_queues:
-                self._remove_if_surplus(queue)
+            self._remove_if_surplus(queue)
         if self.requests_waiting:
             self._dispatch_as_much_as_possible()
 
@@ -456,5 +449,9 @@ class QueueSet:
         if self.robin_index >= index:
             self.robin_index -= 1
 
+    def _demand(self) -> int:
+        """The level's seat demand: seats in use and seats waiting."""
+        return self.seats_in_use + self.seats_waiting
+
     def _demand_changed(self) -> None:
-        self.observer.demand(self.seats_in_use + self.seats_waiting, self.last_time)
+        self.observer.demand(self._demand(), self.last_time)
