@@ -7,7 +7,6 @@ apply merges the applied configuration and records what it applies (an Apply ent
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import Any
 
@@ -92,14 +91,8 @@ def _entry(values: dict[str, Any]) -> meta.ManagedFieldsEntry:
     entry = meta.ManagedFieldsEntry(**{name: values[name] for name in _TEXT_FIELDS if name in values})
     time = values.get("time")
     if time is not None:
-        entry.time.seconds = _seconds(time)
+        entry.time.seconds = wellknown.parse_time(time)[0]  # remembered: one second's writes share it
     fields = values.get("fieldsV1")
     if fields is not None:
         entry.fieldsV1.Raw = deep.dumps(fields)
     return goshape.normalize(entry)
-
-
-@functools.lru_cache(maxsize=64)
-def _seconds(time: str) -> int:
-    """An entry's time (the request's, mostly: one second's writes share it) in Unix seconds."""
-    return wellknown.parse_time(time)[0]

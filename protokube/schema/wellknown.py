@@ -29,8 +29,10 @@ def format_micro_time(seconds: int, nanos: int) -> str:
 _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
 
 
+@lru_cache(maxsize=1024)
 def parse_time(text: str) -> tuple[int, int]:
-    """Parse RFC 3339 (as Go's time.RFC3339 layout accepts it) into (seconds, nanos)."""
+    """Parse RFC 3339 (as Go's time.RFC3339 layout accepts it) into (seconds, nanos) (remembered: the
+    times an update or patch body carries — creationTimestamp, managedFields' — mostly repeat)."""
     match = _RFC3339.fullmatch(text)
     if not match:
         raise ValueError(f'parsing time "{text}" as "2006-01-02T15:04:05Z07:00": cannot parse')
