@@ -125,18 +125,9 @@ class RequestHeaders:
         return sum(len(key) + len(value) for key, value in self._raw) + per_header * len(self._raw)
 
 
-class BodyClosed(Exception):
-    """A read of the body after the request ended (Go's http.ErrBodyReadAfterClose)."""
-
-    def __init__(self) -> None:
-        super().__init__("http: invalid Read on closed Body")
-
-
 class ApiRequest:
     __slots__ = (
         "_body",
-        "_body_closed",
-        "_body_read",
         "_body_whole",
         "args",
         "client_cert",
@@ -159,8 +150,6 @@ class ApiRequest:
         self.path: str = scope["path"]
         self.args = QueryArgs(scope["query_string"].decode("latin-1"))
         self.headers = RequestHeaders(scope["headers"])
-        self._body_closed = False  # set by close_body()
-        self._body_read: asyncio.Timeout | None = None  # the read of body() in progress, if any
         self._body_whole = False  # body() has read all of it
         self.request_id = ""  # set by the Audit-Id filter
         self.info: RequestInfo | None = None  # set by the request-info filter
@@ -186,31 +175,14 @@ class ApiRequest:
         length = self.header("Content-Length")
         if length.isdigit() and int(length) > MAX_BODY_BYTES:
             raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
-        if self._body_closed:
-            raise BodyClosed
         chunks, size = [], 0
-        try:
-            async with asyncio.timeout(None) as self._body_read:  # no deadline but close_body()'s
-                async for chunk in self._body:
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
-                    chunks.append(chunk)
-        except TimeoutError:
-            raise BodyClosed from None
-        finally:
-            self._body_read = None
+        async for chunk in self._body:
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise errors.request_entity_too_large(f"limit is {MAX_BODY_BYTES}")
+            chunks.append(chunk)
         self._body_whole = True
         return b"".join(chunks)
-
-    def close_body(self) -> None:
-        """The handler's answer is no longer wanted (its deadline passed): its read of the body, in
-        progress or to come, fails with BodyClosed — a handler waiting for a body its client never
-        sends ends, and gives back its seats, instead of waiting forever."""
-        self._body_closed = True
-        if self._body_read is not None:
-            self._body_read.reschedule(0)  # a deadline in the past: the read is cancelled at once
-            self._body_read = None
 
     async def body_received(self, timeout: float, limit: int) -> bool:
         """Whether the rest of the body (what no handler read, dropped) arrives within ``timeout``

@@ -3,11 +3,13 @@ WithTimeoutForNonLongRunningRequests).
 
 - A request that is not long-running has ``--request-timeout`` (60 s); ``?timeout=`` (a Go duration)
   can only shorten it, and a bad value is a 400 ``invalid timeout specified in the request URL - …``.
-  When the deadline passes before the handler answers, the client gets upstream's 504 — the Status
+  When the deadline passes before the handler answers, the handler is cancelled where it waits —
+  as upstream's handler finds every call it waits on (storage, webhooks, its queue, the body)
+  ended by its request context's deadline — and the client gets upstream's 504: the Status
   JSON-encoded as Go's json.Encoder writes ``err.ErrStatus`` (no kind or apiVersion), sniffed by Go
-  as text/plain — and the handler runs on to its end in the background, its answer dropped, as
-  upstream's does. Its reads of the body fail from then on (as reads of a Go request's closed Body
-  do): a handler waiting for a body that never comes ends, and its APF seats are given back.
+  as text/plain. A handler waiting for a body that never comes ends so, and gives its APF seats back.
+  The handler runs in the request's own task (no task of its own, no loop turn to start or end
+  it), and the deadlines of many requests share one timer (filters/deadlines.py).
 - Long-running requests (watches; attach, exec, log, portforward and proxy subresources) get no
   deadline here; a watch without ``timeoutSeconds`` lasts ``--min-request-timeout`` (1800 s) times
   [1, 2) (``watch_timeout`` of handlers/watch.py), so that watches of many clients do not all end at once.
@@ -15,18 +17,13 @@ WithTimeoutForNonLongRunningRequests).
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import time
-from collections.abc import Callable
-from functools import partial
 
 from protokube.gateway import errors
+from protokube.gateway.filters.deadlines import Deadlines
 from protokube.gateway.request import REQUEST_DEADLINE, ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.schema.wellknown import parse_duration
-
-log = logging.getLogger("protokube.gateway")
 
 REQUEST_TIMEOUT = 60.0  # --request-timeout
 MIN_REQUEST_TIMEOUT = 1800.0  # --min-request-timeout
@@ -70,6 +67,7 @@ class RequestTimeout:
         self.next = next_handler
         self.request_timeout = request_timeout
         self.min_request_timeout = min_request_timeout
+        self.deadlines = Deadlines()
 
     async def __call__(self, request: ApiRequest) -> Response:
         if long_running(request.info):
@@ -81,45 +79,13 @@ class RequestTimeout:
             timeout = requested
         if timeout <= 0:
             return await self.next(request)
-        loop = asyncio.get_running_loop()
-        token = REQUEST_DEADLINE.set(time.monotonic() + timeout)  # in the context the handler's task copies
+        token = REQUEST_DEADLINE.set(time.monotonic() + timeout)
         try:
-            handler = loop.create_task(self.next(request))
+            with self.deadlines.watch(timeout) as deadline:
+                return await self.next(request)
+        except TimeoutError:
+            if not deadline.expired:  # the handler's own, not the deadline
+                raise
         finally:
             REQUEST_DEADLINE.reset(token)
-        settled = loop.create_future()  # by the handler's end or the deadline, whichever comes first
-        settle = partial(_settle, settled)
-        handler.add_done_callback(settle)
-        deadline = loop.call_later(timeout, settle)
-        try:
-            await settled
-        except asyncio.CancelledError:  # the client left: its request goes with it (frees a queue place)
-            handler.cancel()
-            raise
-        finally:
-            deadline.cancel()
-        if handler.done():
-            return handler.result()
-        request.close_body()
-        handler.add_done_callback(_post_timeout(request, time.monotonic()))
         return Response(TIMEOUT_BODY, status=504, content_type="text/plain; charset=utf-8")
-
-
-def _settle(settled: asyncio.Future[None], *_: object) -> None:
-    if not settled.done():
-        settled.set_result(None)
-
-
-def _post_timeout(request: ApiRequest, timed_out_at: float) -> Callable[[asyncio.Future], None]:
-    def done(task: asyncio.Future) -> None:
-        outcome = "cancelled" if task.cancelled() else repr(task.exception() or "ok")
-        log.info(
-            "Post-timeout activity: request %s %s %s ended %.1fs after its timeout: %s",
-            request.request_id,
-            request.method,
-            request.path,
-            time.monotonic() - timed_out_at,
-            outcome,
-        )
-
-    return done
