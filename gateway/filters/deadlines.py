@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from types import TracebackType
+from typing import Any
 
 
 class Deadline:
@@ -24,7 +25,7 @@ class Deadline:
 
     __slots__ = ("_cancelling", "_lane", "_task", "at", "expired")
 
-    def __init__(self, lane: _Lane, task: asyncio.Task, at: float) -> None:
+    def __init__(self, lane: _Lane, task: asyncio.Task[Any], at: float) -> None:
         self._lane = lane
         self._task = task
         self._cancelling = task.cancelling()
