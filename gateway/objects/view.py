@@ -92,11 +92,28 @@ class ObjectView:
         assert self._raw is not None
         return self._raw
 
-    def stored_value(self) -> bytes:
-        """The bytes storage holds for this object."""
-        if self._value is None:
-            self._value = self.codec.encode(self.obj)
-        return self._value
+    def stored_again(self, obj: Obj, value: bytes) -> bool:
+        """Whether writing ``obj`` as ``value`` (its stored bytes) would store this object again.
+
+        A view of stored bytes compares them; one that keeps only protobuf bytes (the watch
+        cache's) compares ``obj``'s protobuf bytes at this view's resourceVersion with its own —
+        the same answer as encoding the decoded object again (both are Go's deterministic bytes of
+        the object, the envelope and the resourceVersion aside), without decoding and encoding it."""
+        if self._value is not None:
+            return value == self._value
+        if self._raw is not None:
+            return self._protobuf_raw_here(obj) == self._raw
+        return value == self.codec.encode(self.obj)
+
+    def _protobuf_raw_here(self, obj: Obj) -> bytes:
+        """``obj``'s protobuf bytes with this view's resourceVersion (``obj`` is left as it was)."""
+        meta = obj.metadata
+        resource_version = meta.resourceVersion
+        meta.resourceVersion = str(self.resource_version)
+        try:
+            return self.codec.protobuf_raw(obj)
+        finally:
+            meta.resourceVersion = resource_version
 
     def _form(self, form: str, make: Callable[[Obj], bytes]) -> bytes:
         encoded = self._encoded

@@ -214,7 +214,7 @@ class ObjectStore:
     ) -> Updated | None:
         """Write ``obj`` over ``current``; None when it would change nothing but ``current`` is a guess."""
         value = self.codec.encode(obj)
-        unchanged = value == current.stored_value() and not self.backend.stale(key, current.resource_version)
+        unchanged = current.stored_again(obj, value) and not self.backend.stale(key, current.resource_version)
         if unchanged:  # a no-op update is not written (as upstream)
             return Updated(current) if confirmed else None
         if dry_run:

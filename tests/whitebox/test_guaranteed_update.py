@@ -150,6 +150,49 @@ def test_a_no_op_writes_nothing_and_keeps_the_resource_version() -> None:
     run(scenario)
 
 
+async def cached_copy(backend: MemoryBackend, store: ObjectStore) -> ObjectView:
+    """The object as the watch cache holds it: a view of the stored bytes decoded once, which keeps
+    only the protobuf bytes (watchcache/cache.py and entries.py)."""
+    kv, _ = await backend.get(store.key("default", "cm"))
+    assert kv is not None
+    cached = ObjectView(store.codec, kv.mod_revision, value=kv.value, keep_object=False)
+    cached.decode_once()
+    return cached
+
+
+def test_a_no_op_on_the_watch_cache_s_copy_writes_nothing() -> None:
+    """A guess that keeps only protobuf bytes is compared as the stored bytes would be: the same
+    object (whatever resourceVersion it carries) writes nothing, one other label is written."""
+
+    async def scenario() -> None:
+        backend = MemoryBackend()
+        store, first = await seeded(backend, a="1")
+        writes = backend.writes
+
+        def same(current: ObjectView | None) -> core.ConfigMap:
+            obj = with_data(current)
+            obj.metadata.resourceVersion = ""  # as a PUT without one
+            return obj
+
+        result = await store.guaranteed_update(
+            "default", "cm", lambda cur: _const(same(cur)), cached=await cached_copy(backend, store)
+        )
+        assert backend.writes == writes and result.view.resource_version == first.resource_version
+
+        def labelled(current: ObjectView | None) -> core.ConfigMap:
+            obj = with_data(current)
+            obj.metadata.labels["x"] = "y"
+            return obj
+
+        changed = await store.guaranteed_update(
+            "default", "cm", lambda cur: _const(labelled(cur)), cached=await cached_copy(backend, store)
+        )
+        assert backend.writes == writes + 1 and changed.view.resource_version > first.resource_version
+        assert dict(changed.view.obj.metadata.labels) == {"x": "y"}
+
+    run(scenario)
+
+
 def test_removal_dry_run_and_creation() -> None:
     async def scenario() -> None:
         backend = MemoryBackend()
