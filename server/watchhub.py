@@ -165,7 +165,9 @@ class WatchHub:
     ) -> None:
         self.store = store
         self.backend: SqliteBackend = store.backend
-        self.ring: deque[tuple[int, list[Event], int]] = deque()  # revision, its events, their bytes
+        # Recent events, oldest first, whole revisions: flat, so that the ring keeps no container per
+        # revision alive (the collector walks every object the ring keeps, two per event now).
+        self.ring: deque[Event] = deque()
         self.ring_size = ring_size
         self.ring_events = 0
         self.ring_bytes = 0
@@ -194,16 +196,13 @@ class WatchHub:
     # --- publishing ---------------------------------------------------------------------
     def publish(self, batches: list[tuple[int, list[Event]]]) -> None:
         """Take a durable batch's events (revision order): keep them in the ring, fan them out."""
-        for rev, events in batches:
-            size = sum(_event_size(ev) for ev in events)
-            self.ring.append((rev, events, size))
+        for _, events in batches:
+            self.ring.extend(events)
             self.ring_events += len(events)
-            self.ring_bytes += size
-        while (self.ring_events > self.ring_size or self.ring_bytes > RING_MAX_BYTES) and len(self.ring) > 1:
-            rev, events, size = self.ring.popleft()
-            self.ring_events -= len(events)
-            self.ring_bytes -= size
-            self.ring_first_rev = rev + 1
+            self.ring_bytes += sum(_event_size(ev) for ev in events)
+        ring = self.ring
+        while (self.ring_events > self.ring_size or self.ring_bytes > RING_MAX_BYTES) and ring[0].rev != ring[-1].rev:
+            self._drop_oldest_revision()
         self.rev = batches[-1][0]
 
         matched: dict[Watcher, list[Event]] = {}
@@ -339,16 +338,28 @@ class WatchHub:
     def _ring_page(self, first: int) -> tuple[list[Event], int]:
         """The ring's events from revision `first` (in the ring) on, and the last revision they
         cover: CATCH_UP_PAGE_REVS revisions, fewer once they hold a quarter of a stream buffer."""
-        start = bisect.bisect_left(self.ring, first, key=lambda batch: batch[0])
+        start = bisect.bisect_left(self.ring, first, key=lambda ev: ev.rev)
         events: list[Event] = []
-        size, last = 0, first - 1
-        for rev, batch, batch_size in itertools.islice(self.ring, start, start + CATCH_UP_PAGE_REVS):
-            events += batch
-            last = rev
-            size += batch_size
-            if size >= self.stream_buffer_bytes // 4:
-                break
+        size, last, revisions = 0, first - 1, 0
+        for ev in itertools.islice(self.ring, start, None):
+            if ev.rev != last:  # a revision begins: the page may end before it
+                if revisions == CATCH_UP_PAGE_REVS or size >= self.stream_buffer_bytes // 4:
+                    break
+                revisions += 1
+                last = ev.rev
+            events.append(ev)
+            size += _event_size(ev)
         return events, last
+
+    def _drop_oldest_revision(self) -> None:
+        """Forget the ring's oldest revision, all its events (the ring holds a newer one)."""
+        ring = self.ring
+        rev = ring[0].rev
+        while ring[0].rev == rev:
+            ev = ring.popleft()
+            self.ring_events -= 1
+            self.ring_bytes -= _event_size(ev)
+        self.ring_first_rev = rev + 1
 
     def _send_events(self, w: Watcher, header: bytes, events: list[bytes]) -> None:
         """One response, or, for a watch that allows fragments and a response larger than
