@@ -312,6 +312,10 @@ class QueueSet:
         if chosen is None:
             return False
         request = chosen.waiting[0]
+        assert request.decision is not None
+        if request.decision.cancelled():  # its waiter was cancelled, and has not withdrawn it yet
+            self._withdraw(request, CANCELLED)
+            return True
         if not self._can_accommodate(request.seats):
             return False
         chosen.waiting.popleft()
@@ -324,7 +328,6 @@ class QueueSet:
         self.observer.waiting(request.flow[0], -1, -request.seats)
         self._execute(request, chosen, 0)
         self._bound(chosen)
-        assert request.decision is not None
         if request.on_dispatch is not None:
             request.on_dispatch()
         request.decision.set_result(True)
@@ -354,30 +357,53 @@ class QueueSet:
     # ---- waiting ----------------------------------------------------------------------------------
     async def wait(self, request: Request, timeout: float) -> str | None:
         """Wait up to ``timeout`` seconds to be dispatched; the reason when not (``time-out``, or
-        ``cancelled`` when the waiter is cancelled, after which the cancellation goes on)."""
+        ``cancelled`` when the waiter is cancelled, after which the cancellation goes on).
+
+        The waiter awaits its decision itself, so one callback wakes it once it is dispatched (a
+        shield inside a wait_for took four, each a turn of the loop with its seats held); its
+        cancellation cancels the decision, and the request leaves its queue as ``asyncio.Semaphore``'s
+        waiters do: the first of its waiter and a dispatch that meets it withdraws it."""
         decision = request.decision
         if decision is None or decision.done():
             return None
+        timer = asyncio.get_running_loop().call_later(max(timeout, 0), self._time_out, request)
         try:
-            await asyncio.wait_for(asyncio.shield(decision), max(timeout, 0))
-        except TimeoutError:
-            if decision.done():
-                return None
-            self._withdraw(request, TIME_OUT)
-            return TIME_OUT
+            return None if await decision else TIME_OUT
         except asyncio.CancelledError:
-            if decision.done():  # dispatched just now: hand the seats back
-                self.finish(request)
-            else:
-                self._withdraw(request, CANCELLED)
+            self._abandon(request)
             raise
-        return None
+        finally:
+            timer.cancel()
+
+    def _time_out(self, request: Request) -> None:
+        """The request waited as long as it may: refused, unless decided already."""
+        decision = request.decision
+        assert decision is not None
+        if not decision.done():
+            self._withdraw(request, TIME_OUT)
+            decision.set_result(False)
+
+    def _abandon(self, request: Request) -> None:
+        """Its waiter was cancelled: dispatched meanwhile, the request hands its seats back; still in
+        its queue, it leaves it."""
+        decision = request.decision
+        assert decision is not None
+        if not decision.cancelled():
+            if decision.result():
+                self.finish(request)
+        elif self._waiting(request):
+            self._withdraw(request, CANCELLED)
+
+    def _waiting(self, request: Request) -> bool:
+        """Whether ``request`` is in its queue (a dispatch may have withdrawn it since its waiter was
+        cancelled)."""
+        return request.queue is not None and request in request.queue.waiting
 
     def _withdraw(self, request: Request, reason: str) -> None:
+        """``request`` leaves its queue without executing (its decision is the caller's to make)."""
         self._sync_time()
         queue = request.queue
-        assert queue is not None and request.decision is not None
-        request.decision.set_result(False)
+        assert queue is not None
         was_empty = queue.empty
         queue.waiting.remove(request)
         if not queue.waiting:

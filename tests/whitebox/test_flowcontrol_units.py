@@ -181,6 +181,82 @@ def test_a_waiter_that_times_out_leaves_its_queue() -> None:
     asyncio.run(scenario())
 
 
+def test_a_dispatched_waiter_resumes_at_the_next_turn_of_the_loop() -> None:
+    """Its seats are held from its dispatch: one callback wakes its waiter (a shield inside a
+    wait_for took three turns of the loop, each behind whatever else was ready)."""
+
+    async def scenario() -> int:
+        qs, _ = queue_set(limit=1)
+        running, waiting = request("a"), request("b")
+        qs.start(running, 0)
+        qs.start(waiting, 1)
+        turns = 0
+
+        async def spin() -> None:
+            nonlocal turns
+            while True:
+                turns += 1
+                await asyncio.sleep(0)
+
+        async def wait() -> int:
+            assert await qs.wait(waiting, 10) is None
+            return turns
+
+        waiter = asyncio.create_task(wait())
+        spinner = asyncio.create_task(spin())
+        await asyncio.sleep(0.01)  # both are at their awaits
+        dispatched_at = turns
+        qs.finish(running)
+        resumed_at = await waiter
+        spinner.cancel()
+        return resumed_at - dispatched_at
+
+    assert asyncio.run(scenario()) == 1
+
+
+def test_a_waiter_cancelled_before_a_dispatch_meets_its_request_leaves_the_seat_to_the_next() -> None:
+    """Its cancellation cancels its decision at once; a seat freed before the waiter hears of it
+    goes to the next request, and the cancelled one leaves its queue once (refused: cancelled)."""
+
+    async def scenario() -> None:
+        qs, recorder = queue_set(limit=1, queues=1)
+        running, gone, next_one = request("a"), request("b"), request("c")
+        qs.start(running, 0)
+        qs.start(gone, 0)
+        qs.start(next_one, 0)
+        waiter = asyncio.create_task(qs.wait(gone, 10))
+        await asyncio.sleep(0)  # it waits
+        waiter.cancel()
+        qs.finish(running)  # before the waiter's task runs again
+        assert next_one.decision is not None and next_one.decision.result() is True
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        assert recorder.refused == ["cancelled"]
+        assert qs.requests_waiting == 0 and qs.requests_executing == 1 and qs.flows == {("c", "c"): 1}
+        assert [r[:2] for r in recorder.reports] == [("started", "a"), ("ended", "a"), ("started", "c")]
+
+    asyncio.run(scenario())
+
+
+def test_a_waiter_cancelled_while_its_request_waits_withdraws_it() -> None:
+    async def scenario() -> None:
+        qs, recorder = queue_set(limit=1)
+        running, gone = request("a"), request("b")
+        qs.start(running, 0)
+        qs.start(gone, 1)
+        waiter = asyncio.create_task(qs.wait(gone, 10))
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        assert recorder.refused == ["cancelled"]
+        assert qs.requests_waiting == 0 and qs.flows == {("a", "a"): 1}
+        qs.finish(running)
+        assert qs.idle
+
+    asyncio.run(scenario())
+
+
 def test_shares_bounds_and_the_largest_request() -> None:
     limits = nominal_limits(600, 20, 245, 50, None)  # global-default
     assert (limits.nominal, limits.lower, limits.upper, limits.current) == (49, 24, 649, 37)
