@@ -6,6 +6,8 @@
   answered when the application first asks for the body). Responses go out with the Content-Length
   the application gives, or one counted when the whole body comes in one message, or chunked; the
   status line carries Go's reason phrase, and a Date header is added as Go's server adds one.
+  What a turn of the loop writes goes out at its end, so that the responses made in one turn reach
+  their clients together.
 - As Go's net/http: a head beyond MaxHeaderBytes gets its plain-text 431, a malformed request its
   plain-text 400, and the connection is closed. A client that closes its end ends the connection
   at once: an idle one is let go, a request in flight gets ``http.disconnect``.
@@ -45,6 +47,8 @@ WRITE_NOW = "protokube.write_now"  # the scope's extension: Request.write_now
 HIGH_WATER = 256 * 1024  # body bytes waiting for the application before reading pauses
 MAX_PIPELINE = 16  # requests parsed ahead of the one being served before reading pauses
 RAW_HEAD_SLACK = 64 * 1024  # a head is refused once this much more than the limit came without its end
+WRITE_AT_ONCE = 1 << 16  # bytes written in one turn of the loop beyond which they are handed over at once
+WRITES = contextvars.Context()  # the writes at the end of a turn run in no request's lane (lanes.py)
 LINGER = 0.5  # seconds a closing connection reads (and drops) what the client still sends, as Go's
 CHUNKED, LENGTH, UNTIL_CLOSE, NO_BODY = range(4)  # how a response's body is framed
 NO_BODY_STATUSES = frozenset((204, 304))
@@ -110,6 +114,9 @@ class Http1Protocol(asyncio.Protocol):
         self.buffered = 0  # body bytes received that the application has not taken yet
         self.reading_paused = False
         self.write_paused = False
+        self.unwritten: list[bytes] = []  # written this turn of the loop, not yet handed to the transport
+        self.unwritten_bytes = 0
+        self.flush_scheduled = False
         self.drain_waiters: list[asyncio.Future[None]] = []
         self.idle_timer: asyncio.TimerHandle | None = None
         self.idle_deadline: float | None = None  # loop time at which an idle connection is closed
@@ -365,7 +372,25 @@ class Http1Protocol(asyncio.Protocol):
 
     # --- writing ---------------------------------------------------------------------------------
     def write(self, *data: bytes) -> None:
-        if not self.lost and not self.ending and self.transport is not None:
+        """Write ``data`` with the loop's turn: the responses completed in it go out together, their
+        clients woken once for them rather than once for each while the server makes the next (as
+        http2.py writes h2's frames); or at once past WRITE_AT_ONCE bytes, so that a transport that
+        fills up is noticed (``write_paused``)."""
+        if self.lost or self.ending or self.transport is None:
+            return
+        self.unwritten += data
+        self.unwritten_bytes += sum(map(len, data))
+        if self.unwritten_bytes >= WRITE_AT_ONCE:
+            self.flush()
+        elif not self.flush_scheduled:
+            self.flush_scheduled = True
+            self.loop.call_soon(self.flush, context=WRITES)
+
+    def flush(self) -> None:
+        """Hand what was written to the transport."""
+        self.flush_scheduled = False
+        data, self.unwritten, self.unwritten_bytes = self.unwritten, [], 0
+        if data and not self.lost and self.transport is not None and not self.transport.is_closing():
             self.transport.writelines(data)
 
     async def drain(self) -> None:
@@ -410,6 +435,7 @@ class Http1Protocol(asyncio.Protocol):
         self.discarding = True
         if self.ending or self.lost or self.transport is None or self.transport.is_closing():
             return
+        self.flush()
         self.ending = True
         if self.reading_paused:
             self.reading_paused = False
@@ -447,12 +473,14 @@ class Http1Protocol(asyncio.Protocol):
         if deadline > self.loop.time():  # armed again since this timer was set: wait for that deadline
             self.idle_timer = self.loop.call_at(deadline, self.idle_timeout)
         elif self.current is None and self.transport is not None:
+            self.flush()
             self.transport.close()
 
     async def shutdown(self) -> None:
         """Take no more requests; close once the current one (if any) is done."""
         self.closing = True
         if self.current is None and self.transport is not None:
+            self.flush()
             self.transport.close()
         await self.closed
 
