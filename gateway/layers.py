@@ -13,7 +13,7 @@ app.py registers it into registry/validation's table. A new folder or top module
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # Errors (metav1.Status), string syntax, the user a request is made by, the event loop's lanes,
+    # Errors (metav1.Status), string syntax, the user a request is made by, the event loop's lanes and deadlines,
     # request attributes, patch formats, managed fields, selectors: nothing of the gateway's own below.
     (
         "foundation",
@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "user",
             "loophistogram",
             "lanes",
+            "deadlines",
             "requestinfo",
             "patch",
             "fieldmanager",

@@ -9,7 +9,7 @@ WithTimeoutForNonLongRunningRequests).
   JSON-encoded as Go's json.Encoder writes ``err.ErrStatus`` (no kind or apiVersion), sniffed by Go
   as text/plain. A handler waiting for a body that never comes ends so, and gives its APF seats back.
   The handler runs in the request's own task (no task of its own, no loop turn to start or end
-  it), and the deadlines of many requests share one timer (filters/deadlines.py).
+  it), and the deadlines of many requests share one timer (deadlines.py).
 - Long-running requests (watches; attach, exec, log, portforward and proxy subresources) get no
   deadline here; a watch without ``timeoutSeconds`` lasts ``--min-request-timeout`` (1800 s) times
   [1, 2) (``watch_timeout`` of handlers/watch.py), so that watches of many clients do not all end at once.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 
 from protokube.gateway import errors
-from protokube.gateway.filters.deadlines import Deadlines
+from protokube.gateway.deadlines import Deadlines
 from protokube.gateway.request import REQUEST_DEADLINE, ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.schema.wellknown import parse_duration

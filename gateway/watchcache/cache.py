@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from sortedcontainers import SortedDict
 
 from protokube.gateway import lanes
+from protokube.gateway.deadlines import Deadlines
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.selectors import Filter
 from protokube.gateway.storage.backend import Compacted, Event, KeyValue, StorageError, Watch, prefix_end
@@ -96,6 +97,7 @@ class WatchCache:
         self._requests: deque[list[asyncio.Future[None]]] = deque()
         self._retry: asyncio.TimerHandle | None = None
         self._checking: asyncio.Task[None] | None = None  # a confirmation by storage's revision
+        self._deadlines = Deadlines()  # the consistent reads' waits
 
     # ---- feeding ---------------------------------------------------------------------------
     def _entry(self, kv: KeyValue) -> Entry | None:
@@ -268,7 +270,7 @@ class WatchCache:
                 self._schedule_send()
         waiting = self._gathering
         try:
-            async with asyncio.timeout(timeout):  # (no extra task, unlike wait_for)
+            with self._deadlines.watch(timeout):  # (no extra task, unlike wait_for; no timer per read)
                 await asyncio.shield(waiting)  # shared: one reader's timeout must not cancel it
         except TimeoutError:
             raise TooLargeResourceVersion(self.revision + 1, self.revision) from None

@@ -1,4 +1,4 @@
-"""Requests' deadlines on one timer per timeout (gateway/filters/deadlines.py), on a real event loop."""
+"""Requests' deadlines on one timer per timeout (gateway/deadlines.py), on a real event loop."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 import pytest
 import uvloop
 
-from protokube.gateway.filters.deadlines import Deadlines
+from protokube.gateway.deadlines import Deadlines
 
 
 def run(main) -> None:
