@@ -91,7 +91,7 @@ class WatchCache:
         # yet confirmed; per progress request sent on this watch, in order, the readers it was sent
         # for (an answer comes after storage received its request or a later one, so the oldest
         # request's readers are confirmed by each answer, whatever requests storage dropped).
-        self._gathering: asyncio.Future[None] | None = None
+        self._gathering: list[asyncio.Future[None]] | None = None
         self._urgent = False  # a foreground reader is among the gathered (gateway/lanes.py)
         self._pending: list[asyncio.Future[None]] = []
         self._requests: deque[list[asyncio.Future[None]]] = deque()
@@ -262,16 +262,18 @@ class WatchCache:
         """
         await self.wait_ready()
         urgent = not lanes.in_background()
-        if self._gathering is None or (urgent and not self._urgent):  # the first reader, or foreground one
-            if self._gathering is None:
-                self._gathering = asyncio.get_running_loop().create_future()
+        gathering = self._gathering
+        if gathering is None or (urgent and not self._urgent):  # the first reader, or foreground one
+            if gathering is None:
+                gathering = self._gathering = []
             self._urgent = urgent
             if not self._pending:
                 self._schedule_send()
-        waiting = self._gathering
+        waiting: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        gathering.append(waiting)
         try:
             with self._deadlines.watch(timeout):  # (no extra task, unlike wait_for; no timer per read)
-                await asyncio.shield(waiting)  # shared: one reader's timeout must not cancel it
+                await waiting  # the reader's own: its timeout cancels it, and no other reader's
         except TimeoutError:
             raise TooLargeResourceVersion(self.revision + 1, self.revision) from None
 
@@ -287,7 +289,7 @@ class WatchCache:
         """A progress request for every reader not yet confirmed (none while disconnected), and a
         retry if its answer does not come soon."""
         if self._gathering is not None:
-            self._pending.append(self._gathering)
+            self._pending += self._gathering
             self._gathering = None
         if not self._pending or self._watch is None:
             return

@@ -6,7 +6,12 @@ awaited per request, `protokube serve --storage` against etcd 3.6.4 never became
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
 from protokube.gateway.storage.memory import MemoryBackend, MemoryWatch
+from protokube.gateway.watchcache.cache import TooLargeResourceVersion
 from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from tests.whitebox.stack import run, running_server
@@ -70,3 +75,20 @@ def test_answered_requests_confirm_as_before() -> None:
     backend = DroppingBackend(catching_up=0)
     served, written = consistent_reads(backend)
     assert served >= written
+
+
+def test_a_reader_that_gives_up_leaves_the_others_waiting() -> None:
+    """Two readers wait for the same unanswered request: the one whose wait ends first gets
+    TooLargeResourceVersion, and its giving up cancels nothing of the other's, which is confirmed
+    when the cache asks again."""
+    backend = DroppingBackend(catching_up=1)  # the first request is dropped, the retry answered
+
+    async def scenario() -> None:
+        async with running_server(backend) as server:
+            cache = server.cachers[CONFIGMAPS].cache
+            patient = asyncio.create_task(cache.sync(5.0))
+            with pytest.raises(TooLargeResourceVersion):
+                await cache.sync(0.02)  # gathered with the patient one, gives up before the retry
+            await patient
+
+    run(scenario)
