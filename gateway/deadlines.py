@@ -9,6 +9,10 @@ whose deadlines have passed are cancelled, and it is armed again for the oldest 
 one it was armed for has mostly ended long before). A deadline costs a dict entry while its
 request runs.
 
+Timeouts are counted in GRAIN (10 ms), rounded up: the timeouts of a client that sends a
+different one with every request (or of readers that wait for what is left of a deadline) share a
+few hundred timers at most, never one each that outlives its request.
+
 ``Deadlines.watch(timeout)`` is used as ``asyncio.timeout(timeout)`` is: the request's task is
 cancelled at its deadline, and the CancelledError leaves the ``with`` block as TimeoutError.
 """
@@ -16,8 +20,11 @@ cancelled at its deadline, and the CancelledError leaves the ``with`` block as T
 from __future__ import annotations
 
 import asyncio
+import math
 from types import TracebackType
 from typing import Any
+
+GRAIN = 0.01  # seconds: a deadline is kept to this much
 
 
 class Deadline:
@@ -53,10 +60,10 @@ class Deadline:
 class _Lane:
     """The deadlines of one timeout, oldest first (a dict keeps the order they were added in)."""
 
-    __slots__ = ("timeout", "timer", "waiting")
+    __slots__ = ("grains", "timer", "waiting")
 
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
+    def __init__(self, grains: int) -> None:
+        self.grains = grains  # the timeout, in GRAIN
         self.waiting: dict[Deadline, None] = {}
         self.timer: asyncio.TimerHandle | None = None
 
@@ -66,19 +73,20 @@ class Deadlines:
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._lanes: dict[float, _Lane] = {}
+        self._lanes: dict[int, _Lane] = {}  # by timeout, in GRAIN
 
     def watch(self, timeout: float) -> Deadline:
-        """A deadline ``timeout`` seconds from now for the current task."""
+        """A deadline ``timeout`` seconds from now (rounded up to GRAIN) for the current task."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # (an app served on another loop than before: tests)
             self._loop, self._lanes = loop, {}
         task = asyncio.current_task()
         assert task is not None, "a deadline is for a task"
-        lane = self._lanes.get(timeout)
+        grains = max(math.ceil(timeout / GRAIN), 0)
+        lane = self._lanes.get(grains)
         if lane is None:
-            lane = self._lanes[timeout] = _Lane(timeout)
-        deadline = Deadline(lane, task, loop.time() + timeout)
+            lane = self._lanes[grains] = _Lane(grains)
+        deadline = Deadline(lane, task, loop.time() + grains * GRAIN)
         lane.waiting[deadline] = None
         if lane.timer is None:
             lane.timer = loop.call_at(deadline.at, self._fire, lane)
@@ -98,5 +106,5 @@ class Deadlines:
             deadline.expire()
         if lane.waiting:
             lane.timer = self._loop.call_at(next(iter(lane.waiting)).at, self._fire, lane)
-        elif self._lanes.get(lane.timeout) is lane:
-            del self._lanes[lane.timeout]
+        elif self._lanes.get(lane.grains) is lane:
+            del self._lanes[lane.grains]

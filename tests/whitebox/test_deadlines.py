@@ -99,3 +99,17 @@ def test_an_error_of_the_request_passes_through() -> None:
             await failing()
 
     run(main)
+
+
+def test_timeouts_that_differ_by_less_than_a_grain_share_a_timer() -> None:
+    """A client that sends another ?timeout with every request (or a reader waiting for what is left
+    of a deadline) does not leave a timer per request behind: timeouts are kept to 10 ms."""
+
+    async def main() -> None:
+        deadlines = Deadlines()
+        tasks = [asyncio.create_task(sleeper(deadlines, 5 + i * 1e-5, 0)) for i in range(500)]
+        await asyncio.sleep(0)
+        assert len(deadlines._lanes) <= 2
+        await asyncio.gather(*tasks)
+
+    run(main)
