@@ -135,8 +135,7 @@ class SqliteBackend:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self.commits = 0  # SQLite write transactions committed (group commit makes this << writes)
-        self._writes = 0  # writes attempted (commits, compaction steps, vacuums): each may change the size
-        self._measured = (-1, 0)  # (_writes, disk bytes) when last measured
+        self._disk_bytes = self._file_bytes(("", "-wal"))  # measured again by the writer thread after each write
 
     def _file(self) -> sqlite3.Connection:
         return _connect(self.path)
@@ -180,7 +179,7 @@ class SqliteBackend:
             else:
                 self._transaction(statements)
         finally:
-            self._writes += 1
+            self._measure()
         self.commits += 1
         if self.commit_duration is not None:
             self.commit_duration.observe(time.monotonic() - started)
@@ -224,7 +223,7 @@ class SqliteBackend:
                 db.execute("ROLLBACK")
             raise
         finally:
-            self._writes += 1
+            self._measure()
         self.commits += 1
 
     def vacuum(self) -> None:
@@ -233,7 +232,7 @@ class SqliteBackend:
             self._writer.execute("VACUUM")
             self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
-            self._writes += 1
+            self._measure()
 
     # --- reader threads ---------------------------------------------------------------
     def range_at(self, key: bytes, end: bytes | None, rev: int) -> list[Row]:
@@ -287,13 +286,15 @@ class SqliteBackend:
                 total += os.path.getsize(f"{self.path}{suffix}")
         return total
 
+    def _measure(self) -> None:
+        """Measure the size after a write, on the writer thread: before the write's caller hears of it, and
+        off the event loop's thread, whose quota checks (one per put) then only read it."""
+        self._disk_bytes = self._file_bytes(("", "-wal"))
+
     def disk_bytes(self) -> int:
-        """The database and its write-ahead log's size, measured once after each write (as bbolt's size,
-        it changes only when a write commits)."""
-        writes = self._writes  # read first: a write while measuring makes the next call measure again
-        if self._measured[0] != writes:
-            self._measured = (writes, self._file_bytes(("", "-wal")))
-        return self._measured[1]
+        """The database and its write-ahead log's size, measured after each write (as bbolt's size, it
+        changes only when a write commits)."""
+        return self._disk_bytes
 
     def sizes(self) -> tuple[int, int]:
         """(bytes of the database files, bytes of pages in use)."""
