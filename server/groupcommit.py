@@ -1,18 +1,22 @@
-"""Group commit: one writer coroutine turns many concurrent write requests into one commit.
+"""Group commit: many concurrent write requests turned into one commit.
 
-Write requests (put, delete, txn, compaction, lease grant/revoke) are queued. The writer
+Write requests (put, delete, txn, compaction, lease grant/revoke) are queued. The committer
 takes every request waiting, evaluates them in order against a WriteView (each sees the
 effects of the earlier ones and gets its own revision), writes all their changes in ONE SQLite
 transaction on the writer thread, and only after that commit is durable applies them to the
 in-memory store, answers every request and publishes the events to the watch hub.
 
 A commit costs the same however few requests it carries (an fsync, and the hand-overs between
-the event loop and the writer thread), so under concurrency the writer gathers: while fewer
+the event loop and the writer thread), so under concurrency the committer gathers: while fewer
 requests wait than the last commit carried plus those that arrived while it ran, it waits for
 more, at most as long as that commit took (the answered clients' next requests are on their way,
 and requests that arrived during a commit come from clients it did not carry, whose next ones
 follow). A lone client never waits: its last commit carried one request and none came meanwhile;
 nor do a few steady clients that all fit in one commit.
+
+The committer is a few callbacks on the event loop, not a task: a commit starts from a callback, and
+the writer thread's outcome comes back as one callback that applies it and answers its requests
+(no future, task step or turn of the loop between the durable commit and the answers).
 
 With batching off (--no-group-commit) every request gets a commit of its own.
 """
@@ -20,7 +24,7 @@ With batching off (--no-group-commit) every request gets a commit of its own.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -37,6 +41,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Evaluate = Callable[[WriteView], object]
+Answered = list[tuple[asyncio.Future, object]]  # the requests a batch answers, with their responses
 
 MAX_BATCH = 1024  # requests per commit
 
@@ -50,20 +55,25 @@ class GroupCommitter:
         self.batching = batching
         self.writes = 0  # write requests committed
         self._waiting: deque[tuple[Evaluate, asyncio.Future]] = deque()
-        self._wake: asyncio.Future | None = None  # the waiting writer's: resolved once `_wanted` requests wait
-        self._wanted = 1
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task | None = None
+        self._running = False
+        self._committing = False  # a commit is with the writer thread (or being evaluated)
+        self._scheduled = False  # a commit is due at the loop's next turn
+        self._timer: asyncio.TimerHandle | None = None  # ends the wait for `_aim` requests
+        self._aim = 0  # requests the next commit waits for
+        self._took = 0.0  # the last commit's seconds: the longest the next one waits for them
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._task = self._loop.create_task(self._run(), name="group-commit")
+        self._running = True
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        """Refuse new writes and fail those not yet taken. A commit with the writer thread ends as it
+        would have: its requests are then failed too, and the process's state is not changed."""
+        self._running = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         while self._waiting:
             _, fut = self._waiting.popleft()
             if not fut.done():
@@ -73,44 +83,60 @@ class GroupCommitter:
         """Queue a write; the returned future settles with its response once its commit is durable.
 
         A plain function, not a coroutine: callers await the future itself (one coroutine less per write)."""
-        if self._task is None or self._task.done():
+        if not self._running:
             raise errors.stopped()
         fut = self._loop.create_future()
         self._waiting.append((evaluate, fut))
-        if self._wake is not None and len(self._waiting) >= self._wanted:
-            _resolve(self._wake)
+        self._next()
         return fut
 
-    async def _run(self) -> None:
-        waiting, loop = self._waiting, self._loop
-        aim, took = 0, 0.0  # requests the next commit waits for; the last commit's seconds
-        while True:
-            if not waiting:
-                await self._until(1, None)
-            if self.batching and len(waiting) < aim:
-                await self._until(aim, took)
-            count = min(len(waiting), MAX_BATCH) if self.batching else 1
-            started = loop.time()
-            await self._commit([waiting.popleft() for _ in range(count)])
-            took = loop.time() - started
-            # Its clients' next requests are on their way, and those that came while it ran are from
-            # other clients, whose next ones will follow them.
-            aim = min(count + len(waiting), MAX_BATCH)
+    # --- the commits: callbacks on the loop, no task -----------------------------------------
+    def _next(self) -> None:
+        """Start the next commit once the writer is free and enough requests wait: as many as the last
+        commit carried plus those that came while it ran, or fewer once the last commit's duration has
+        passed since the first of them waited. It starts at the loop's next turn, so that the requests
+        that came in this turn go with it."""
+        if self._committing or self._scheduled or not self._waiting:
+            return
+        if self.batching and len(self._waiting) < self._aim:
+            if self._timer is None:
+                self._timer = self._loop.call_later(self._took, self._commit)
+            return
+        self._scheduled = True
+        self._loop.call_soon(self._commit)
 
-    async def _until(self, wanted: int, timeout: float | None) -> None:
-        """Until `wanted` requests wait, or `timeout` seconds have passed."""
-        self._wake, self._wanted = self._loop.create_future(), wanted
-        timer = None if timeout is None else self._loop.call_later(timeout, _resolve, self._wake)
+    def _commit(self) -> None:
+        self._scheduled = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._committing or not self._waiting or not self._running:
+            return
+        waiting = self._waiting
+        count = min(len(waiting), MAX_BATCH) if self.batching else 1
+        items = [waiting.popleft() for _ in range(count)]
+        self._committing = True
+        started = self._loop.time()
+        batch, answered = self._evaluate(items)
+        if batch.has_writes():
+            record = CommitBatch(
+                rows=batch.rows,
+                leases_granted=list(batch.leases_granted.items()),
+                leases_revoked=list(batch.leases_revoked),
+                meta=batch.meta,
+            )
+            done = functools.partial(self._durable, batch, answered, count, started)
+            self.backend.writer.call(self._loop, done, self.backend.commit, record)
+            return
         try:
-            await self._wake
+            self._answer(batch, answered)
         finally:
-            self._wake = None
-            if timer is not None:
-                timer.cancel()
+            self._committed(count, started)
 
-    async def _commit(self, items: list[tuple[Evaluate, asyncio.Future]]) -> None:
+    def _evaluate(self, items: list[tuple[Evaluate, asyncio.Future]]) -> tuple[Batch, Answered]:
+        """Evaluate the requests in order against one batch; fail those that fail on their own."""
         batch = Batch(self.store)
-        answered: list[tuple[asyncio.Future, object]] = []
+        answered: Answered = []
         for evaluate, fut in items:
             if fut.done():  # the client went away before we got to it
                 continue
@@ -126,22 +152,31 @@ class GroupCommitter:
                 continue
             view.commit_to_batch()
             answered.append((fut, response))
-        if batch.has_writes():
-            record = CommitBatch(
-                rows=batch.rows,
-                leases_granted=list(batch.leases_granted.items()),
-                leases_revoked=list(batch.leases_revoked),
-                meta=batch.meta,
-            )
-            try:
-                await self.backend.writer.run(self.backend.commit, record)
-            except Exception as exc:  # nothing was applied: memory still matches the disk
+        return batch, answered
+
+    def _durable(
+        self,
+        batch: Batch,
+        answered: Answered,
+        count: int,
+        started: float,
+        _: object,
+        exc: BaseException | None,
+    ) -> None:
+        """The writer thread's outcome of a commit, on the loop: apply it and answer its requests."""
+        try:
+            if not self._running:  # stopped meanwhile: the process's state is no longer kept
+                _fail(answered, errors.stopped())
+            elif exc is not None:  # nothing was applied: memory still matches the disk
                 log.warning("commit failed: %s", exc)
-                for fut, _ in answered:
-                    if not fut.done():
-                        fut.set_exception(errors.commit_failed(exc))
-                return
-            self._apply(batch)
+                _fail(answered, errors.commit_failed(exc))
+            else:
+                self._apply(batch)
+                self._answer(batch, answered)
+        finally:
+            self._committed(count, started)
+
+    def _answer(self, batch: Batch, answered: Answered) -> None:
         self.writes += len(answered)
         for fut, response in answered:
             if not fut.done():
@@ -150,6 +185,15 @@ class GroupCommitter:
             self.hub.publish(batch.events)
         for hook in batch.after_commit:
             hook()
+
+    def _committed(self, count: int, started: float) -> None:
+        """The writer is free: aim the next commit and start it when it is due."""
+        self._took = self._loop.time() - started
+        # Its clients' next requests are on their way, and those that came while it ran are from
+        # other clients, whose next ones will follow them.
+        self._aim = min(count + len(self._waiting), MAX_BATCH)
+        self._committing = False
+        self._next()
 
     def _apply(self, batch: Batch) -> None:
         """Make a durable batch visible: store state, leases, compacted revision."""
@@ -169,6 +213,7 @@ class GroupCommitter:
             self.store.compacted = batch.meta["compacted"]
 
 
-def _resolve(wake: asyncio.Future) -> None:
-    if not wake.done():
-        wake.set_result(None)
+def _fail(answered: Answered, exc: BaseException) -> None:
+    for fut, _ in answered:
+        if not fut.done():
+            fut.set_exception(exc)
