@@ -461,12 +461,8 @@ class APIServer:
 
     # ---- running ---------------------------------------------------------------------------------
     async def start(self) -> None:
-        namespaces = self.stores[NAMESPACES]
-        for name in SYSTEM_NAMESPACES:
-            with contextlib.suppress(StatusError):  # 409: it exists already
-                obj = namespaces.codec.new()
-                obj.metadata.name = name
-                await namespaces.create("", obj, WriteOptions())
+        # At once: storage commits them together, one round trip on the way to readyz instead of four.
+        await asyncio.gather(*(self._system_namespace(name) for name in SYSTEM_NAMESPACES))
         self._started = True
         for key, cacher in self.cachers.items():
             self._cache_tasks[key] = asyncio.create_task(cacher.run())
@@ -474,6 +470,13 @@ class APIServer:
         self._tasks.append(asyncio.create_task(self._bootstrap()))
         self._tasks += [asyncio.create_task(informer.run()) for informer in self.informers]
         self._tasks += [asyncio.create_task(task) for task in self.flow_control.tasks()]
+
+    async def _system_namespace(self, name: str) -> None:
+        namespaces = self.stores[NAMESPACES]
+        obj = namespaces.codec.new()
+        obj.metadata.name = name
+        with contextlib.suppress(StatusError):  # 409: it exists already
+            await namespaces.create("", obj, WriteOptions())
 
     async def _bootstrap(self) -> None:
         """The post-start hooks' objects, once the watch caches serve (retried while storage is away).
