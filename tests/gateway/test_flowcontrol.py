@@ -101,10 +101,13 @@ class Answer:
     text: str
 
 
-async def slow_create(server: GatewayProcess, user: str, namespace: str, hold: float) -> Answer:
+async def slow_create(
+    server: GatewayProcess, user: str, namespace: str, hold: float, release: asyncio.Event | None = None
+) -> Answer:
     """A ConfigMap create as ``user`` (impersonated on the plain-HTTP port) whose body takes
-    ``hold`` seconds to arrive. A raw HTTP/1.1 exchange: the server may answer (429) before the
-    body is complete, which HTTP clients that send first and read after cannot see."""
+    ``hold`` seconds to arrive (or until ``release`` is set). A raw HTTP/1.1 exchange: the server may
+    answer (429) before the body is complete, which HTTP clients that send first and read after
+    cannot see."""
     reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
     first, rest = b'{"metadata": {"generateName": "slow-"},', b'"data": {}}'
     head = (
@@ -115,8 +118,10 @@ async def slow_create(server: GatewayProcess, user: str, namespace: str, hold: f
     writer.write(head.encode() + first)
     await writer.drain()
     answered = asyncio.ensure_future(reader.readuntil(b"\r\n\r\n"))
-    done, _ = await asyncio.wait([answered], timeout=hold)
-    if not done:
+    released = asyncio.ensure_future(release.wait() if release is not None else asyncio.sleep(hold))
+    await asyncio.wait([answered, released], timeout=hold, return_when=asyncio.FIRST_COMPLETED)
+    released.cancel()
+    if not answered.done():
         with contextlib.suppress(ConnectionError):
             writer.write(rest)
             await writer.drain()
@@ -462,17 +467,21 @@ def test_a_flood_in_global_default_does_not_slow_leader_election_or_exempt(apf: 
 
 
 def test_a_burst_within_queue_capacity_is_queued_not_rejected(apf: GatewayProcess) -> None:
-    """3 seats and a hand of 4 queues of 4: a burst of 12 holding 0.5 s each waits its turn."""
+    """3 seats and a hand of 4 queues of 4: a burst of 12 holding their seats (until the queued ones
+    are seen, 30 s at most; then 0.5 s each) waits its turn."""
 
     async def scenario() -> tuple[list[Answer], str]:
-        sent = [asyncio.create_task(slow_create(apf, "burst", "apf", 0.5)) for _ in range(12)]
+        release = asyncio.Event()
+        sent = [asyncio.create_task(slow_create(apf, "burst", "apf", 30, release)) for _ in range(12)]
         await seats_taken(apf, "apf-test", 3)
+        deadline = time.monotonic() + 30
         async with httpx.AsyncClient(base_url=apf.url) as admin:
             while True:  # until the server has read the others' heads and queued them
                 dump = (await admin.get("/debug/api_priority_and_fairness/dump_requests")).text
-                if any(line.startswith("apf-test,") for line in dump.splitlines()) or all(t.done() for t in sent):
+                if any(line.startswith("apf-test,") for line in dump.splitlines()) or time.monotonic() > deadline:
                     break
                 await asyncio.sleep(0.02)
+        release.set()
         return list(await asyncio.gather(*sent)), dump
 
     responses, dump = asyncio.run(scenario())
