@@ -66,6 +66,9 @@ class Lane:
 
 
 LANE: ContextVar[Lane | None] = ContextVar("lane", default=None)
+# The lane of the executing requests not held back: their order plays no part, so they share it.
+# Nothing changes it: a request in it is nobody's connection.
+FOREGROUND = Lane(False, ARRIVALS)
 _dispatches = itertools.count()
 
 
@@ -78,26 +81,30 @@ def dispatched(lane: Lane | None) -> None:
     """A request that waited in a queue has just been dispatched (``lane`` is its connection's): its
     wake-up, and its execution after it, come in dispatch order — before the arrivals, whose order it
     had while it waited, and which would otherwise keep its seats idle."""
-    if lane is not None:
+    if lane is not None and lane is not FOREGROUND:
         lane.order = next(_dispatches)
 
 
 def undispatched(lane: Lane | None) -> None:
     """The request ``dispatched`` was about will not execute after all (cancelled as it woke up):
     its connection's next request arrives as any other."""
-    if lane is not None:
+    if lane is not None and lane is not FOREGROUND:
         lane.order = ARRIVALS
 
 
 def enter(background: bool) -> Lane:
-    """The current request's own lane, from now on, in its dispatch order; its connection's next
-    request starts in the same one (background or not)."""
+    """The current request's lane from now on: in the background, its own, in its dispatch order; in
+    the foreground, FOREGROUND. Its connection's next request starts in the same one (background or
+    not)."""
     connection = LANE.get()
     order = ARRIVALS
-    if connection is not None:
+    if connection is not None and connection is not FOREGROUND:
         order = connection.order  # dispatched() gave it one if it waited
         connection.background, connection.order = background, ARRIVALS
-    lane = Lane(background, next(_dispatches) if order == ARRIVALS else order)
+    if not background:
+        LANE.set(FOREGROUND)
+        return FOREGROUND
+    lane = Lane(True, next(_dispatches) if order == ARRIVALS else order)
     LANE.set(lane)
     return lane
 

@@ -98,10 +98,14 @@ class PriorityAndFairness:
         if refused is None and queued.decision is not None and not queued.decision.done():
             refused = await self._wait(request, info, route, queued)
             now = queues.clock()
+        elif refused is None:  # dispatched at once: it starts as it arrives
+            now = queued.start_ns
+            if not route.exempt:
+                flow.waited[True].observe(0.0)
         else:
             now = queues.clock()
-            if not route.exempt:  # dispatched or refused at once
-                flow.waited[refused is None].observe((now - queued.arrival) / NS)
+            if not route.exempt:
+                flow.waited[False].observe((now - queued.arrival) / NS)
         if refused is not None:
             lanes.enter(background=True)  # the 429, and the connection's next request, wait for the rest
             self.dropped.record(level.name)
@@ -131,7 +135,7 @@ class PriorityAndFairness:
 
     def finish(self, route: Route, queued: Request, started: int, lane: lanes.Lane) -> None:
         """The request's execution ended (``started``: the queue set's clock when it began)."""
-        if route.watch:
+        if route.watch and lane.background:
             lane.background = False  # its seats are back: it streams on in the foreground
         route.executing.add(-1)
         level = route.level

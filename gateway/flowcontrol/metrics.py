@@ -272,7 +272,7 @@ class LevelObserver:
         self.waiting_gauge.add(requests)
 
     def started(self, flow_schema: str, seats: int, queue_length: int, demand: int, now: int) -> None:
-        flow = self.flow(flow_schema)
+        flow = self.flows.get(flow_schema) or self.flow(flow_schema)
         if queue_length:
             flow.queue_length.observe(queue_length)
         flow.executing += 1
@@ -283,7 +283,7 @@ class LevelObserver:
         self.seat_demand.set(demand, now)
 
     def ended(self, flow_schema: str, requests: int, seats: int, demand: int, now: int) -> None:
-        flow = self.flow(flow_schema)
+        flow = self.flows.get(flow_schema) or self.flow(flow_schema)
         if requests:
             flow.executing += requests
             self.executing_gauge.add(requests)

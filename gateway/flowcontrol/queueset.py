@@ -27,11 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from protokube.gateway.flowcontrol.seats import WorkEstimate
+from protokube.gateway.flowcontrol.seats import ESTIMATED_SERVICE_DURATION, NS, WorkEstimate
 from protokube.gateway.flowcontrol.shufflesharding import deal
 
-ESTIMATED_SERVICE_DURATION = 3_000_000  # G: nanoseconds a seat is guessed to be held
-NS = 1_000_000_000
 EXEMPT_QUEUES = -1
 HAND_CACHE = 4096
 QUEUE_FULL, CONCURRENCY_LIMIT, TIME_OUT, CANCELLED = "queue-full", "concurrency-limit", "time-out", "cancelled"
@@ -76,15 +74,13 @@ class Request:
     start_ns: int = field(init=False)  # the queue set's clock
     crowded: bool = field(init=False)  # other requests of its flow were in the level when it was dispatched
     seats: int = field(init=False)  # the most seats it occupies
-    work: int = field(init=False)  # seat-nanoseconds: the initial seats' guessed service time + the final seats' hold
+    work: int = field(init=False)  # seat-nanoseconds (its estimate's)
 
     def __post_init__(self) -> None:
-        """Work out what queuing reads of its estimate (upstream's completeWorkEstimate)."""
+        """What queuing reads of its estimate (upstream's completeWorkEstimate: ``work``)."""
         estimate = self.estimate
         self.seats = estimate.max_seats
-        self.work = estimate.initial_seats * ESTIMATED_SERVICE_DURATION
-        if estimate.final_seats:
-            self.work += round(estimate.final_seats * estimate.additional_latency * NS)
+        self.work = estimate.work
 
     @property
     def flow_schema(self) -> str:
@@ -234,14 +230,15 @@ class QueueSet:
             self._execute(request, None, 0)
             return None
         request.queue = queue
-        was_empty = queue.empty
+        was_empty = not queue.waiting and not queue.executing
         if was_empty:
             queue.next_dispatch_r = self.current_r
         if not self.requests_waiting and self._can_accommodate(seats):
             # Nothing waits anywhere: the request would be enqueued and dispatched at once (upstream
             # dispatches it then too), after which its queue is not empty.
             self._execute(request, queue, 1)
-            self._became(queue, was_empty)
+            if was_empty:
+                self.active_queues += 1
             return None
         request.arrive_time = time.time()
         request.decision = asyncio.get_running_loop().create_future()
@@ -352,7 +349,7 @@ class QueueSet:
         self.requests_executing += 1
         seats = request.seats
         self.seats_in_use += seats
-        self.observer.started(request.flow[0], seats, queue_length, self._demand(), now)
+        self.observer.started(request.flow[0], seats, queue_length, self.seats_in_use + self.seats_waiting, now)
 
     # ---- waiting ----------------------------------------------------------------------------------
     async def wait(self, request: Request, timeout: float) -> str | None:
@@ -433,7 +430,8 @@ class QueueSet:
             served = now - request.start_ns
             queue.next_dispatch_r -= request.estimate.initial_seats * (ESTIMATED_SERVICE_DURATION - served)
             self._bound(queue)
-            self._became(queue, was_empty=False)
+            if queue.empty:
+                self.active_queues -= 1
         latency = request.estimate.additional_latency
         if latency > 0:
             self.observer.ended(request.flow[0], -1, 0, self._demand(), now)
@@ -452,7 +450,7 @@ class QueueSet:
         current."""
         seats = request.seats
         self.seats_in_use -= seats
-        self.observer.ended(request.flow[0], ended, -seats, self._demand(), self.last_time)
+        self.observer.ended(request.flow[0], ended, -seats, self.seats_in_use + self.seats_waiting, self.last_time)
         queue = request.queue
         if queue is not None:
             queue.seats_in_use -= seats

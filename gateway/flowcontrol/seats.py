@@ -25,6 +25,8 @@ WATCHES_PER_SEAT = 10.0
 EVENT_ADDITIONAL_DURATION = 0.005  # seconds per watcher-seat
 MAX_SEATS_FRACTION = 0.15  # of a level's nominal limit
 MUTATING_VERBS = frozenset({"create", "update", "patch", "delete"})
+ESTIMATED_SERVICE_DURATION = 3_000_000  # G: nanoseconds a seat is guessed to be held (fair queuing's)
+NS = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +36,15 @@ class WorkEstimate:
     additional_latency: float = 0.0  # seconds the final seats are held after the request ends
     watchers: int | None = None  # a write's: the watches its event may reach (None: not a write)
     max_seats: int = field(init=False, repr=False, compare=False)  # the most seats it occupies
+    # Seat-nanoseconds, as fair queuing reckons it: the initial seats' guessed service time + the final seats' hold.
+    work: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_seats", max(self.initial_seats, self.final_seats))
+        work = self.initial_seats * ESTIMATED_SERVICE_DURATION
+        if self.final_seats:
+            work += round(self.final_seats * self.additional_latency * NS)
+        object.__setattr__(self, "work", work)
 
 
 ONE_SEAT = WorkEstimate(MINIMUM_SEATS)

@@ -115,7 +115,9 @@ def test_a_connection_reads_its_next_request_in_the_lane_of_its_last_one() -> No
             assert connection is not None and connection.order == lanes.ARRIVALS
             arrived_in_background = connection.background
             lane = lanes.enter(backlogged)
-            assert LANE.get() is lane and lane.order < lanes.ARRIVALS
+            assert LANE.get() is lane
+            # held back, it has a place in the dispatch order; else it shares the foreground's lane
+            assert lane.order < lanes.ARRIVALS if backlogged else lane is lanes.FOREGROUND
             return arrived_in_background
 
         async def connection() -> None:
@@ -127,6 +129,21 @@ def test_a_connection_reads_its_next_request_in_the_lane_of_its_last_one() -> No
         return seen
 
     assert run(scenario) == [False, True, True, False]
+
+
+def test_the_shared_foreground_lane_never_changes() -> None:
+    """A request made from within a foreground request's context (its lane is FOREGROUND, not a
+    connection's) neither sends the foreground to the background nor gives it a dispatch order."""
+
+    async def scenario(loop: LaneLoop) -> None:
+        lanes.open_connection()
+        assert lanes.enter(False) is lanes.FOREGROUND
+        lanes.dispatched(LANE.get())
+        inner = lanes.enter(True)
+        assert inner.background and inner is not lanes.FOREGROUND
+        assert not lanes.FOREGROUND.background and lanes.FOREGROUND.order == lanes.ARRIVALS
+
+    run(scenario)
 
 
 def test_a_request_is_crowded_when_others_of_its_flow_wait_or_execute_as_it_is_dispatched() -> None:
