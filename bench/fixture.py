@@ -63,8 +63,9 @@ def serve_start(storage: str) -> dict:
         started = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            until(lambda: _ready(f"http://127.0.0.1:{insecure}/readyz"), proc)
-            ready = time.perf_counter() - started
+            with httpx.Client(timeout=5) as client:  # one client: httpx.get makes one (an SSL context) per poll
+                until(lambda: _ready(client, f"http://127.0.0.1:{insecure}/readyz"), proc)
+                ready = time.perf_counter() - started
             gateway_cpu = cpu_seconds(proc.pid)
             storage_cpu = sum(cpu_seconds(pid) for pid in process_tree(proc.pid) if pid != proc.pid)
             kubectl_get_ns(Path(data_dir) / "kubeconfig")
@@ -78,9 +79,9 @@ def serve_start(storage: str) -> dict:
             stop(proc)
 
 
-def _ready(url: str) -> bool:
+def _ready(client: httpx.Client, url: str) -> bool:
     try:
-        return httpx.get(url, timeout=5).status_code == 200
+        return client.get(url).status_code == 200
     except httpx.TransportError:
         return False
 

@@ -18,32 +18,35 @@ from typing import Any
 from protokube.gateway.auth.bootstrap import AUTOUPDATE, Policy
 from protokube.gateway.auth.escalation import uncovered
 from protokube.gateway.errors import StatusError
-from protokube.gateway.params import DeleteOptions, WriteOptions
+from protokube.gateway.params import DeleteOptions, ListOptions, WriteOptions
 from protokube.gateway.registry.store import Store
 
 Value = dict[str, Any]
 
 
 async def reconcile_policy(policy: Policy, stores: dict[str, Store | None]) -> None:
-    """``stores``: the RBAC resources' stores by plural (None when not served)."""
-    for plural, objects, reconciled in (
-        ("clusterroles", policy.cluster_roles, reconciled_role),
-        ("clusterrolebindings", policy.cluster_role_bindings, reconciled_binding),
-        ("roles", policy.roles, reconciled_role),
-        ("rolebindings", policy.role_bindings, reconciled_binding),
-    ):
-        store = stores.get(plural)
-        if store is not None:  # a kind's objects at once: storage commits them in a few batches
-            await asyncio.gather(*(_reconcile(store, expected, reconciled) for expected in objects))
+    """``stores``: the RBAC resources' stores by plural (None when not served). The four kinds at once,
+    and each kind's objects at once: storage commits them in a few batches."""
+    await asyncio.gather(
+        _reconcile_kind(stores.get("clusterroles"), policy.cluster_roles, reconciled_role),
+        _reconcile_kind(stores.get("clusterrolebindings"), policy.cluster_role_bindings, reconciled_binding),
+        _reconcile_kind(stores.get("roles"), policy.roles, reconciled_role),
+        _reconcile_kind(stores.get("rolebindings"), policy.role_bindings, reconciled_binding),
+    )
 
 
-async def _reconcile(store: Store, expected: Value, reconciled: Any) -> None:
+async def _reconcile_kind(store: Store | None, objects: list[Value], reconciled: Any) -> None:
+    """One kind's objects, against what one list of the kind finds (not one read per object)."""
+    if store is None:
+        return
+    found = {(v.obj.metadata.namespace, v.obj.metadata.name): v for v in (await store.list("", ListOptions())).items}
+    await asyncio.gather(*(_reconcile(store, expected, reconciled, found) for expected in objects))
+
+
+async def _reconcile(store: Store, expected: Value, reconciled: Any, found: dict[tuple[str, str], Any]) -> None:
     namespace, name = expected["metadata"].get("namespace", ""), expected["metadata"]["name"]
-    try:
-        current = await store.get(namespace, name, None)
-    except StatusError as err:
-        if err.status.code != 404:
-            raise
+    current = found.get((namespace, name))
+    if current is None:
         await store.create(namespace, store.codec.from_dict(expected).obj, WriteOptions())
         return
     existing = store.codec.to_dict(current.obj)
