@@ -41,9 +41,8 @@ class WatchService:
             sender.cancel()
 
     async def _send_loop(self, stream: WatchStream, context: grpc.aio.ServicerContext) -> None:
-        outgoing = stream.outgoing
         while True:
-            response = await outgoing.get()
+            response = await stream.next_response()
             await context.write(response)
             stream.written(response)
 

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 PROGRESS_WATCH_ID = -1  # etcd 3.5 answers a stream-wide progress request with watch_id -1
 CATCH_UP_PAGE_REVS = 1000  # revisions read from the history per query
 MAX_EVENTS_PER_RESPONSE = 1000  # a response may exceed it to keep a revision whole
+MAX_RESPONSE_BYTES = 1572864  # etcd's --max-request-bytes default: the largest response, fragments' size
 RING_MAX_BYTES = 256 * 1024 * 1024  # the ring also stops growing at this many value bytes
 STREAM_BUFFER_BYTES = 16 * 1024 * 1024  # responses queued on a stream before its watchers are paced
 
@@ -109,14 +110,23 @@ class Watcher:
 
 class WatchStream:
     """The outgoing side of one gRPC Watch stream: its watchers and its response queue, whose
-    queued bytes it counts (`full` above buffer_bytes; room again at half of it)."""
+    queued bytes it counts (`full` above buffer_bytes; room again at half of it).
 
-    def __init__(self, buffer_bytes: int = STREAM_BUFFER_BYTES) -> None:
+    Responses that only carry events of one watch and wait next to each other in the queue go out as
+    one (``next_response``): a client that reads slower than the events come (flow control then holds
+    the writes back) gets them in fewer, larger responses, as etcd batches a slow watcher's events,
+    instead of falling further behind at a response a turn. Concatenated, two WatchResponses are one:
+    their events in order, the header (its revision) and watch_id of the later."""
+
+    def __init__(self, buffer_bytes: int = STREAM_BUFFER_BYTES, response_bytes: int = MAX_RESPONSE_BYTES) -> None:
         self.watchers: dict[int, Watcher] = {}
-        self.outgoing: asyncio.Queue[bytes] = asyncio.Queue()
+        # (response, the watch whose events it only carries or None, how many)
+        self._outgoing: deque[tuple[bytes, int | None, int]] = deque()
+        self._queued = asyncio.Event()
         self.next_id = 0
         self.progress_pending = False
         self.buffer_bytes = buffer_bytes
+        self.response_bytes = response_bytes  # merged responses stay within it
         self.queued_bytes = 0
         self._room = asyncio.Event()
         self._room.set()
@@ -128,11 +138,39 @@ class WatchStream:
         self.next_id += 1
         return self.next_id - 1
 
-    def send(self, response: bytes) -> None:
-        self.outgoing.put_nowait(response)
+    def send(self, response: bytes, events_of: int | None = None, events: int = 0) -> None:
+        """Queue ``response``; ``events_of``: the watch whose ``events`` are all it carries (None for
+        any other response: created, canceled, progress, fragment)."""
+        self._outgoing.append((response, events_of, events))
+        self._queued.set()
         self.queued_bytes += len(response)
         if self.full:
             self._room.clear()
+
+    async def next_response(self) -> bytes:
+        """The next response to write, with the event responses of the same watch queued right behind
+        it merged in (at most response_bytes and MAX_EVENTS_PER_RESPONSE events, as one revision's)."""
+        outgoing = self._outgoing
+        while not outgoing:
+            self._queued.clear()
+            await self._queued.wait()
+        response, watch_id, events = outgoing.popleft()
+        if watch_id is None or not outgoing:
+            return response
+        parts, size = [response], len(response)
+        while outgoing:
+            following, following_id, following_events = outgoing[0]
+            if (
+                following_id != watch_id
+                or size + len(following) > self.response_bytes
+                or events + following_events > MAX_EVENTS_PER_RESPONSE
+            ):
+                break
+            outgoing.popleft()
+            parts.append(following)
+            size += len(following)
+            events += following_events
+        return b"".join(parts) if len(parts) > 1 else response
 
     def written(self, response: bytes) -> None:
         """The sender wrote a queued response to the client."""
@@ -160,7 +198,7 @@ class WatchHub:
         *,
         ring_size: int = 100_000,
         progress_interval: float = 600.0,
-        max_response_bytes: int = 1572864,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         stream_buffer_bytes: int = STREAM_BUFFER_BYTES,
     ) -> None:
         self.store = store
@@ -274,7 +312,7 @@ class WatchHub:
         self._maybe_send_progress(w.stream)
 
     def open_stream(self) -> WatchStream:
-        stream = WatchStream(self.stream_buffer_bytes)
+        stream = WatchStream(self.stream_buffer_bytes, self.max_response_bytes)
         self._streams.add(stream)
         return stream
 
@@ -366,7 +404,7 @@ class WatchHub:
         the request limit, several: each but the last marked `fragment` (as etcd)."""
         limit = self.max_response_bytes
         if not w.fragment or len(events) < 2 or sum(len(ev) for ev in events) <= limit:
-            w.stream.send(watch_response(header, w.id, events))
+            w.stream.send(watch_response(header, w.id, events), w.id, len(events))
             return
         chunks: list[list[bytes]] = [[]]
         size = 0

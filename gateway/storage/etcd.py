@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -34,6 +35,12 @@ from protokube.gen.etcdserverpb import rpc_pb2_grpc as rpc_grpc
 
 # Lists of many large objects exceed gRPC's 4 MiB default.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+# The watches' channel keeps a small fixed HTTP/2 stream window (16 KiB read ahead, no bandwidth
+# probing, which grows it to megabytes): a watch cache that reads slower than its events come (one
+# response a turn or two of a busy event loop) then holds storage's writes back, and storage sends
+# what waits in fewer, larger responses (server/watchhub.py), instead of the gateway falling further
+# behind at a response a turn. A larger event still comes whole: the window opens for a message read.
+WATCH_CHANNEL_OPTIONS = [*CHANNEL_OPTIONS, ("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 16384)]
 COMPACT_REV_KEY = b"compact_rev_key"  # upstream's key: its version counts compaction turns
 READ_WAIT = 10.0  # seconds a read waits for a storage member to take it
 log = logging.getLogger("protokube.etcd")
@@ -94,15 +101,16 @@ class EtcdBackend:
         self.endpoints = endpoints.parse(target)
         self.tls = tls
         self.channel = self._channel(endpoints.grpc_target(self.endpoints))
+        self.watch_channel = self._channel(endpoints.grpc_target(self.endpoints), WATCH_CHANNEL_OPTIONS)
         self.kv = rpc_grpc.KVStub(self.channel)
-        self.watch_stub = rpc_grpc.WatchStub(self.channel)
+        self.watch_stub = rpc_grpc.WatchStub(self.watch_channel)
         self.maintenance = rpc_grpc.MaintenanceStub(self.channel)
         # Whether every member sends progress notifications in order (the watch cache may then
         # serve consistent reads); checked against their versions in wait_ready.
         self.progress_notify = True
 
-    def _channel(self, target: str) -> grpc.aio.Channel:
-        options = [*CHANNEL_OPTIONS, *endpoints.tls_name_options(self.endpoints, self.tls is not None)]
+    def _channel(self, target: str, options: list[tuple[str, Any]] = CHANNEL_OPTIONS) -> grpc.aio.Channel:
+        options = [*options, *endpoints.tls_name_options(self.endpoints, self.tls is not None)]
         if self.tls is None:
             return grpc.aio.insecure_channel(target, options=options)
         return grpc.aio.secure_channel(target, self.tls.credentials(), options=options)
@@ -112,6 +120,7 @@ class EtcdBackend:
 
     async def close(self) -> None:
         await self.channel.close()
+        await self.watch_channel.close()
 
     async def wait_ready(self, timeout: float) -> None:
         """Wait for the storage, then check what every member's version guarantees (upstream's

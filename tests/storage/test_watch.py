@@ -395,3 +395,34 @@ def test_a_catch_up_from_the_history_comes_in_pages_of_a_quarter_buffer(storage_
                 assert not any(ev.HasField("prev_kv") for _, ev in got)
 
     run(server.address, test, timeout=60)
+
+
+def test_a_client_that_reads_slower_than_the_events_come_gets_them_merged(storage, prefix):
+    """Event responses of one watch that wait behind each other (flow control holds the writes back
+    while the client does not read) go out as one: fewer responses than revisions, every revision
+    once and in order, each response's header at its last event or later; the watch's other
+    responses (the progress answer) are never merged and keep their place."""
+    writes, value = 300, b"v" * 2048  # 600 KiB: many times HTTP/2's initial window
+
+    async def test(s):
+        async with grpc.aio.insecure_channel(storage.address, options=FIXED_WINDOW) as other:
+            slow = WatchClient(Stubs(other))
+            created = await slow.create(key=prefix, range_end=prefix_end(prefix))
+            revisions = [(await s.kv.Put(pb.PutRequest(key=prefix + b"k", value=value))).header.revision]
+            revisions += [
+                (await s.kv.Put(pb.PutRequest(key=prefix + b"%d" % i, value=value))).header.revision
+                for i in range(writes - 1)
+            ]
+            await slow.call.write(pb.WatchRequest(progress_request=pb.WatchProgressRequest()))
+            responses = []
+            while sum(len(r.events) for r in responses) < writes:
+                responses.append(await slow.read())
+            progress = await slow.read()
+            assert progress.watch_id == -1 and not progress.events and progress.header.revision == revisions[-1]
+            assert {r.watch_id for r in responses} == {created.watch_id}
+            assert [ev.kv.mod_revision for r in responses for ev in r.events] == revisions
+            assert all(r.header.revision >= r.events[-1].kv.mod_revision for r in responses)
+            assert len(responses) < writes // 2, len(responses)
+            slow.call.cancel()
+
+    run(storage.address, test, timeout=60)
