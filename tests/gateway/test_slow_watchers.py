@@ -75,7 +75,9 @@ def test_a_watcher_that_stops_reading_is_closed_and_others_go_on(tmp_path: Path)
     gateway = GatewayProcess(tmp_path, NO_ROOT_CA_PUBLISHER).start()
     try:
         with gateway.client() as client:
-            template = client.post(PATH, json={"metadata": {"name": _name(0)}, "data": {"k": "v" * 1000}})
+            # 3 kB objects: the bytes that leave the queue before it overflows (the socket's buffers and
+            # the transport's, ~3 MB) are ~1,000 events, well under the 3,000 the closing allows
+            template = client.post(PATH, json={"metadata": {"name": _name(0)}, "data": {"k": "v" * 3000}})
             assert template.status_code == 201, template.text
             start = template.json()["metadata"]["resourceVersion"]
 
