@@ -7,6 +7,7 @@ from typing import Any
 from celpy import celtypes
 
 from protokube.gateway.cel.library import fail, method, register
+from protokube.gateway.cel.values import INT
 
 # cel-python's transpiler takes ``.min(...)`` for its own macro (min with a variable): the program
 # renames a call without arguments to this name, which no expression can write.
@@ -24,7 +25,7 @@ def is_sorted(items: celtypes.ListType) -> Any:
 @method("sum", celtypes.ListType)
 def total(items: celtypes.ListType) -> Any:
     if not items:
-        return celtypes.IntType(0)
+        return INT(0)
     result = items[0]
     for item in items[1:]:
         result = result + item
@@ -55,13 +56,13 @@ def maximum(items: celtypes.ListType) -> Any:
 def index_of(items: celtypes.ListType, value: Any) -> celtypes.IntType:
     for i, item in enumerate(items):
         if type(item) is type(value) and item == value:
-            return celtypes.IntType(i)
-    return celtypes.IntType(-1)
+            return INT(i)
+    return INT(-1)
 
 
 @method("lastIndexOf", celtypes.ListType)
 def last_index_of(items: celtypes.ListType, value: Any) -> celtypes.IntType:
     for i in range(len(items) - 1, -1, -1):
         if type(items[i]) is type(value) and items[i] == value:
-            return celtypes.IntType(i)
-    return celtypes.IntType(-1)
+            return INT(i)
+    return INT(-1)

@@ -23,6 +23,7 @@ import celpy
 import celpy.evaluation
 from celpy.evaluation import CELEvalError
 
+from protokube.gateway.cel import values
 from protokube.gateway.cel.cost import charge
 from protokube.gateway.cel.library import exposed_name
 from protokube.gateway.cel.regex import FUNCTIONS as REGEX_FUNCTIONS
@@ -109,6 +110,19 @@ def _macro(func: Callable[..., Any], name: str) -> Callable[..., Any]:
     return call
 
 
+def _size(container: Any) -> Any:
+    """size(): cel-python's function_size, its int made at once (values.INT)."""
+    return values.INT(0 if container is None else len(container))
+
+
+# cel-python's functions that build a wrapper at every call, in place of theirs: its comparisons
+# (bool_le is boolean(operator.le)(a, b), a functools.wraps each time), built once, and size().
+_PREBUILT: dict[str, Callable[..., Any]] = {
+    **{f"bool_{op}": celpy.evaluation.boolean(getattr(operator, op)) for op in ("lt", "le", "gt", "ge", "eq", "ne")},
+    "function_size": _size,
+}
+
+
 def _namespace(members: Iterable[tuple[str, Any]]) -> types.SimpleNamespace:
     space = types.SimpleNamespace()
     for name, value in members:
@@ -124,7 +138,9 @@ def _namespace(members: Iterable[tuple[str, Any]]) -> types.SimpleNamespace:
 def names() -> dict[str, Any]:
     """The globals a program's code runs with in place of cel-python's ``celpy`` and ``operator``
     (made once the library's functions are registered)."""
-    evaluation = _namespace(vars(celpy.evaluation).items())
+    evaluation = _namespace({**vars(celpy.evaluation), **_PREBUILT}.items())
     evaluation.k8s = _namespace(vars(celpy.evaluation.k8s).items())  # type: ignore[attr-defined]
-    package = types.SimpleNamespace(evaluation=evaluation, celtypes=celpy.celtypes)
+    # The code's literals and int()/uint() conversions, made without cel-python's slow constructors.
+    literals = types.SimpleNamespace(**{**vars(celpy.celtypes), "IntType": values.INT, "UintType": values.UINT})
+    package = types.SimpleNamespace(evaluation=evaluation, celtypes=literals)
     return {"celpy": package, "operator": _namespace(vars(operator).items())}

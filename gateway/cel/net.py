@@ -12,6 +12,7 @@ from typing import Any
 from celpy import celtypes
 
 from protokube.gateway.cel.library import fail, function, method
+from protokube.gateway.cel.values import INT
 
 String = celtypes.StringType
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -96,7 +97,7 @@ def string(value: IP | CIDR) -> String:
 
 @method("family", IP)
 def family(value: IP) -> celtypes.IntType:
-    return celtypes.IntType(value.address.version)
+    return INT(value.address.version)
 
 
 @method("isUnspecified", IP)
@@ -133,7 +134,7 @@ def is_global_unicast(value: IP) -> celtypes.BoolType:
 
 @method("prefixLength", CIDR)
 def prefix_length(value: CIDR) -> celtypes.IntType:
-    return celtypes.IntType(value.interface.network.prefixlen)
+    return INT(value.interface.network.prefixlen)
 
 
 @method("masked", CIDR)

@@ -13,6 +13,7 @@ from typing import Any
 from celpy import celtypes
 
 from protokube.gateway.cel.library import fail, function, method
+from protokube.gateway.cel.values import INT
 
 _SHAPE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 _NUMBER = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(.*)")
@@ -78,7 +79,7 @@ def is_quantity(text: celtypes.StringType) -> celtypes.BoolType:
 def compare_to(value: Quantity, other: Quantity) -> Any:
     if not isinstance(other, Quantity):
         return fail("no such overload")
-    return celtypes.IntType((value.value > other.value) - (value.value < other.value))
+    return INT((value.value > other.value) - (value.value < other.value))
 
 
 @method("isLessThan", Quantity)
@@ -120,7 +121,7 @@ def is_integer(value: Quantity) -> celtypes.BoolType:
 def as_integer(value: Quantity) -> Any:
     if not _fits(value.value):
         return fail("cannot convert value to integer")
-    return celtypes.IntType(value.value.numerator)
+    return INT(value.value.numerator)
 
 
 @method("asApproximateFloat", Quantity)
@@ -130,4 +131,4 @@ def as_approximate_float(value: Quantity) -> celtypes.DoubleType:
 
 @method("sign", Quantity)
 def sign(value: Quantity) -> celtypes.IntType:
-    return celtypes.IntType((value.value > 0) - (value.value < 0))
+    return INT((value.value > 0) - (value.value < 0))

@@ -8,6 +8,7 @@ custom objects nest up to 10,000 levels."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from celpy import celtypes
@@ -19,6 +20,23 @@ _String, _Int, _Double, _Bool = celtypes.StringType, celtypes.IntType, celtypes.
 _List = celtypes.ListType
 _RAW = frozenset({dict, list, str, int, float, bool})
 _CHUNK = 4096
+
+
+def _int_maker(cls: type[int], low: int, high: int) -> Callable[..., Any]:
+    """``cls``'s constructor, a plain int within [low, high) made at once: cel-python's IntType and
+    UintType wrap a new range check (functools.wraps) around the conversion at every call, some 30
+    times the cost of the value itself; any other source, or an out-of-range int, goes to ``cls``."""
+
+    def make(source: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(source) is int and low <= source < high and not args and not kwargs:
+            return int.__new__(cls, source)
+        return cls(source, *args, **kwargs)
+
+    return make
+
+
+INT = _int_maker(celtypes.IntType, -_INT64, _INT64)
+UINT = _int_maker(celtypes.UintType, 0, 2 * _INT64)
 
 
 class _JSONMap(celtypes.MapType):
@@ -69,7 +87,7 @@ def to_cel(value: Any) -> Any:
         if kind is bool:
             return _Bool(item)
         if kind is int:
-            return _Int(item) if -_INT64 <= item < _INT64 else _Double(item)
+            return int.__new__(_Int, item) if -_INT64 <= item < _INT64 else _Double(item)
         if kind is float:
             return _Double(item)
         return item  # None, and values that are CEL's already

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from celpy import celtypes
 
 from protokube.gateway.auth.authorization import AlwaysAllow, AlwaysDeny
 from protokube.gateway.auth.rbac import Attributes, Decision
@@ -225,6 +226,20 @@ def test_json_values_keep_go_numbers() -> None:
     assert run("o.n + 1", o={"n": 41}) == 42
     assert run("o.f * 2.0", o={"f": 1.25}) == 2.5
     assert run("has(o.a) && !has(o.b)", o={"a": None}) is True
+
+
+def test_ints_are_cel_ints_within_int64_and_uint64() -> None:
+    """Literals, size(), JSON numbers and int()/uint() are CEL's own int and uint (made without
+    cel-python's slow constructors: values.INT), and int64's and uint64's ranges still hold."""
+    for expression, activation in (("-5", {}), ("size(o.s)", {"o": {"s": "abc"}}), ("o.n", {"o": {"n": 5}})):
+        assert type(compile(expression, activation).evaluate(activation)) is celtypes.IntType
+    assert type(compile("uint(3) + 2u", []).evaluate({})) is celtypes.UintType
+    assert run("int('5') + size([1, 2]) + size({'a': 1})") == 8
+    for overflowing in ("9223372036854775807 + 1", "-9223372036854775808 - 1", "18446744073709551615u + 1u"):
+        with pytest.raises(CELEvaluationError, match="overflow"):
+            compile(overflowing, []).evaluate({})
+    with pytest.raises(CELEvaluationError, match="overflow"):
+        compile("9223372036854775808", []).evaluate({})
 
 
 def test_logic_absorbs_errors_and_takes_has_as_a_bool() -> None:

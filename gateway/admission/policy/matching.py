@@ -21,6 +21,8 @@ def rules_match(
 ) -> Invocation | None:
     """The resource the rules take the request as (the request's own first), None when not."""
     named = [r for r in rules if not r.names or attributes.name in r.names]
+    if not named:  # (no excludeResourceRules, most often): nothing to look for in other versions
+        return None
     exact = invocation([r.rule for r in named], False, attributes, registry)
     if exact is not None or not equivalent:
         return exact
