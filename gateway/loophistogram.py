@@ -31,6 +31,10 @@ class LoopHistogramChild:
         self.counts[bisect_left(self.bounds, value)] += 1
         self.sum += value
 
+    def observe_zero(self) -> None:
+        """observe(0) of a histogram whose bounds are not negative (durations): the first bucket."""
+        self.counts[0] += 1
+
 
 class LoopHistogram(Collector):
     """A labelled histogram: ``labels(*values).observe(v)``, as prometheus_client's."""

@@ -101,7 +101,7 @@ class PriorityAndFairness:
         elif refused is None:  # dispatched at once: it starts as it arrives
             now = queued.start_ns
             if not route.exempt:
-                flow.waited[True].observe(0.0)
+                flow.waited[True].observe_zero()
         else:
             now = queues.clock()
             if not route.exempt:

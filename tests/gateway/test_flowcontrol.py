@@ -504,11 +504,13 @@ def test_a_client_that_leaves_while_queued_frees_its_place(apf: GatewayProcess) 
 
     async def scenario() -> None:
         async with async_user(apf, "mouse", timeout=0.6) as mouse:
-            holders = [asyncio.create_task(slow_create(apf, "elephant", "apf", 2.0)) for _ in range(3)]
+            release = asyncio.Event()  # the seats are held until the mouse has given up, however long that takes
+            holders = [asyncio.create_task(slow_create(apf, "elephant", "apf", 30, release)) for _ in range(3)]
             await seats_taken(apf, "apf-test", 3)
             with pytest.raises(httpx.TimeoutException):
                 await mouse.get("/api/v1/namespaces/apf/configmaps")  # queued, then abandoned
             await asyncio.to_thread(eventually, lambda: waiting() == 0)
+            release.set()
             await asyncio.gather(*holders)
 
     asyncio.run(scenario())
@@ -518,11 +520,13 @@ def test_a_client_that_leaves_while_queued_frees_its_place(apf: GatewayProcess) 
 def test_a_request_waits_at_most_a_quarter_of_its_timeout(apf: GatewayProcess) -> None:
     async def scenario() -> tuple[httpx.Response, float]:
         async with async_user(apf, "mouse") as mouse:
-            holders = [asyncio.create_task(slow_create(apf, "elephant", "apf", 2.0)) for _ in range(3)]
+            release = asyncio.Event()  # the seats are held until the mouse is answered, however loaded the machine
+            holders = [asyncio.create_task(slow_create(apf, "elephant", "apf", 30, release)) for _ in range(3)]
             await seats_taken(apf, "apf-test", 3)
             started = time.monotonic()
             response = await mouse.get("/api/v1/namespaces/apf/configmaps", params={"timeout": "2s"})
             waited = time.monotonic() - started
+            release.set()
             await asyncio.gather(*holders)
             return response, waited
 
