@@ -140,7 +140,10 @@ def names() -> dict[str, Any]:
     (made once the library's functions are registered)."""
     evaluation = _namespace({**vars(celpy.evaluation), **_PREBUILT}.items())
     evaluation.k8s = _namespace(vars(celpy.evaluation.k8s).items())  # type: ignore[attr-defined]
-    # The code's literals and int()/uint() conversions, made without cel-python's slow constructors.
-    literals = types.SimpleNamespace(**{**vars(celpy.celtypes), "IntType": values.INT, "UintType": values.UINT})
+    # The code's literals and int()/uint() conversions, made without cel-python's slow constructors;
+    # type(), which the transpiler writes as TypeType(x).
+    literals = types.SimpleNamespace(
+        **{**vars(celpy.celtypes), "IntType": values.INT, "UintType": values.UINT, "TypeType": values.type_of}
+    )
     package = types.SimpleNamespace(evaluation=evaluation, celtypes=literals)
     return {"celpy": package, "operator": _namespace(vars(operator).items())}

@@ -34,7 +34,7 @@ import protokube.gateway.cel.urls  # noqa: F401
 from protokube.gateway.cel import cost, metered, regex
 from protokube.gateway.cel.library import GLOBALS, METHODS, NAMESPACED, functions, standard_names
 from protokube.gateway.cel.lists import LIST_MIN
-from protokube.gateway.cel.values import to_cel
+from protokube.gateway.cel.values import TYPES, to_cel
 
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 MAX_DEPTH = 250  # cel-go's parser's recursion limit
@@ -117,6 +117,9 @@ class _Frame:
         return _Frame(dict(vars or {}), self)
 
 
+_TYPE_NAMES = _Frame(dict(TYPES))  # what a name no variable has may be: a type (``int``)
+
+
 class Program:
     """A compiled expression, evaluated with an activation of the declared variables.
 
@@ -136,7 +139,7 @@ class Program:
         """The result as a CEL value (``from_cel`` makes it plain Python). Its cost is charged to
         the meter of the work running it (cost.py), which may stop it."""
         space = dict(self._globals)  # its own: evaluations run on threads too (cost.offloaded)
-        space["base_activation"] = _Frame({name: to_cel(value) for name, value in activation.items()})
+        space["base_activation"] = _Frame({name: to_cel(value) for name, value in activation.items()}, _TYPE_NAMES)
         try:
             with cost.expression():
                 exec(self._code, space)  # code transpiled from a checked CEL expression
@@ -346,7 +349,7 @@ class _Checker:
                 return []
             if token.value in self.variables:
                 self.used.add(str(token.value))
-            else:
+            elif token.value not in TYPES:
                 self._undeclared(token)
             return []
         if kind in ("ident_arg", "dot_ident_arg"):
@@ -370,6 +373,10 @@ class _Checker:
             return [(member, scope), *((arg, scope) for arg in args)]
         if kind == "member_dot":
             member, token = children
+            type_name = _chain(member)
+            if _is_type_name(type_name, self.variables | scope):  # int.x: no such qualified name
+                self._undeclared(type_name.children[0].update(value=f"{type_name.children[0]}.{token}"))
+                return []
             declared = "variables" in self.variables and "variables" not in scope
             if declared and _is_ident(member, "variables") and token.value not in self.composition:
                 self._report(token, f"undefined field '{token.value}'")
@@ -387,6 +394,14 @@ def _chain(node: Any) -> Any:
 def _is_ident(node: Any, name: str) -> bool:
     node = _chain(node)
     return isinstance(node, lark.Tree) and node.data == "ident" and node.children[0].value == name
+
+
+def _is_type_name(node: Any, declared: frozenset[str]) -> bool:
+    """Whether ``node`` is an identifier naming a type (``int``), not a variable."""
+    if not (isinstance(node, lark.Tree) and node.data == "ident"):
+        return False
+    name = str(node.children[0].value)
+    return name in TYPES and name not in declared
 
 
 def _bound_name(node: Any) -> str:

@@ -38,6 +38,44 @@ def _int_maker(cls: type[int], low: int, high: int) -> Callable[..., Any]:
 INT = _int_maker(celtypes.IntType, -_INT64, _INT64)
 UINT = _int_maker(celtypes.UintType, 0, 2 * _INT64)
 
+# CEL's type denotations (``type(x) == int``), the values their names evaluate to.
+TYPES: dict[str, type] = {
+    "bool": celtypes.BoolType,
+    "bytes": celtypes.BytesType,
+    "double": celtypes.DoubleType,
+    "int": celtypes.IntType,
+    "uint": celtypes.UintType,
+    "string": celtypes.StringType,
+    "list": celtypes.ListType,
+    "map": celtypes.MapType,
+    "null_type": type(None),
+    "type": celtypes.TypeType,
+}
+# A value's class, or one it derives from, as its CEL type: our lazily converted maps are maps, a
+# library's plain Python result is what CEL makes of it.
+_TYPE_OF: dict[type, type] = {
+    **{cel_type: cel_type for cel_type in TYPES.values()},
+    bool: celtypes.BoolType,
+    int: celtypes.IntType,
+    float: celtypes.DoubleType,
+    str: celtypes.StringType,
+    bytes: celtypes.BytesType,
+    list: celtypes.ListType,
+    dict: celtypes.MapType,
+}
+
+
+def type_of(value: Any) -> type:
+    """CEL's ``type(value)``: a type's type is ``type``; a value's, the CEL type its class is or
+    derives from (cel-python's TypeType answers the class itself: a map made here would be no ``map``)."""
+    if isinstance(value, type):
+        return celtypes.TypeType
+    for cls in type(value).__mro__:
+        found = _TYPE_OF.get(cls)
+        if found is not None:
+            return found
+    return type(value)
+
 
 class _JSONMap(celtypes.MapType):
     """A JSON object as a CEL map: its keys are CEL strings, each value is converted when read."""

@@ -125,6 +125,21 @@ def test_a_denied_request_has_upstreams_status(client: httpx.Client, namespace: 
     assert _create(client, namespace, "c2").status_code == 201
 
 
+def test_type_denotations(client: httpx.Client, namespace: str, make_policy: Make) -> None:
+    """CEL's type names (``type(x) == string``), as cel-go has them: a ConfigMap's name is a string
+    and its metadata a map; its data values, strings, are no ints. ``int.x`` names nothing."""
+    typed = "type(object.metadata.name) == string && type(object.metadata) == map && type(int) == type"
+    no_int = "!has(object.data) || !('n' in object.data) || type(object.data.n) == int"
+    make_policy([{"expression": typed}, {"expression": no_int}], wait=_refused(client, namespace, data={"n": "1"}))
+    assert _create(client, namespace, "typed", data={"k": "v"}).status_code == 201
+    refused = _create(client, namespace, "untyped", data={"n": "1"})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["message"].endswith(f"failed expression: {no_int}")
+    wrong = client.post(POLICIES, json=_policy_body("type-member.example.com", "int.x == 1"))
+    assert wrong.status_code == 422
+    assert "undeclared reference to 'int.x' (in container '')" in wrong.json()["message"]
+
+
 def test_kubectl_label_is_denied(client: httpx.Client, namespace: str, make_policy: Make, kubectl: Kubectl) -> None:
     assert _create(client, namespace, "d1").status_code == 201
     policy, binding = make_policy(

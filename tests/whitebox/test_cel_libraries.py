@@ -242,6 +242,28 @@ def test_ints_are_cel_ints_within_int64_and_uint64() -> None:
         compile("9223372036854775808", []).evaluate({})
 
 
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "type(1) == int && type(1u) == uint && type(1.5) == double && type(true) == bool",
+        "type('a') == string && type(b'a') == bytes && type(null) == null_type",
+        "type([1]) == list && type({'a': 1}) == map && type(int) == type && type(type(1)) == type",
+        "type(o.m) == map && type(o.l) == list && type(o.s) == string && type(o.n) == int && type(o.f) == double",
+        "type(o.m) != list && type(1) != uint && .int == int",
+    ],
+)
+def test_type_denotations(expression: str) -> None:
+    """Type names evaluate to types, type() of a JSON value (a map converted lazily too) to its CEL type."""
+    assert run(expression, o={"m": {"a": 1}, "l": [1], "s": "x", "n": 3, "f": 1.5}) is True
+
+
+def test_a_type_name_is_no_namespace_and_a_variable_may_hide_it() -> None:
+    with pytest.raises(CELCompileError, match=r"undeclared reference to 'int\.x'"):
+        compile("int.x == 1", [])
+    assert run("[1].exists(int, int == 1)") is True
+    assert run("o.int", o={"int": 2}) == 2
+
+
 def test_logic_absorbs_errors_and_takes_has_as_a_bool() -> None:
     assert run("o.x.y || true", o={}) is True
     assert run("o.x.y && false", o={}) is False
