@@ -27,9 +27,13 @@ class DroppingWatch(MemoryWatch):
         super().__init__(backend, start, end, start_revision)
         self.catching_up = backend.catching_up
         self.asked = 0
+        self.drop_next = 0  # requests to drop from now on, whenever they come
 
     def request_progress(self) -> None:
         self.asked += 1
+        if self.drop_next:
+            self.drop_next -= 1
+            return
         if self.asked > self.catching_up and self.backend.revision >= self.start_revision:
             super().request_progress()
 
@@ -81,11 +85,14 @@ def test_a_reader_that_gives_up_leaves_the_others_waiting() -> None:
     """Two readers wait for the same unanswered request: the one whose wait ends first gets
     TooLargeResourceVersion, and its giving up cancels nothing of the other's, which is confirmed
     when the cache asks again."""
-    backend = DroppingBackend(catching_up=1)  # the first request is dropped, the retry answered
+    backend = DroppingBackend(catching_up=0)
 
     async def scenario() -> None:
         async with running_server(backend) as server:
             cache = server.cachers[CONFIGMAPS].cache
+            await cache.sync(2.0)  # the server's own first reads (a controller's) are answered by now
+            for watch in backend.watches:
+                watch.drop_next = 1  # the readers' request is dropped, the retry answered
             patient = asyncio.create_task(cache.sync(5.0))
             with pytest.raises(TooLargeResourceVersion):
                 await cache.sync(0.02)  # gathered with the patient one, gives up before the retry
