@@ -14,6 +14,7 @@ import json
 import random
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,6 +180,7 @@ class WatchLog:
         self.relists = 0
         self._thread: threading.Thread | None = None
         self.errors: list[str] = []
+        self.seen: deque[str] = deque(maxlen=5)  # the last lines read, with when (for a failure's message)
 
     def begin(self, client: httpx.Client) -> None:
         listed = client.get(self.path).json()
@@ -193,7 +195,7 @@ class WatchLog:
     def join(self, timeout: float = 30) -> None:
         assert self._thread is not None
         self._thread.join(timeout)
-        assert not self._thread.is_alive(), "the watch did not end"
+        assert not self._thread.is_alive(), f"the watch did not end; its last lines: {list(self.seen)}"
 
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -218,6 +220,7 @@ class WatchLog:
                     self.errors.append(f"watch answered {response.status_code}")
                     return
                 for line in response.iter_lines():
+                    self.seen.append(f"{time.monotonic():.2f} {line[:300]}")
                     if line:
                         self._event(json.loads(line))
         except httpx.TransportError:
