@@ -398,9 +398,7 @@ def _is_ident(node: Any, name: str) -> bool:
 
 def _is_type_name(node: Any, declared: frozenset[str]) -> bool:
     """Whether ``node`` is an identifier naming a type (``int``), not a variable."""
-    if not (isinstance(node, lark.Tree) and node.data == "ident"):
-        return False
-    name = str(node.children[0].value)
+    name = _bound_name(node)
     return name in TYPES and name not in declared
 
 
