@@ -74,6 +74,14 @@ def stopped() -> StorageError:
     return StorageError(StatusCode.UNAVAILABLE, "etcdserver: server stopped")
 
 
+INTERNAL_MESSAGE = "etcdserver: internal error"
+
+
+def internal() -> StorageError:
+    """A request that failed on an error of the server's own."""
+    return StorageError(StatusCode.INTERNAL, INTERNAL_MESSAGE)
+
+
 def invalid(message: str) -> StorageError:
     """A malformed request that etcd has no dedicated error for."""
     return StorageError(StatusCode.INVALID_ARGUMENT, f"etcdserver: {message}")

@@ -19,6 +19,11 @@ the writer thread's outcome comes back as one callback that applies it and answe
 (no future, task step or turn of the loop between the durable commit and the answers).
 
 With batching off (--no-group-commit) every request gets a commit of its own.
+
+A durable commit that cannot then be applied in memory (or answered and published) leaves the memory
+no longer matching the disk: as etcd panics when it cannot apply a committed entry, the process ends
+at once (``exit_inconsistent``), before it serves anything more from that memory, and its supervisor
+(the gateway's, for the embedded storage) starts it again from the disk.
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 from collections import deque
 from collections.abc import Callable
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from protokube.server import errors
 from protokube.server.backend import CommitBatch, SqliteBackend
@@ -44,15 +50,31 @@ Evaluate = Callable[[WriteView], object]
 Answered = list[tuple[asyncio.Future, object]]  # the requests a batch answers, with their responses
 
 MAX_BATCH = 1024  # requests per commit
+EXIT_INCONSISTENT = 70  # sysexits' EX_SOFTWARE: the process ended on an internal error
+
+
+def exit_inconsistent(err: BaseException) -> NoReturn:
+    """End the process now: a durable commit could not be applied in memory (see the module's doc)."""
+    log.critical("a durable commit could not be applied in memory: exiting, to start again from the disk", exc_info=err)
+    logging.shutdown()  # the message is written before the process ends
+    os._exit(EXIT_INCONSISTENT)
 
 
 class GroupCommitter:
-    def __init__(self, store: MvccStore, hub: WatchHub, *, batching: bool = True) -> None:
+    def __init__(
+        self,
+        store: MvccStore,
+        hub: WatchHub,
+        *,
+        batching: bool = True,
+        on_inconsistent: Callable[[BaseException], object] = exit_inconsistent,
+    ) -> None:
         self.store = store
         self.backend: SqliteBackend = store.backend
         self.lessor: Lessor = store.lessor
         self.hub = hub
         self.batching = batching
+        self.on_inconsistent = on_inconsistent
         self.writes = 0  # write requests committed
         self._waiting: deque[tuple[Evaluate, asyncio.Future]] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -148,7 +170,7 @@ class GroupCommitter:
                 continue
             except Exception:
                 log.exception("write request failed")
-                fut.set_exception(StorageError(errors.StatusCode.INTERNAL, "etcdserver: internal error"))
+                fut.set_exception(errors.internal())
                 continue
             view.commit_to_batch()
             answered.append((fut, response))
@@ -171,10 +193,17 @@ class GroupCommitter:
                 log.warning("commit failed: %s", exc)
                 _fail(answered, errors.commit_failed(exc))
             else:
-                self._apply(batch)
-                self._answer(batch, answered)
+                self._apply_durable(batch, answered)
         finally:
             self._committed(count, started)
+
+    def _apply_durable(self, batch: Batch, answered: Answered) -> None:
+        try:
+            self._apply(batch)
+            self._answer(batch, answered)
+        except Exception as err:  # the disk has the batch; the memory, its watchers and clients may not
+            _fail(answered, errors.internal())
+            self.on_inconsistent(err)
 
     def _answer(self, batch: Batch, answered: Answered) -> None:
         self.writes += len(answered)

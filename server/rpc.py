@@ -23,8 +23,6 @@ from protokube.server.metrics import MethodCalls, StorageMetrics
 
 log = logging.getLogger(__name__)
 
-INTERNAL_MESSAGE = "etcdserver: internal error"
-
 
 def _serialize(response) -> bytes:
     return response if isinstance(response, bytes) else response.SerializeToString()
@@ -69,7 +67,7 @@ async def _abort(
     elif isinstance(exc, Exception):
         log.error("%s failed", method.full_name, exc_info=exc)
         calls.handled(grpc.StatusCode.INTERNAL)
-        await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+        await context.abort(grpc.StatusCode.INTERNAL, errors.INTERNAL_MESSAGE)
     raise exc
 
 

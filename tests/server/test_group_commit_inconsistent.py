@@ -1,0 +1,106 @@
+"""A durable commit that cannot be applied in memory ends the storage process (as etcd panics), so that
+it never serves from a memory that no longer matches its disk, and starts again from the disk.
+
+The store below fails to apply its second commit: the fault injected is in memory only, the SQLite
+database and the committer are the real ones."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from protokube.gen.etcdserverpb import rpc_pb2 as pb
+from protokube.server import apply
+from protokube.server.backend import SqliteBackend
+from protokube.server.errors import StorageError
+from protokube.server.groupcommit import EXIT_INCONSISTENT, GroupCommitter
+from protokube.server.lessor import Lessor
+from protokube.server.mvcc import Entry, MvccStore
+from protokube.server.watchhub import WatchHub
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class FailingSecondApply(MvccStore):
+    """A store whose memory cannot take its second commit."""
+
+    applied = 0
+
+    def apply(self, overlay: dict[bytes, Entry | None], rev: int) -> None:
+        self.applied += 1
+        if self.applied == 2:
+            raise RuntimeError("injected: the memory cannot take this commit")
+        super().apply(overlay, rev)
+
+
+async def put(committer: GroupCommitter, key: bytes) -> object:
+    request = pb.PutRequest(key=key, value=b"v")
+    return await asyncio.wait_for(committer.submit(lambda view: apply.evaluate_put(view, request)), 10)
+
+
+def keys_on_disk(data_dir: Path) -> list[bytes]:
+    backend = SqliteBackend(data_dir)
+    try:
+        return [row[2] for row in backend.load().current]  # (rev, sub, key, ...)
+    finally:
+        backend.close()
+
+
+async def _write_until_inconsistent(data_dir: Path, noted: list[BaseException]) -> None:
+    backend = SqliteBackend(data_dir)
+    store = FailingSecondApply(backend, Lessor(), cluster_id=1, member_id=1)
+    committer = GroupCommitter(store, WatchHub(store), on_inconsistent=noted.append)
+    committer.start()
+    try:
+        await put(committer, b"/first")
+        with pytest.raises(StorageError) as failed:
+            await put(committer, b"/second")
+        assert failed.value.message == "etcdserver: internal error"
+    finally:
+        await committer.stop()
+        backend.close()
+
+
+def test_the_committer_reports_a_commit_it_could_not_apply(tmp_path: Path) -> None:
+    noted: list[BaseException] = []
+    asyncio.run(_write_until_inconsistent(tmp_path, noted))
+    assert [str(err) for err in noted] == ["injected: the memory cannot take this commit"]
+    assert keys_on_disk(tmp_path) == [b"/first", b"/second"]  # durable: the disk has it
+
+
+def test_the_storage_process_exits_on_a_commit_it_could_not_apply(tmp_path: Path) -> None:
+    """With the committer's default, the process ends at once with EXIT_INCONSISTENT and says why; the
+    write it could not apply is on the disk it starts again from."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio
+        from pathlib import Path
+        from tests.server.test_group_commit_inconsistent import FailingSecondApply, put
+        from protokube.server.backend import SqliteBackend
+        from protokube.server.groupcommit import GroupCommitter
+        from protokube.server.lessor import Lessor
+        from protokube.server.watchhub import WatchHub
+
+        async def main():
+            backend = SqliteBackend(Path({str(tmp_path)!r}))
+            store = FailingSecondApply(backend, Lessor(), cluster_id=1, member_id=1)
+            committer = GroupCommitter(store, WatchHub(store))
+            committer.start()
+            await put(committer, b"/first")
+            await put(committer, b"/second")
+            print("still running after the failed apply", flush=True)
+
+        asyncio.run(main())
+        """
+    )
+    ended = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert ended.returncode == EXIT_INCONSISTENT, ended.stderr
+    assert "still running" not in ended.stdout
+    assert "a durable commit could not be applied in memory" in ended.stderr
+    assert "injected: the memory cannot take this commit" in ended.stderr
+    assert keys_on_disk(tmp_path) == [b"/first", b"/second"]
