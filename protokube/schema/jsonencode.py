@@ -17,9 +17,10 @@ from typing import Any
 
 import cbor2
 import orjson
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 
-from protokube.schema import deep, wellknown
+from protokube.schema import deep, descriptors, wellknown
 from protokube.schema.shape import BYTES, FLOAT, MESSAGE, SCHEMA_UNIONS, FieldShape, shape
 
 JSONValue = Any
@@ -34,32 +35,63 @@ def to_dict(message: Message, *, raw_bytes: bool = False) -> dict[str, JSONValue
     return (_RAW if raw_bytes else _TEXT).to_dict(message)
 
 
+# How a field is written when present: a step of a message's plan (see _plan).
+_PLAIN, _SCALAR, _OBJECT, _SPECIAL, _UNION, _INLINE = range(6)  # singular (inline: written even when absent)
+_MAP_PLAIN, _MAP_SCALAR, _MAP_VALUES, _LIST_PLAIN, _LIST_SCALAR, _LIST_VALUES = range(6, 12)  # maps and lists
+# What is written when it is absent: nothing, a constant (emit_empty's, a zero special form), a zero struct.
+_SKIP, _CONSTANT, _ZERO_STRUCT = range(3)
+
+# A field's step: name, JSON key, how it is written (present), what when absent, the constant written
+# when absent, whether a present scalar is written even when falsy, the field.
+Step = tuple[str, str, int, int, JSONValue, bool, FieldShape]
+
+
 class _Encoder:
     def __init__(self, raw_bytes: bool) -> None:
         self.raw_bytes = raw_bytes
+        self._plans: dict[Descriptor, tuple[Step, ...]] = {}
 
     def to_dict(self, message: Message) -> dict[str, JSONValue]:
+        plan = self._plans.get(message.DESCRIPTOR)
+        if plan is None:
+            plan = self._plans[message.DESCRIPTOR] = _plan(message.DESCRIPTOR.full_name)
         present = {fd.name: value for fd, value in message.ListFields()}
         out: dict[str, JSONValue] = {}
-        for field in shape(message.DESCRIPTOR.full_name).fields:
-            value = present.get(field.name, _ABSENT)
-            if field.inline:
-                out.update(self.to_dict(getattr(message, field.name)))
-                continue
+        for name, json_name, how, absent, constant, always, field in plan:
+            value = present.get(name, _ABSENT)
             if value is _ABSENT:
-                if field.kind == MESSAGE and not (field.nullable or field.repeated or field.is_map):
-                    out[field.json_name] = self.special_or_object(field, getattr(message, field.name))
-                elif field.emit_empty:
-                    out[field.json_name] = None if (field.repeated or field.is_map or field.nullable) else field.zero
-                continue
-            if field.is_map:
-                out[field.json_name] = self.map(field, value)
-            elif field.repeated:
-                out[field.json_name] = [self.single(field, item) for item in value]
-            elif field.kind == MESSAGE:
-                out[field.json_name] = self.special_or_object(field, value)
-            elif field.nullable or field.emit_empty or value:
-                out[field.json_name] = self.scalar(field.kind, value)
+                if how == _INLINE:
+                    out.update(self.to_dict(getattr(message, name)))
+                elif absent == _CONSTANT:
+                    out[json_name] = constant
+                elif absent == _ZERO_STRUCT:
+                    out[json_name] = self.special_or_object(field, getattr(message, name))
+            elif how == _PLAIN:
+                if always or value:
+                    out[json_name] = value
+            elif how == _OBJECT:
+                out[json_name] = self.to_dict(value)
+            elif how == _MAP_PLAIN:
+                out[json_name] = {k: value[k] for k in sorted(value)}  # faster than upb's items()
+            elif how == _LIST_PLAIN:
+                out[json_name] = list(value)
+            elif how == _LIST_VALUES:
+                out[json_name] = [self.special_or_object(field, item) for item in value]
+            elif how == _SPECIAL:
+                out[json_name] = SPECIAL_ENCODERS[field.special](value)  # type: ignore[index]
+            elif how == _SCALAR:
+                if always or value:
+                    out[json_name] = self.scalar(field.kind, value)
+            elif how == _MAP_VALUES:
+                out[json_name] = {k: self.special_or_object(field, value[k]) for k in sorted(value)}
+            elif how == _MAP_SCALAR:
+                out[json_name] = {k: self.scalar(field.value_kind, value[k]) for k in sorted(value)}  # type: ignore[arg-type]
+            elif how == _LIST_SCALAR:
+                out[json_name] = [self.scalar(field.kind, item) for item in value]
+            elif how == _INLINE:
+                out.update(self.to_dict(value))
+            else:  # _UNION
+                out[json_name] = self.schema_union(field.special, value)  # type: ignore[arg-type]
         return out
 
     def scalar(self, kind: str, value: JSONValue) -> JSONValue:
@@ -70,15 +102,6 @@ class _Encoder:
         if kind == FLOAT and value.is_integer() and abs(value) < 2**63:
             return int(value)  # Go writes a whole float64 without a fraction: 1, not 1.0
         return value
-
-    def single(self, field: FieldShape, value: JSONValue) -> JSONValue:
-        return self.special_or_object(field, value) if field.kind == MESSAGE else self.scalar(field.kind, value)
-
-    def map(self, field: FieldShape, value: Any) -> dict[str, JSONValue]:
-        keys = sorted(value)
-        if field.value_kind == MESSAGE:
-            return {k: self.special_or_object(field, value[k]) for k in keys}
-        return {k: self.scalar(field.value_kind, value[k]) for k in keys}
 
     def special_or_object(self, field: FieldShape, value: Message) -> JSONValue:
         if field.special is None:
@@ -95,6 +118,41 @@ class _Encoder:
         if special == "schemaorbool":
             return value.allows if schema is None else schema
         return list(value.property) if len(value.property) else schema
+
+
+def _converted(kind: str | None) -> bool:
+    """Whether ``scalar`` writes a value of this kind otherwise than as it is (bytes, floats)."""
+    return kind in (BYTES, FLOAT)
+
+
+def _plan(full_name: str) -> tuple[Step, ...]:
+    """A message's fields in Go struct order, each with how it is written: the branches the shape
+    decides (kinds, maps, lists, special forms, omitempty) taken once per message type, not per field
+    written."""
+    return tuple(_step(field) for field in shape(full_name).fields)
+
+
+def _step(field: FieldShape) -> Step:
+    absent, constant = _SKIP, None
+    if field.kind == MESSAGE and not (field.nullable or field.repeated or field.is_map):
+        absent = _ZERO_STRUCT  # a Go struct: always written, its zero value when absent
+        if field.special is not None and field.special not in SCHEMA_UNIONS:  # a zero special form: constant
+            absent, constant = _CONSTANT, SPECIAL_ENCODERS[field.special](descriptors.message_class(field.message)())
+    elif field.emit_empty:
+        absent, constant = _CONSTANT, None if (field.repeated or field.is_map or field.nullable) else field.zero
+    if field.inline:
+        how = _INLINE
+    elif field.is_map:
+        how = (
+            _MAP_VALUES if field.value_kind == MESSAGE else _MAP_SCALAR if _converted(field.value_kind) else _MAP_PLAIN
+        )
+    elif field.repeated:
+        how = _LIST_VALUES if field.kind == MESSAGE else _LIST_SCALAR if _converted(field.kind) else _LIST_PLAIN
+    elif field.kind == MESSAGE:
+        how = _OBJECT if field.special is None else _UNION if field.special in SCHEMA_UNIONS else _SPECIAL
+    else:
+        how = _SCALAR if _converted(field.kind) else _PLAIN
+    return (field.name, field.json_name, how, absent, constant, field.nullable or field.emit_empty, field)
 
 
 _TEXT = _Encoder(raw_bytes=False)
