@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from google.protobuf.message import Message
 
@@ -20,13 +21,22 @@ from protokube.schema.shape import MESSAGE, FieldShape, shape
 QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
 # A zero Time or MicroTime is an empty message (Go writes no seconds): nothing to set inside.
 _LEAVE_AS_IS = frozenset({"time", "microtime"})
+# Up to this many message fields to descend into, a message's are looked up by name, not found in
+# ListFields (which makes a Python object of every present field: an ObjectMeta's labels, ...).
+# Measured in instructions (callgrind): a configmap's normalize 71k -> 48k with 2 (ObjectMeta's two
+# by name), a pod's 260k -> 247k; with 3 (a Pod's three by name too) 259k, with 4, 266k.
+BY_NAME_AT_MOST = 2
+# How a field to descend into holds its messages.
+_SINGULAR, _LIST, _MAP = range(3)
 
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
     scalars: tuple[tuple[str, object], ...]  # always written: (field name, Go zero value)
     structs: tuple[str, ...]  # always-written message fields
-    descend: frozenset[str]  # message fields whose contents may need work (structs included)
+    # Message fields whose contents may need work (structs included), each with how it holds them.
+    descend: dict[str, int]
+    by_name: bool  # looked up by name (they are few: BY_NAME_AT_MOST), else found in ListFields
 
 
 def _needs_work(f: FieldShape, seen: frozenset[str]) -> bool:
@@ -46,10 +56,16 @@ def _subtree_active(full_name: str, seen: frozenset[str] = frozenset()) -> bool:
 @functools.cache
 def _plan(full_name: str) -> _Plan:
     msg_shape = shape(full_name)
+    descend = {
+        f.name: _MAP if f.is_map else _LIST if f.repeated else _SINGULAR
+        for f in msg_shape.fields
+        if _needs_work(f, frozenset())
+    }
     return _Plan(
         scalars=tuple((f.name, f.zero) for f in msg_shape.always_written if f.kind != MESSAGE),
         structs=tuple(f.name for f in msg_shape.always_written if f.kind == MESSAGE),
-        descend=frozenset(f.name for f in msg_shape.fields if _needs_work(f, frozenset())),
+        descend=descend,
+        by_name=len(descend) <= BY_NAME_AT_MOST,
     )
 
 
@@ -61,19 +77,28 @@ def normalize(message: Message) -> Message:
             setattr(message, name, zero)
     for name in plan.structs:
         getattr(message, name).SetInParent()
-    if plan.descend:
-        for fd, value in message.ListFields():
-            if fd.name not in plan.descend:
-                continue
-            if fd.message_type.GetOptions().map_entry:
-                for item in value.values():
-                    _normalize_value(item)
-            elif fd.is_repeated:
-                for item in value:
-                    _normalize_value(item)
+    descend = plan.descend
+    if plan.by_name:
+        for name, holds in descend.items():
+            if holds == _SINGULAR:
+                if message.HasField(name):
+                    _normalize_value(getattr(message, name))
             else:
+                _normalize_each(getattr(message, name), holds)
+    elif descend:
+        for fd, value in message.ListFields():
+            holds = descend.get(fd.name)
+            if holds == _SINGULAR:
                 _normalize_value(value)
+            elif holds is not None and value:
+                _normalize_each(value, holds)
     return message
+
+
+def _normalize_each(container: Any, holds: int) -> None:
+    """The messages of a repeated field or a map's values."""
+    for item in container.values() if holds == _MAP else container:
+        _normalize_value(item)
 
 
 def _normalize_value(value: Message) -> None:
