@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,11 +52,17 @@ def keys_on_disk(data_dir: Path) -> list[bytes]:
         backend.close()
 
 
-async def _write_until_inconsistent(data_dir: Path, noted: list[BaseException]) -> None:
+def failing_committer(data_dir: Path, **options: Any) -> tuple[GroupCommitter, SqliteBackend]:
+    """A started committer over the real database in ``data_dir`` and a FailingSecondApply store."""
     backend = SqliteBackend(data_dir)
     store = FailingSecondApply(backend, Lessor(), cluster_id=1, member_id=1)
-    committer = GroupCommitter(store, WatchHub(store), on_inconsistent=noted.append)
+    committer = GroupCommitter(store, WatchHub(store), **options)
     committer.start()
+    return committer, backend
+
+
+async def _write_until_inconsistent(data_dir: Path, noted: list[BaseException]) -> None:
+    committer, backend = failing_committer(data_dir, on_inconsistent=noted.append)
     try:
         await put(committer, b"/first")
         with pytest.raises(StorageError) as failed:
@@ -80,17 +87,10 @@ def test_the_storage_process_exits_on_a_commit_it_could_not_apply(tmp_path: Path
         f"""
         import asyncio
         from pathlib import Path
-        from tests.server.test_group_commit_inconsistent import FailingSecondApply, put
-        from protokube.server.backend import SqliteBackend
-        from protokube.server.groupcommit import GroupCommitter
-        from protokube.server.lessor import Lessor
-        from protokube.server.watchhub import WatchHub
+        from tests.server.test_group_commit_inconsistent import failing_committer, put
 
         async def main():
-            backend = SqliteBackend(Path({str(tmp_path)!r}))
-            store = FailingSecondApply(backend, Lessor(), cluster_id=1, member_id=1)
-            committer = GroupCommitter(store, WatchHub(store))
-            committer.start()
+            committer, _ = failing_committer(Path({str(tmp_path)!r}))
             await put(committer, b"/first")
             await put(committer, b"/second")
             print("still running after the failed apply", flush=True)
