@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from protokube.gateway import errors
 from protokube.gateway.handlers.watch import WatchResponse
 from protokube.gateway.negotiation.encoders import JSONEncoder
-from protokube.gateway.request import MAX_BODY_BYTES, ApiRequest, Response
+from protokube.gateway.request import ApiRequest, RequestBody, Response
 from protokube.gateway.responses import status_response
 from protokube.gateway.serving.follow import FOLLOW_BODY
 from protokube.gateway.serving.http1 import WRITE_NOW
@@ -42,53 +41,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 ApiHandler = Callable[[ApiRequest], Awaitable[Response]]
 Follow = Callable[..., None]  # serving/follow.py's Followed.follow
-
-# The body kept for the handler: past the API's limit it answers 413 (and the drain of an unread
-# body gives up far earlier), so what comes beyond is read and dropped.
-KEPT_BODY_BYTES = MAX_BODY_BYTES + 1
 DISCONNECTS = ("http.disconnect", "websocket.disconnect")
-
-
-class RequestBody:
-    """A request's body as the server hands it over: ``async for chunk in body`` yields the chunks
-    until the client has sent all of it (or gone away)."""
-
-    __slots__ = ("_chunks", "_complete", "_kept", "_waiter", "disconnected")
-
-    def __init__(self, complete: bool = False) -> None:
-        """``complete``: no body comes (a WebSocket handshake has none)."""
-        self._chunks: deque[bytes] = deque()
-        self._complete = complete
-        self._kept = 0
-        self._waiter: asyncio.Future[None] | None = None
-        self.disconnected = False
-
-    def _arrived(self, data: bytes, more: bool) -> None:
-        if data and self._kept < KEPT_BODY_BYTES:
-            self._kept += len(data)
-            self._chunks.append(data)
-        self._complete = not more
-        self._wake()
-
-    def _gone(self) -> None:
-        self.disconnected = self._complete = True
-        self._wake()
-
-    def _wake(self) -> None:
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def __aiter__(self) -> RequestBody:
-        return self
-
-    async def __anext__(self) -> bytes:
-        while not self._chunks:
-            if self._complete:
-                raise StopAsyncIteration
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
-        return self._chunks.popleft()
 
 
 def mount(app: Quart, handler: ApiHandler, websocket: ASGIApp) -> None:
@@ -139,7 +92,7 @@ async def while_connected(
     left = partial(_left, body, task)
     reader = None
     if follow is not None:
-        follow(body._arrived, left)
+        follow(body.arrived, left)
     else:
         reader = asyncio.get_running_loop().create_task(_read(receive, body, left))
     try:
@@ -173,7 +126,7 @@ async def _read(receive: Receive, body: RequestBody, left: Callable[[], None]) -
     while True:
         message = await receive()
         if message["type"] == "http.request":
-            body._arrived(message.get("body", b""), message.get("more_body", False))
+            body.arrived(message.get("body", b""), message.get("more_body", False))
         elif message["type"] in DISCONNECTS:
             left()
             return
@@ -181,7 +134,7 @@ async def _read(receive: Receive, body: RequestBody, left: Callable[[], None]) -
 
 def _left(body: RequestBody, handler: asyncio.Task[Any]) -> None:
     """The client went away: the body ends, and the handler with it."""
-    body._gone()
+    body.gone()
     handler.cancel()
 
 

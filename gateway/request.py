@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import parse_qsl
@@ -126,6 +127,58 @@ class RequestHeaders:
         return sum(len(key) + len(value) for key, value in self._raw) + per_header * len(self._raw)
 
 
+# The body kept for the handler: past the API's limit it answers 413 (and the drain of an unread
+# body gives up far earlier), so what comes beyond is read and dropped.
+KEPT_BODY_BYTES = MAX_BODY_BYTES + 1
+
+
+class RequestBody:
+    """A request's body as the server hands it over (``arrived``, ``gone``): ``async for chunk in
+    body`` yields the chunks until the client has sent all of it (or gone away)."""
+
+    __slots__ = ("_chunks", "_complete", "_kept", "_waiter", "disconnected")
+
+    def __init__(self, complete: bool = False) -> None:
+        """``complete``: no body comes (a WebSocket handshake has none)."""
+        self._chunks: deque[bytes] = deque()
+        self._complete = complete
+        self._kept = 0
+        self._waiter: asyncio.Future[None] | None = None
+        self.disconnected = False
+
+    def arrived(self, data: bytes, more: bool) -> None:
+        if data and self._kept < KEPT_BODY_BYTES:
+            self._kept += len(data)
+            self._chunks.append(data)
+        self._complete = not more
+        self._wake()
+
+    def gone(self) -> None:
+        self.disconnected = self._complete = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    @property
+    def complete(self) -> bool:
+        """Whether all of the body has been handed over (or its client has gone)."""
+        return self._complete
+
+    def __aiter__(self) -> RequestBody:
+        return self
+
+    async def __anext__(self) -> bytes:
+        while not self._chunks:
+            if self._complete:
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self._chunks.popleft()
+
+
 class ApiRequest:
     __slots__ = (
         "_body",
@@ -144,7 +197,7 @@ class ApiRequest:
         "user",
     )
 
-    def __init__(self, scope: dict[str, Any], body: AsyncIterator[bytes]) -> None:
+    def __init__(self, scope: dict[str, Any], body: RequestBody) -> None:
         """``scope``: the request's ASGI scope; ``body``: its chunks as they arrive."""
         self._body = body
         self.method: str = scope["method"]
@@ -184,6 +237,11 @@ class ApiRequest:
             chunks.append(chunk)
         self._body_whole = True
         return b"".join(chunks)
+
+    @property
+    def body_complete(self) -> bool:
+        """Whether the server has handed all of the body over: none of it is left on the connection."""
+        return self._body.complete
 
     async def body_received(self, timeout: float, limit: int) -> bool:
         """Whether the rest of the body (what no handler read, dropped) arrives within ``timeout``

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
-from protokube.gateway.asgi import ApiHandler, Receive, RequestBody, Scope, Send, answer, send_response, while_connected
+from protokube.gateway.asgi import ApiHandler, Receive, Scope, Send, answer, send_response, while_connected
 from protokube.gateway.handlers.watch import WatchEvents, WatchResponse
 from protokube.gateway.negotiation.encoders import JSONEncoder, ProtobufEncoder
 from protokube.gateway.negotiation.negotiate import Encoder
-from protokube.gateway.request import ApiRequest
+from protokube.gateway.request import ApiRequest, RequestBody
 
 DENIAL = "websocket.http.response"  # an HTTP response instead of the handshake's 101
 HTTP_SCHEMES = {"ws": "http", "wss": "https"}  # what authentication tells the ports apart by

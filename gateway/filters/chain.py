@@ -17,7 +17,6 @@ from protokube.gateway.auth.authorization import Authorization, Authorizer
 from protokube.gateway.auth.impersonation import Impersonation
 from protokube.gateway.filters.auditid import AuditId
 from protokube.gateway.filters.errorfunnel import ErrorFunnel
-from protokube.gateway.filters.headerlimit import HeaderLimit
 from protokube.gateway.filters.instrumentation import Instrumentation
 from protokube.gateway.filters.requestinfo import WithRequestInfo
 from protokube.gateway.filters.timeout import MIN_REQUEST_TIMEOUT, REQUEST_TIMEOUT, RequestTimeout
@@ -52,5 +51,4 @@ def build_handler_chain(
     handler = Instrumentation(handler, metrics)
     handler = AuditId(handler)
     handler = UnreadBody(handler)
-    handler = HeaderLimit(handler)
     return handler

@@ -48,22 +48,24 @@ class ErrorFunnel:
             return JSONEncoder()
 
     async def __call__(self, request: ApiRequest) -> Response:
-        with warnings.collecting() as collected:
-            response = await self._answer(request)
+        collected, token = warnings.collect()
+        try:
+            response = await self.next(request)
+        except StatusError as err:
+            response = self._status(request, err)
+        except StorageError as err:
+            log.warning("request %s: storage error: %s", request.request_id, err)
+            response = self._status(request, storage_error(err))
+        except Exception:
+            log.exception("request %s failed", request.request_id)
+            message = (
+                f"an error on the server (request id {request.request_id}) has prevented the request from succeeding"
+            )
+            response = self._status(request, errors.internal(message))
+        finally:
+            warnings.stop(token)
         add_warnings(response, collected)
         return response
 
-    async def _answer(self, request: ApiRequest) -> Response:
-        try:
-            return await self.next(request)
-        except StatusError as err:
-            error = err
-        except StorageError as err:
-            log.warning("request %s: storage error: %s", request.request_id, err)
-            error = storage_error(err)
-        except Exception:
-            log.exception("request %s failed", request.request_id)
-            error = errors.internal(
-                f"an error on the server (request id {request.request_id}) has prevented the request from succeeding"
-            )
+    def _status(self, request: ApiRequest, error: StatusError) -> Response:
         return status_response(request, error, self._encoder(request))

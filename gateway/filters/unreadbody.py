@@ -22,6 +22,8 @@ class UnreadBody:
 
     async def __call__(self, request: ApiRequest) -> Response:
         response = await self.next(request)
+        if request.body_complete:  # the server has all of it (a request without a body, at once)
+            return response
         length = request.header("Content-Length")
         chunked = "chunked" in request.header("Transfer-Encoding").lower()
         if not chunked and length in ("", "0"):

@@ -4,13 +4,12 @@ the parse kept for a query string is never changed by what a handler does with i
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from urllib.parse import parse_qsl
 
 import pytest
 from werkzeug.datastructures import MultiDict
 
-from protokube.gateway.request import MEMO_QUERY_LENGTH, ApiRequest, QueryArgs
+from protokube.gateway.request import MEMO_QUERY_LENGTH, ApiRequest, QueryArgs, RequestBody
 
 QUERIES = [
     "",
@@ -29,12 +28,7 @@ NAMES += ("x", "y", "n", "absent")
 
 def request(query: str) -> ApiRequest:
     scope = {"method": "GET", "path": "/api", "query_string": query.encode("latin-1"), "headers": [], "scheme": "http"}
-    return ApiRequest(scope, no_body())
-
-
-async def no_body() -> AsyncIterator[bytes]:
-    for chunk in ():
-        yield chunk
+    return ApiRequest(scope, RequestBody(complete=True))
 
 
 @pytest.mark.parametrize("query", QUERIES)
