@@ -97,7 +97,8 @@ lint: $(STAMP)
 
 # The suite runs on PYTEST_WORKERS processes (one module per worker at a time: a module's server is
 # started once), modules and tests in a random order whose seed pytest-randomly prints first
-# ("Using --randomly-seed=N"; PYTEST_SEED=N repeats it). test-bench runs the quick benchmark end to end
+# ("Using --randomly-seed=N"; PYTEST_SEED=N repeats it), the modules that run for minutes first
+# (tests/conftest.py), so that no worker ends the run alone with one of them. test-bench runs the quick benchmark end to end
 # (about 6 minutes on 2 cores, alone, since it measures ratios on an idle machine): a benchmark run, so
 # a target of its own that .ci/run calls, keeping make test within about 15 minutes. test-shuffled runs
 # the suites that share a server per worker (tests/gateway) once more in another order, so other
@@ -111,14 +112,14 @@ RANDOM_ORDER = --randomly-dont-reset-seed
 CLIENT_SUITES = tests/gateway/test_client_go.py tests/gateway/test_helm.py tests/gateway/test_controller_runtime.py \
   tests/gateway/test_jvm_stubs.py
 pytest: $(STAMP) debs
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(RANDOM_ORDER) --randomly-seed=$(PYTEST_SEED) \
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(RANDOM_ORDER) --randomly-seed=$(PYTEST_SEED) \
 	  --ignore=tests/bench $(addprefix --ignore=,$(CLIENT_SUITES)) $(PYTEST_ARGS)
 
 test-bench: $(STAMP) debs
 	$(BIN)/python -m pytest -p no:randomly tests/bench $(PYTEST_ARGS)
 
 test-shuffled: $(STAMP) debs
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(RANDOM_ORDER) --randomly-seed=$(PYTEST_SEED) \
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(RANDOM_ORDER) --randomly-seed=$(PYTEST_SEED) \
 	  tests/gateway $(addprefix --ignore=,$(CLIENT_SUITES)) $(PYTEST_ARGS)
 
 test-clients: $(STAMP) debs

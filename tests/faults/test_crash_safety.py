@@ -22,6 +22,8 @@ from tests.gateway.helpers import GatewayProcess
 
 from .load import MixedLoad, WatchLog
 
+pytestmark = pytest.mark.slow_module  # minutes: taken first by parallel workers (tests/conftest.py)
+
 NAMESPACE = "crash"
 
 

@@ -18,6 +18,8 @@ import pytest
 
 from .helpers import GatewayProcess
 
+pytestmark = pytest.mark.slow_module  # minutes: taken first by parallel workers (tests/conftest.py)
+
 ON_ETCD_TOO = True  # the tests using the shared server run against a real etcd as well
 
 WRITES = 10_000

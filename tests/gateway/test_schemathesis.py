@@ -27,6 +27,8 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 
 from .helpers import GatewayProcess
 
+pytestmark = pytest.mark.slow_module  # minutes: taken first by parallel workers (tests/conftest.py)
+
 QUICK_GROUPS = ("api/v1", "apis/apps/v1", "apis/batch/v1", "apis/rbac.authorization.k8s.io/v1")
 ALL_GROUPS = (
     *QUICK_GROUPS,

@@ -17,6 +17,8 @@ import pytest
 
 from .helpers import ROOT, GatewayProcess
 
+pytestmark = pytest.mark.slow_module  # minutes: taken first by parallel workers (tests/conftest.py)
+
 CLIENTS = ROOT / "examples" / "clients"
 # What each client needs to compile: the Pod, the ConfigMap and what they use.
 PROTOS = [

@@ -27,7 +27,7 @@ import pytest
 import protokube
 from tests.gateway.helpers import free_port, kubectl_path
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow_module]  # minutes: taken first (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 # folder of the checkout -> where its files are in the wheel (setup.py's mapping)
