@@ -22,11 +22,11 @@ SERVICE_PROTOS := $(shell grep -l '^service ' $(PROTOS))
 # Debian packages the tests and benchmarks run against: real etcdctl, real etcd, wrk; Chromium for the
 # wire explorer page; protoc and the protobuf runtimes, Go and Ruby for the clients in examples/clients.
 DEBS   := etcd-client etcd-server wrk chromium protobuf-compiler libprotobuf-dev libprotobuf-java \
-          golang-go golang-google-protobuf-dev ruby ruby-google-protobuf
+          golang-go golang-google-protobuf-dev ruby ruby-google-protobuf gcc
 HOST   ?= 127.0.0.1
 PORT   ?= 6443
 
-.PHONY: venv gen gen-check lint test pytest test-bench test-shuffled test-clients fuzz soak run bench bench-quick stubs types debs clean
+.PHONY: venv compile gen gen-check lint test pytest test-bench test-shuffled test-clients fuzz soak run bench bench-quick stubs types debs clean
 
 venv: $(STAMP)
 
@@ -42,6 +42,11 @@ $(STAMP): $(RUNTIME)
 	$(BIN)/pip install -q -e '.[dev]'
 	rm -f $(VENV)/.dev-*
 	touch $@
+
+# The request path's modules compiled with mypyc (tools/compile.py, protokube/compiled.py): again only
+# when their sources changed; a module edited since runs from its source until then.
+compile: $(STAMP) debs
+	$(BIN)/python -m tools.compile --if-stale
 
 debs:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -111,18 +116,18 @@ RANDOM_ORDER = --randomly-dont-reset-seed
 # runs them, not test, which stays within about 15 minutes; .ci/run runs both.
 CLIENT_SUITES = tests/gateway/test_client_go.py tests/gateway/test_helm.py tests/gateway/test_controller_runtime.py \
   tests/gateway/test_jvm_stubs.py
-pytest: $(STAMP) debs
+pytest: $(STAMP) debs compile
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(RANDOM_ORDER) --randomly-seed=$(PYTEST_SEED) \
 	  --ignore=tests/bench $(addprefix --ignore=,$(CLIENT_SUITES)) $(PYTEST_ARGS)
 
-test-bench: $(STAMP) debs
+test-bench: $(STAMP) debs compile
 	$(BIN)/python -m pytest -p no:randomly tests/bench $(PYTEST_ARGS)
 
-test-shuffled: $(STAMP) debs
+test-shuffled: $(STAMP) debs compile
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(RANDOM_ORDER) --randomly-seed=$(PYTEST_SEED) \
 	  tests/gateway $(addprefix --ignore=,$(CLIENT_SUITES)) $(PYTEST_ARGS)
 
-test-clients: $(STAMP) debs
+test-clients: $(STAMP) debs compile
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -p no:randomly $(CLIENT_SUITES) $(PYTEST_ARGS)
 
 test: $(STAMP) debs gen-check lint pytest
@@ -133,7 +138,7 @@ test: $(STAMP) debs gen-check lint pytest
 FUZZ_EXAMPLES ?= 5000
 SCHEMATHESIS_EXAMPLES ?= 50
 ATHERIS_SECONDS ?= 300
-fuzz: $(STAMP) debs
+fuzz: $(STAMP) debs compile
 	HYPOTHESIS_PROFILE=fuzz FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 tests/property $(PYTEST_ARGS)
 	SCHEMATHESIS_GROUPS=all SCHEMATHESIS_EXAMPLES=$(SCHEMATHESIS_EXAMPLES) $(BIN)/python -m pytest -q --timeout=0 -n $(PYTEST_WORKERS) \
 	  tests/gateway/test_schemathesis.py $(PYTEST_ARGS)
@@ -144,17 +149,17 @@ fuzz: $(STAMP) debs
 
 ## Soak: memory slope and leaks under a steady load (SOAK_ARGS, e.g. --minutes 30), then crash safety at length.
 CRASH_CYCLES ?= 50
-soak: $(STAMP) debs
+soak: $(STAMP) debs compile
 	$(BIN)/python -m bench.soak $(SOAK_ARGS)
 	CRASH_CYCLES=$(CRASH_CYCLES) $(BIN)/python -m pytest -q --timeout=0 tests/faults/test_crash_safety.py
 
 run: $(RUNTIME)
 	$(BIN)/protokube serve --listen $(HOST):$(PORT)
 
-bench: $(STAMP) debs
+bench: $(STAMP) debs compile
 	$(BIN)/python -m bench
 
-bench-quick: $(STAMP) debs
+bench-quick: $(STAMP) debs compile
 	$(BIN)/python -m bench --quick
 
 ## kube-apiserver side by side (issue 36): anchor/build.sh builds it and etcd v3.6 from the Go module
@@ -178,6 +183,7 @@ anchor-bench: $(STAMP) debs
 	$(BIN)/python -m anchor.bench $(ANCHOR_BENCH_ARGS)
 
 clean:
+	find gateway server protokube -name '*.cpython-*.so' -delete
 	rm -rf $(VENV) .gen-check build dist stubs bench/results .hypothesis .fuzz .cache examples/clients/typescript/node_modules \
 	  examples/clients/rust/target examples/clients/kotlin/target \
 	  types/protokube_types types/build

@@ -47,7 +47,7 @@ DISCONNECTS = ("http.disconnect", "websocket.disconnect")
 def mount(app: Quart, handler: ApiHandler, websocket: ASGIApp) -> None:
     """Serve the API (``handler``, the filter chain) at the ASGI level in front of ``app``, and its
     WebSocket requests with ``websocket``."""
-    app.asgi_app = ApiASGI(handler, app.asgi_app, websocket)  # type: ignore[method-assign]
+    app.asgi_app = ApiASGI(handler, app.asgi_app, websocket)  # type: ignore[method-assign,assignment,arg-type]
 
 
 class ApiASGI:

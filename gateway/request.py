@@ -17,6 +17,8 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import parse_qsl
 
+from mypy_extensions import mypyc_attr
+
 from protokube.gateway import errors
 from protokube.gateway.requestinfo import RequestInfo, parse_bool
 from protokube.gateway.user import ANONYMOUS_USER, UserInfo
@@ -294,13 +296,13 @@ class ResponseHeaders:
 
     __slots__ = ("_headers", "_repetitions")
 
-    def __init__(self, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(self, headers: Mapping[str, object] | None = None) -> None:
         self._headers: dict[str | tuple[str, int], PreparedHeader] = {}  # (lower-case name, name, value)
         self._repetitions = 0  # repetitions ever added (numbers their keys)
         if headers:
             self.update(headers)
 
-    def __setitem__(self, name: str, value: str) -> None:
+    def __setitem__(self, name: str, value: object) -> None:
         lowered = name.lower()
         if self._repetitions:
             self._drop_repetitions(lowered)
@@ -321,7 +323,7 @@ class ResponseHeaders:
         header = self._headers.get(name.lower())
         return default if header is None else header[2]
 
-    def add(self, name: str, value: str) -> None:
+    def add(self, name: str, value: object) -> None:
         self._append(prepared_header(name, value))
 
     def add_prepared(self, headers: Iterable[PreparedHeader]) -> None:
@@ -337,7 +339,7 @@ class ResponseHeaders:
         self._repetitions += 1
         self._headers[(lowered, self._repetitions)] = header
 
-    def update(self, headers: Mapping[str, str]) -> None:
+    def update(self, headers: Mapping[str, object]) -> None:
         for name, value in headers.items():
             self[name] = value
 
@@ -366,6 +368,7 @@ def _text(value: object) -> str:
     return text
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # handlers/watch.py's WatchResponse (tools/compile.py)
 class Response:
     """What a handler answers: a status, headers and a body, either in memory (``body``; its
     Content-Length set) or streamed (``chunks``, for watches). Made as Quart's ``Response`` is
@@ -377,7 +380,7 @@ class Response:
         self,
         body: bytes | str | AsyncIterable[bytes] = b"",
         status: int = 200,
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, object] | None = None,
         content_type: str | None = None,
     ) -> None:
         self.status_code = status

@@ -5,3 +5,7 @@ Every import name is under this package: ``protokube.gateway`` (the HTTP API), `
 """
 
 __version__ = "0.1.0"  # the distribution's version (pyproject.toml reads it from here)
+
+from protokube import compiled as _compiled
+
+_compiled.guard()  # compiled modules out of date: their sources run instead

@@ -84,7 +84,8 @@ class Impersonation:
         return await self.next(request)
 
     def impersonate(self, requester: UserInfo, wanted: list[Wanted], *, groups_given: bool) -> UserInfo:
-        name, uid, groups, extra = "", "", [], {}
+        name, uid, groups = "", "", []
+        extra: dict[str, list[str]] = {}
         for kind, namespace, ref_name, _, field_path in wanted:
             group, subresource = "", ""
             if kind == "ServiceAccount":
