@@ -169,6 +169,11 @@ class RequestBody:
         """Whether all of the body has been handed over (or its client has gone)."""
         return self._complete
 
+    @property
+    def size(self) -> int:
+        """The bytes handed over so far (counted up to KEPT_BODY_BYTES)."""
+        return self._kept
+
     def __aiter__(self) -> RequestBody:
         return self
 
@@ -244,6 +249,16 @@ class ApiRequest:
     def body_complete(self) -> bool:
         """Whether the server has handed all of the body over: none of it is left on the connection."""
         return self._body.complete
+
+    @property
+    def body_read(self) -> bool:
+        """Whether body() has read all of it."""
+        return self._body_whole
+
+    @property
+    def body_size(self) -> int:
+        """The body's bytes the server has handed over so far."""
+        return self._body.size
 
     async def body_received(self, timeout: float, limit: int) -> bool:
         """Whether the rest of the body (what no handler read, dropped) arrives within ``timeout``

@@ -22,13 +22,13 @@ class UnreadBody:
 
     async def __call__(self, request: ApiRequest) -> Response:
         response = await self.next(request)
-        if request.body_complete:  # the server has all of it (a request without a body, at once)
-            return response
+        if request.body_read or (request.body_complete and request.body_size <= MAX_DRAIN_BYTES):
+            return response  # nothing left unread, or all of it here and within what Go's server reads
         length = request.header("Content-Length")
         chunked = "chunked" in request.header("Transfer-Encoding").lower()
         if not chunked and length in ("", "0"):
             return response
         small = chunked or (length.isdigit() and int(length) <= MAX_DRAIN_BYTES)
-        if not (small and await request.body_received(DRAIN_TIMEOUT, MAX_DRAIN_BYTES)):
+        if not (small and await request.body_received(DRAIN_TIMEOUT, MAX_DRAIN_BYTES)):  # more unread: close
             response.headers["Connection"] = "close"
         return response

@@ -187,3 +187,10 @@ def test_early_answers_keep_the_connection_usable(server) -> None:
         )
         assert answer.status_code == 403 and answer.headers["connection"] == "close"
         assert anonymous.get("/version").status_code == 200  # a new connection, as a client opens one
+
+
+def test_a_large_body_the_handler_read_keeps_the_connection(client: httpx.Client, namespace: str) -> None:
+    """Only an unread body beyond 256 KiB closes the connection (Go's server counts what is left)."""
+    body = {"metadata": {"name": "large"}, "data": {"k": "v" * (400 * 1024)}}
+    answer = client.post(f"/api/v1/namespaces/{namespace}/configmaps", json=body)
+    assert answer.status_code == 201 and answer.headers.get("connection") != "close"
