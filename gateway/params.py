@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from protokube.gateway import errors
 from protokube.gateway.errors import FieldError
@@ -176,7 +177,7 @@ def delete_options_from_query(query: Mapping[str, list[str]]) -> DeleteOptions:
 
 def merged_delete_options(options: DeleteOptions, body: meta.DeleteOptions) -> DeleteOptions:
     """The options of a DeleteOptions body (a DELETE's, an Eviction's) over those of the query."""
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     if body.HasField("gracePeriodSeconds"):
         changes["grace_period_seconds"] = body.gracePeriodSeconds
     if body.HasField("propagationPolicy"):

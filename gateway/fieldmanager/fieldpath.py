@@ -540,8 +540,8 @@ def _read(fields: Any) -> Set:
         node = Set()
         read.append((sub, node, parent, pe))
         stack.extend((child_name, child, node) for child_name, child in reversed(sub.items()))
-    for sub, node, parent, pe in reversed(read):  # children before their parents, later keys first
-        if "." in sub or node.empty():
+    for obj, node, parent, pe in read[::-1]:  # children before their parents, later keys first
+        if "." in obj or node.empty():
             parent.members.add(pe)
         if not node.empty() and pe not in parent.children:
             parent.children[pe] = node

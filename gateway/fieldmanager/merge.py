@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 import protokube.gateway.fieldmanager.typed as typed
 from protokube.gateway.fieldmanager.fieldpath import Path, Set
 from protokube.gateway.fieldmanager.typed import Comparison
@@ -47,6 +49,7 @@ class Conflicts(Exception):
         return Set.of(*(path for _, path in self.conflicts))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # handlers/patch.py's UpdaterApplier (tools/compile.py)
 class Updater:
     """Computes managers' field sets on update, and merges and prunes on apply, for one type.
 

@@ -613,5 +613,5 @@ def _reconcile_children(s: Set, type_of: Any, path: Path, out: list[Path]) -> No
     for pe in s.members:
         ct = type_of(pe)
         if ct is not None:
-            child = s.children.get(pe)
-            _reconcile(child, ct, (*path, pe), child is None, out)
+            nested = s.children.get(pe)
+            _reconcile(nested, ct, (*path, pe), nested is None, out)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 from protokube.gateway.handlers.common import (
     decode_request,
@@ -16,7 +15,7 @@ from protokube.gateway.negotiation.negotiate import Target
 from protokube.gateway.objects.codec import Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
-from protokube.gateway.registry.rest import Creater, NamedCreater
+from protokube.gateway.registry.rest import BothCreater, Creater, NamedCreater
 from protokube.gateway.representation import object_body
 from protokube.gateway.request import ApiRequest, Response
 from protokube.gateway.responses import STATUS_GVK, add_warnings, respond
@@ -46,8 +45,8 @@ async def _posted(request: ApiRequest, scope: RequestScope) -> _Posted:
 async def create(storage: Creater, scope: RequestScope, request: ApiRequest) -> Response:
     """The body's object, created in the collection (a name in the URL plays no part)."""
     posted = await _posted(request, scope)
-    view = await storage.create(scope.namespace(info_of(request)), posted.obj, posted.options)
-    return _answer(request, scope, posted, view)
+    result = await storage.create(scope.namespace(info_of(request)), posted.obj, posted.options)
+    return _answer(request, scope, posted, result)
 
 
 async def create_named(storage: NamedCreater, scope: RequestScope, request: ApiRequest) -> Response:
@@ -56,10 +55,6 @@ async def create_named(storage: NamedCreater, scope: RequestScope, request: ApiR
     info = info_of(request)
     result = await storage.create_for(scope.namespace(info), info.name, posted.obj, posted.options)
     return _answer(request, scope, posted, result)
-
-
-class BothCreater(Creater, NamedCreater, Protocol):
-    """A storage that creates in its collection and for a named object (bindings)."""
 
 
 async def create_by_name(storage: BothCreater, scope: RequestScope, request: ApiRequest) -> Response:

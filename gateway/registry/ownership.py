@@ -51,10 +51,13 @@ class Ownership:
     def __init__(self, codec: Codec, fields: Callable[[], FieldManager]) -> None:
         self.codec = codec
         self._make_fields = fields
+        self._fields: FieldManager | None = None
 
-    @functools.cached_property
+    @property
     def fields(self) -> FieldManager:
-        return self._make_fields()
+        if self._fields is None:
+            self._fields = self._make_fields()
+        return self._fields
 
     @classmethod
     def of(cls, resource: Resource, codec: Codec, status_is_separate: bool) -> Ownership | None:

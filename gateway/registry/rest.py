@@ -54,7 +54,10 @@ class Watcher(Protocol):
 
 @runtime_checkable
 class Creater(Protocol):
-    async def create(self, namespace: str, obj: Obj, options: WriteOptions) -> ObjectView: ...
+    """Creates in its collection. Answers with the object, or with a Status when there is none to show
+    (the bindings resource)."""
+
+    async def create(self, namespace: str, obj: Obj, options: WriteOptions) -> ObjectView | Status: ...
 
 
 @runtime_checkable
@@ -63,6 +66,10 @@ class NamedCreater(Protocol):
     NamedCreater). Answers with an object, or with a Status when there is none to show."""
 
     async def create_for(self, namespace: str, name: str, obj: Obj, options: WriteOptions) -> ObjectView | Status: ...
+
+
+class BothCreater(Creater, NamedCreater, Protocol):
+    """A storage that creates in its collection and for a named object (bindings)."""
 
 
 @runtime_checkable

@@ -8,12 +8,13 @@ resource's Cacher; every update and delete is a transform of the current object.
 
 from __future__ import annotations
 
-import contextlib
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
+
+from mypy_extensions import mypyc_attr
 
 from protokube.gateway import errors
 from protokube.gateway.errors import FieldError
@@ -88,7 +89,8 @@ class AdmissionView(Protocol):
 
 
 class _Attempts:
-    """The begin-write hook's result of a write's latest attempt; an earlier attempt's is reverted."""
+    """The begin-write hook's result of a write's latest attempt; an earlier attempt's is reverted.
+    As a context: committed if the write succeeds, else reverted."""
 
     def __init__(self) -> None:
         self.begun: Begun | None = None
@@ -98,7 +100,17 @@ class _Attempts:
             await self.begun.revert()
         self.begun = begun
 
+    async def __aenter__(self) -> _Attempts:
+        return self
 
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
+        if kind is not None:
+            await self.replace(None)
+        elif self.begun is not None:
+            await self.begun.commit()
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # the kinds' own stores (services.py, ...; tools/compile.py)
 class Store:
     def __init__(
         self,
@@ -114,6 +126,7 @@ class Store:
         self.admission = (admission or Admission()).for_resource(self.resource)
         self.ownership = ownership  # managedFields; None for kinds without a type to track them by
         self.gc_policy = default_policy(self.resource.key)  # what a delete does to dependents by default
+        self.generate_name: Callable[[str], str] = generate_name  # a name for metadata.generateName
 
     # ---- reading ---------------------------------------------------------------------------------
     async def get(self, namespace: str, name: str, resource_version: str | None) -> ObjectView:
@@ -211,18 +224,6 @@ class Store:
         strategy and validation; the store commits or reverts it when the write ends. None here."""
         return None
 
-    @contextlib.asynccontextmanager
-    async def _hooked(self) -> AsyncIterator[_Attempts]:
-        """Commit the latest attempt's begin-write result if the write succeeds, else revert it."""
-        attempts = _Attempts()
-        try:
-            yield attempts
-        except BaseException:
-            await attempts.replace(None)
-            raise
-        if attempts.begun is not None:
-            await attempts.begun.commit()
-
     # ---- create ----------------------------------------------------------------------------------
     async def _prepare_create(self, namespace: str, obj: Obj) -> None:
         """System fields, the kind's create strategy and validation (upstream's BeforeCreate)."""
@@ -240,7 +241,7 @@ class Store:
             meta.ClearField("generation")
         self.strategy.prepare_for_create(obj)
         if meta.generateName and not meta.name:
-            meta.name = generate_name(meta.generateName)
+            meta.name = self.generate_name(meta.generateName)
         self.strategy.default(obj)  # again, as upstream's read-back from storage defaults
         await self._validate(obj, None)
         self.codec.normalize(obj)
@@ -257,7 +258,7 @@ class Store:
         self._set_namespace(obj, namespace)
         self.strategy.default(obj)
         self._track(None, obj, options)
-        async with self._hooked() as attempts:
+        async with _Attempts() as attempts:
             await self._admit(CREATE, namespace, obj.metadata.name, obj, None, options, mutating=True)
             await attempts.replace(await self.begin_write(obj, None, options))
             await self._prepare_create(namespace, obj)
@@ -272,7 +273,7 @@ class Store:
                         raise errors.already_exists(self.resource, meta.name) from None
                     if attempt == GENERATE_NAME_ATTEMPTS - 1:
                         raise errors.generate_name_conflict(self.resource, meta.name) from None
-                    meta.name = generate_name(meta.generateName)
+                    meta.name = self.generate_name(meta.generateName)
         raise AssertionError("unreachable")
 
     # ---- update ----------------------------------------------------------------------------------
@@ -341,7 +342,7 @@ class Store:
             await self._admit_update(namespace, name, new, old, options, subresource, view)
             return Removal(new) if self._finalized(new) else new
 
-        async with self._hooked() as attempts:
+        async with _Attempts() as attempts:
             result = await self.storage.guaranteed_update(namespace, name, transform, dry_run=options.dry_run)
         return result.view, result.created
 
@@ -486,12 +487,12 @@ class Store:
                 f"({meta.resourceVersion}). The object might have been modified",
             )
 
-    def _mark_deleting(self, current: ObjectView, grace: int, finalizers: list[str]) -> Obj:
+    def _mark_deleting(self, current: ObjectView, grace: int, finalizers: Sequence[str]) -> Obj:
         """Graceful deletion or finalizers: set deletionTimestamp instead of removing the object
         (upstream's BeforeDelete and markAsDeleting); generation moves when deletion starts."""
         obj = current.copy()
         meta = obj.metadata
-        if list(meta.finalizers) != finalizers:
+        if list(meta.finalizers) != list(finalizers):
             del meta.finalizers[:]
             meta.finalizers.extend(finalizers)
         now = now_seconds()

@@ -27,7 +27,7 @@ import contextvars
 import logging
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import unquote
 
@@ -41,7 +41,7 @@ from protokube.gateway.serving.upgrade import WebSocketSession, valid_handshake
 log = logging.getLogger("protokube.serving")
 
 Message = dict[str, Any]
-ASGIApp = Callable[..., Awaitable[None]]
+ASGIApp = Callable[..., Coroutine[Any, Any, None]]
 ASGI = {"version": "3.0", "spec_version": "2.4"}
 WRITE_NOW = "protokube.write_now"  # the scope's extension: Request.write_now
 HIGH_WATER = 256 * 1024  # body bytes waiting for the application before reading pauses

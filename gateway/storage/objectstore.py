@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from protokube.gateway.objects.codec import Codec, Obj
 from protokube.gateway.objects.view import ObjectView
@@ -51,13 +51,10 @@ class Updated:
     removed: bool = False
 
 
-@runtime_checkable
-class ReadBack(Protocol):
-    """A backend whose reads do not give back the bytes written (a conversion webhook's CRD version:
-    storage holds another version)."""
-
-    async def read_back(self, key: bytes, value: bytes, revision: int) -> bytes:
-        """What a read of ``value``, just written under ``key`` at ``revision``, gives."""
+# A backend whose reads do not give back the bytes written (a conversion webhook's CRD version: storage
+# holds another version) has read_back(key, value, revision): what a read of ``value``, just written
+# under ``key`` at ``revision``, gives.
+ReadBack = Callable[[bytes, bytes, int], Awaitable[bytes]]
 
 
 class CallMetrics(Protocol):
@@ -77,7 +74,7 @@ class ObjectStore:
         self.codec = codec
         self.prefix = keys.collection_prefix(resource)
         self.metrics = metrics or Unmeasured()
-        self._read_back = backend.read_back if isinstance(backend, ReadBack) else None
+        self._read_back: ReadBack | None = getattr(backend, "read_back", None)
 
     @contextlib.contextmanager
     def _measured(self, operation: str) -> Iterator[None]:
@@ -169,7 +166,8 @@ class ObjectStore:
                     return await self._create(key, result, dry_run)
                 updated = await self._update(key, current, result, confirmed, dry_run)
             except ModRevisionMismatch as mismatch:  # someone wrote first: start from what they wrote
-                current, confirmed = mismatch.current and self.view(mismatch.current), True
+                current = None if mismatch.current is None else self.view(mismatch.current)
+                confirmed = True
                 continue
             except KeyExists:
                 current, confirmed = await self.get(namespace, name), True

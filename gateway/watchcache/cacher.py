@@ -9,6 +9,7 @@ first page's revision, so every page of a list is one snapshot. Watches are serv
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -217,7 +218,8 @@ class Cacher:
         if corrupt:
             raise list_error(self.resource, corrupt)
         revision = revision or cache.revision
-        items, last_key, more = [], "", False
+        items: list[ObjectView] = []
+        last_key, more = "", False
         for entry in cache.select(flt, start):
             if limit and len(items) == limit:
                 more = True
@@ -258,7 +260,7 @@ class Cacher:
                             continue
                     if flt.has_selectors:
                         entry = entry or make_entry(key, view, cache.selectable)
-                        if not flt.matches(entry.namespace, entry.labels, lambda e=entry: entry_fields(e)):
+                        if not flt.matches(entry.namespace, entry.labels, functools.partial(entry_fields, entry)):
                             continue
                     items.append(view)
                     if limit and len(items) == limit:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
 from protokube.schema.shape import MESSAGE, FieldShape, shape
 
+M = TypeVar("M", bound=Message)
 QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
 # A zero Time or MicroTime is an empty message (Go writes no seconds): nothing to set inside.
 _LEAVE_AS_IS = frozenset({"time", "microtime"})
@@ -69,7 +70,7 @@ def _plan(full_name: str) -> _Plan:
     )
 
 
-def normalize(message: Message) -> Message:
+def normalize(message: M) -> M:
     """Set every field Go always writes; returns the same message."""
     plan = _plan(message.DESCRIPTOR.full_name)
     for name, zero in plan.scalars:
@@ -87,11 +88,11 @@ def normalize(message: Message) -> Message:
                 _normalize_each(getattr(message, name), holds)
     elif descend:
         for fd, value in message.ListFields():
-            holds = descend.get(fd.name)
-            if holds == _SINGULAR:
+            held = descend.get(fd.name)
+            if held == _SINGULAR:
                 _normalize_value(value)
-            elif holds is not None and value:
-                _normalize_each(value, holds)
+            elif held is not None and value:
+                _normalize_each(value, held)
     return message
 
 

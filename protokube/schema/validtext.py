@@ -9,9 +9,11 @@ survives being encoded again — so both become U+FFFD here, once, where they en
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
 from google.protobuf.message import Message
 
+M = TypeVar("M", bound=Message)
 _LONE_SURROGATE = re.compile("[\\ud800-\\udfff]")
 
 
@@ -20,7 +22,7 @@ def valid_text(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text)
 
 
-def with_valid_strings(message: Message) -> Message:
+def with_valid_strings(message: M) -> M:
     """proto2 strings are not checked for UTF-8 on the wire (Go keeps any bytes, and writes invalid
     ones as U+FFFD in JSON); Python hands such strings back as bytes. Make them text the same way."""
     for fd, value in message.ListFields():

@@ -10,25 +10,23 @@ import pytest
 
 from protokube.gateway.errors import StatusError
 from protokube.gateway.params import WriteOptions
-from protokube.gateway.registry import store as store_module
 from protokube.gateway.registry.store import GENERATE_NAME_ATTEMPTS
 from protokube.gen.k8s.io.api.core.v1 import types_pb2 as core
 
 from .stack import run, running_server
 
 
-def test_generate_name_gives_up_after_8_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_generate_name_gives_up_after_8_attempts() -> None:
     attempts: list[str] = []
 
     def same_name(prefix: str) -> str:
         attempts.append(prefix)
         return prefix + "aaaaa"
 
-    monkeypatch.setattr(store_module, "generate_name", same_name)
-
     async def scenario() -> StatusError:
         async with running_server() as server:
             configmaps = server.stores[("", "v1", "configmaps")]
+            configmaps.generate_name = same_name
 
             def generated() -> core.ConfigMap:
                 return core.ConfigMap(metadata={"generateName": "gen-"})

@@ -15,10 +15,10 @@ def test_field_manager_is_made_at_the_first_write() -> None:
         async with running_server() as server:
             store = server.stores[SECRETS]
             assert store.ownership is not None
-            assert "fields" not in vars(store.ownership)  # not made while the server was built and started
+            assert store.ownership._fields is None  # not made while the server was built and started
             secret = store.codec.from_dict({"metadata": {"name": "first"}, "stringData": {"a": "b"}}).obj
             created = await store.create("default", secret, WriteOptions(field_manager="tester"))
             assert [entry.manager for entry in created.obj.metadata.managedFields] == ["tester"]
-            assert "fields" in vars(store.ownership)
+            assert store.ownership._fields is not None
 
     run(scenario)
