@@ -262,9 +262,7 @@ class ApiRequest:
 
     async def body_received(self, timeout: float, limit: int) -> bool:
         """Whether the rest of the body (what no handler read, dropped) arrives within ``timeout``
-        seconds and ``limit`` bytes."""
-        if self._body_whole:  # nothing is left of it
-            return True
+        seconds and ``limit`` bytes (the caller knows body() has not read all of it)."""
         size = 0
         try:
             async with asyncio.timeout(timeout):
