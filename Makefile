@@ -43,7 +43,7 @@ $(STAMP): $(RUNTIME)
 	rm -f $(VENV)/.dev-*
 	touch $@
 
-# The request path's modules compiled with mypyc (tools/compile.py, protokube/compiled.py): again only
+# The modules protokube/compiled.py lists, compiled with mypyc (tools/compile.py): again only
 # when their sources changed; a module edited since runs from its source until then.
 compile: $(STAMP) debs
 	$(BIN)/python -m tools.compile --if-stale

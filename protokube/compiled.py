@@ -95,8 +95,12 @@ def built() -> bool:
 
 def current() -> bool:
     """Whether what was compiled is what the sources say now (and all of it is there)."""
+    return built() and _manifest_matches()
+
+
+def _manifest_matches() -> bool:
     try:
-        return built() and MANIFEST.read_text() == fingerprint()
+        return MANIFEST.read_text() == fingerprint()
     except OSError:
         return False
 
@@ -114,7 +118,8 @@ class SourcesFirst(importlib.abc.MetaPathFinder):
 
 def guard() -> None:
     """Run the sources of the set when what was compiled is not what they say now."""
-    if not (built() or MANIFEST.is_file()) or current():
+    library = built()
+    if not (library or MANIFEST.is_file()) or (library and _manifest_matches()):
         return
     print(
         "protokube: the compiled modules are older than their sources; running the sources (make compile)",
