@@ -143,7 +143,8 @@ class ObjectStore:
 
         ``cached`` (the watch cache's copy) is a first guess that saves a storage read: the write is
         guarded by its mod revision, so a stale guess costs a retry, never a lost update. A transform
-        that refuses a guess, or a guess that would change nothing, is checked against storage first.
+        that refuses a guess, or a guess that would change nothing, is checked against storage first;
+        a no-op on a guess that storage then shows current is not transformed again.
         """
         key = self.key(namespace, name)
         current, confirmed = cached, cached is None
@@ -174,7 +175,9 @@ class ObjectStore:
                 continue
             if updated is not None:
                 return updated
-            current, confirmed = await self.get(namespace, name), True  # a no-op on a guess: confirm it
+            guess, current, confirmed = current, await self.get(namespace, name), True  # a no-op on a guess
+            if current is not None and current.resource_version == guess.resource_version:
+                return Updated(current)  # confirmed: the guess was current, so the transform's no-op stands
 
     async def remove_unreadable(self, namespace: str, name: str) -> bool:
         """Remove whatever value the object's key holds without reading it as an object (the

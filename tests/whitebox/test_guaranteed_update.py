@@ -150,6 +150,50 @@ def test_a_no_op_writes_nothing_and_keeps_the_resource_version() -> None:
     run(scenario)
 
 
+def test_a_no_op_on_a_current_guess_is_confirmed_without_running_the_transform_again() -> None:
+    """The guess would change nothing and storage shows it current: one read confirms it, and the
+    transform (a patch's whole computation) does not run a second time on the same object."""
+
+    async def scenario() -> None:
+        backend = MemoryBackend()
+        store, first = await seeded(backend, a="1")
+        writes = backend.writes
+        seen: list[int] = []
+
+        async def unchanged(current: ObjectView | None) -> core.ConfigMap:
+            assert current is not None
+            seen.append(current.resource_version)
+            return with_data(current)
+
+        result = await store.guaranteed_update("default", "cm", unchanged, cached=first)
+        assert seen == [first.resource_version]
+        assert backend.writes == writes and result.view.resource_version == first.resource_version
+
+    run(scenario)
+
+
+def test_a_no_op_on_a_stale_guess_runs_again_on_storage_s_copy() -> None:
+    """The guess would change nothing but storage holds a newer object: the transform runs on that
+    one, and its change is written."""
+
+    async def scenario() -> None:
+        backend = MemoryBackend()
+        store, first = await seeded(backend, a="1")
+        newer = (await store.guaranteed_update("default", "cm", lambda cur: _const(with_data(cur, a="2")))).view
+        seen: list[int] = []
+
+        async def a_is_1(current: ObjectView | None) -> core.ConfigMap:
+            assert current is not None
+            seen.append(current.resource_version)
+            return with_data(current, a="1")
+
+        result = await store.guaranteed_update("default", "cm", a_is_1, cached=first)
+        assert seen == [first.resource_version, newer.resource_version]
+        assert dict(result.view.obj.data) == {"a": "1"} and result.view.resource_version > newer.resource_version
+
+    run(scenario)
+
+
 async def cached_copy(backend: MemoryBackend, store: ObjectStore) -> ObjectView:
     """The object as the watch cache holds it: a view of the stored bytes decoded once, which keeps
     only the protobuf bytes (watchcache/cache.py and entries.py)."""
