@@ -6,7 +6,8 @@ being measured. Modes:
 
 - ``writes``: ``clients`` concurrent writers create configmaps for ``seconds``, then update (PUT with the
   resourceVersion of the last write) the ones they created for ``seconds``, then patch them (strategic
-  merge) and apply them (server-side apply) for ``seconds`` each: rate and latency of each phase.
+  merge) and apply them (server-side apply) for ``seconds`` each: rate and latency of each phase. Every
+  write changes its object (a patch never sets a value the update phase left there: a no-op is not written).
 - ``watch``: ``watchers`` concurrent watches of ``path``; prints ``ready`` once all are open, then records the
   delay between the send time a writer put into each object (``"sent":"<unix time>"``) and its arrival, until
   a line ``stop`` on stdin (or ``max_seconds``). With ``tls`` as for ``gets``.
@@ -169,7 +170,7 @@ async def writes(cfg: dict) -> dict:
     async def patch(n: int, i: int) -> bool:
         """A strategic merge patch of one data key (no resourceVersion: the server retries conflicts)."""
         name, _ = created[n][i % len(created[n])]
-        body = json.dumps({"data": {"i": str(i)}}).encode()
+        body = json.dumps({"data": {"i": f"p{i}"}}).encode()
         status, _ = await conns[n].request("PATCH", f"{collection}/{name}", body, STRATEGIC_MERGE)
         return status == 200
 
