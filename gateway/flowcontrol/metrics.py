@@ -5,19 +5,20 @@ them (kubernetes.io/docs/concepts/cluster-administration/flow-control/#metrics).
 
 Ratioed gauges (requests over their limit) are sampled ten times a second into the ``_samples``
 histograms and their 1.32 successors; the highest and lowest value of each second go to the
-``_watermarks`` histograms.
+``_watermarks`` histograms. Every histogram is observed on the event loop's thread alone (per request,
+or by the sampling task), so all are LoopHistograms, each labelled child looked up once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from protokube.gateway.flowcontrol.concurrency import Limits, SeatDemand
-from protokube.gateway.loophistogram import LoopHistogram
+from protokube.gateway.loophistogram import LoopHistogram, LoopHistogramChild
 
 PREFIX = "apiserver_flowcontrol_"
 PL, FS = "priority_level", "flow_schema"
@@ -65,45 +66,62 @@ class RatioedGauge:
         return marks
 
 
+Sampled = list[tuple[RatioedGauge, tuple[LoopHistogramChild, ...]]]
+Marked = list[tuple[RatioedGauge, LoopHistogramChild, LoopHistogramChild]]
+
+
+def sample(sampled: Sampled) -> None:
+    """Each gauge's ratio now, into its histograms."""
+    for gauge, histograms in sampled:
+        ratio = gauge.ratio
+        for histogram in histograms:
+            histogram.observe(ratio)
+
+
+def mark(marked: Marked) -> None:
+    """Each gauge's extremes of the period just ended, into its high and low watermark histograms."""
+    for gauge, high, low in marked:
+        high_mark, low_mark = gauge.period()
+        high.observe(high_mark)
+        low.observe(low_mark)
+
+
 class FlowControlMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         def gauge(name: str, doc: str, labels: list[str]) -> Gauge:
             return Gauge(PREFIX + name, doc, labels, registry=registry)
 
-        def histogram(name: str, doc: str, labels: list[str], buckets: tuple[float, ...]) -> Histogram:
-            return Histogram(PREFIX + name, doc, labels, buckets=buckets, registry=registry)
-
-        def per_request(name: str, doc: str, labels: list[str], buckets: tuple[float, ...]) -> LoopHistogram:
+        def histogram(name: str, doc: str, labels: list[str], buckets: tuple[float, ...]) -> LoopHistogram:
             return LoopHistogram(PREFIX + name, doc, labels, buckets, registry)
 
         registry.register(FlowCounts(self))  # the per-flow counts, read when scraped
-        self.queue_length = per_request(
+        self.queue_length = histogram(
             "request_queue_length_after_enqueue",
             "Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued",
             [PL, FS],
             QUEUE_LENGTH_BUCKETS,
         )
-        self.wait = per_request(
+        self.wait = histogram(
             "request_wait_duration_seconds",
             "Length of time a request spent waiting in its queue",
             [PL, FS, "execute"],
             DURATION_BUCKETS,
         )
-        self.execution = per_request(
+        self.execution = histogram(
             "request_execution_seconds",
             "Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the "
             "API Priority and Fairness subsystem",
             [PL, FS, "type"],
             DURATION_BUCKETS,
         )
-        self.work_seats = per_request(
+        self.work_seats = histogram(
             "work_estimated_seats",
             "Number of estimated seats (maximum of initial and final seats) associated with requests in API "
             "Priority and Fairness",
             [PL, FS],
             (1, 2, 4, 10),
         )
-        self.watch_count = per_request(
+        self.watch_count = histogram(
             "watch_count_samples",
             "count of watchers for mutating requests in API Priority and Fairness",
             [PL, FS],
@@ -205,6 +223,14 @@ class FlowControlMetrics:
             (phase, kind): RatioedGauge() for phase in (WAITING, EXECUTING) for kind in (READ_ONLY, MUTATING)
         }
         self.queued_high = {READ_ONLY: 0.0, MUTATING: 0.0}
+        self.rw_sampled: Sampled = [
+            (gauge, (self.rw_samples.labels(phase, kind), self.rw_current.labels(phase, kind)))
+            for (phase, kind), gauge in self.read_write.items()
+        ]
+        self.rw_marked: Marked = [
+            (gauge, self.rw_watermarks.labels(phase, kind, "high"), self.rw_watermarks.labels(phase, kind, "low"))
+            for (phase, kind), gauge in self.read_write.items()
+        ]
 
     def level(self, name: str, demand: SeatDemand) -> LevelObserver:
         observer = self.levels.get(name)
@@ -224,18 +250,13 @@ class FlowControlMetrics:
 
     def sample(self) -> None:
         """The periodic observation of every ratioed gauge."""
-        for (phase, kind), gauge in self.read_write.items():
-            self.rw_samples.labels(phase, kind).observe(gauge.ratio)
-            self.rw_current.labels(phase, kind).observe(gauge.ratio)
+        sample(self.rw_sampled)
         for observer in self.levels.values():
             observer.sample()
 
     def watermark_period(self) -> None:
         """Once a second: the extremes of the second just ended."""
-        for (phase, kind), gauge in self.read_write.items():
-            high, low = gauge.period()
-            self.rw_watermarks.labels(phase, kind, "high").observe(high)
-            self.rw_watermarks.labels(phase, kind, "low").observe(low)
+        mark(self.rw_marked)
         for kind in (READ_ONLY, MUTATING):
             self.server_inqueue.labels(kind).set(self.queued_high[kind])
             self.queued_high[kind] = self.read_write[(WAITING, kind)].value
@@ -246,7 +267,18 @@ class FlowControlMetrics:
 class LevelObserver:
     """One priority level's metrics; also feeds its seat-demand integrator (queueset.Observer)."""
 
-    __slots__ = ("demand_histogram", "executing_gauge", "flows", "m", "name", "seat_demand", "seats", "waiting_gauge")
+    __slots__ = (
+        "demand_histogram",
+        "executing_gauge",
+        "flows",
+        "m",
+        "marked",
+        "name",
+        "sampled",
+        "seat_demand",
+        "seats",
+        "waiting_gauge",
+    )
 
     def __init__(self, metrics: FlowControlMetrics, name: str, demand: SeatDemand) -> None:
         self.m = metrics
@@ -257,6 +289,20 @@ class LevelObserver:
         self.seats = RatioedGauge()
         self.flows: dict[str, FlowMetrics] = {}
         self.demand_histogram = metrics.demand.labels(name)
+        phases = ((WAITING, self.waiting_gauge), (EXECUTING, self.executing_gauge))
+        self.sampled: Sampled = [
+            (gauge, (metrics.level_samples.labels(phase, name), metrics.level_utilization.labels(phase, name)))
+            for phase, gauge in phases
+        ]
+        self.sampled.append((self.seats, (metrics.seat_utilization.labels(name),)))
+        self.marked: Marked = [
+            (
+                gauge,
+                metrics.level_watermarks.labels(phase, "high", name),
+                metrics.level_watermarks.labels(phase, "low", name),
+            )
+            for phase, gauge in phases
+        ]
 
     def flow(self, flow_schema: str) -> FlowMetrics:
         """The metrics of one FlowSchema in this level (label lookups are costly: made once)."""
@@ -327,17 +373,11 @@ class LevelObserver:
         self.m.target.labels(self.name).set(target)
 
     def sample(self) -> None:
-        for phase, gauge in ((WAITING, self.waiting_gauge), (EXECUTING, self.executing_gauge)):
-            self.m.level_samples.labels(phase, self.name).observe(gauge.ratio)
-            self.m.level_utilization.labels(phase, self.name).observe(gauge.ratio)
-        self.m.seat_utilization.labels(self.name).observe(self.seats.ratio)
+        sample(self.sampled)
         self.demand_histogram.observe(self.seat_demand.value / self.executing_gauge.denominator)
 
     def watermark_period(self) -> None:
-        for phase, gauge in ((WAITING, self.waiting_gauge), (EXECUTING, self.executing_gauge)):
-            high, low = gauge.period()
-            self.m.level_watermarks.labels(phase, "high", self.name).observe(high)
-            self.m.level_watermarks.labels(phase, "low", self.name).observe(low)
+        mark(self.marked)
 
 
 class FlowMetrics:
