@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf.message import Message
-
 from protokube.gateway.errors import StatusError
 from protokube.gateway.flowcontrol import bootstrap
 from protokube.gateway.flowcontrol.concurrency import (
@@ -39,6 +37,7 @@ from protokube.gateway.flowcontrol.metrics import (
 )
 from protokube.gateway.flowcontrol.queueset import EXEMPT_QUEUES, QueueSet
 from protokube.gateway.flowcontrol.seats import WorkEstimate, fixed_estimate, level_max_seats
+from protokube.gateway.objects.codec import Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.params import WriteOptions
 from protokube.gateway.registry.store import now_seconds
@@ -74,7 +73,7 @@ class LevelConfig:
     queue_length_limit: int = 0
 
 
-def level_config(obj: Message) -> LevelConfig | None:
+def level_config(obj: Obj) -> LevelConfig | None:
     """None for a level this server cannot run (type and name disagree about being exempt)."""
     spec, meta = obj.spec, obj.metadata
     if (spec.type == "Exempt") != (meta.name == bootstrap.EXEMPT):
@@ -182,7 +181,7 @@ class StoredObjects:
     """An informer's sink: one kind's objects by name; every change calls ``changed``."""
 
     def __init__(self, changed: Callable[[], None]) -> None:
-        self.objects: dict[str, Message] = {}
+        self.objects: dict[str, Obj] = {}
         self.changed_callback = changed
 
     def replace(self, views: Iterable[ObjectView]) -> None:
@@ -340,15 +339,15 @@ class Controller:
                     await asyncio.sleep(1)
 
 
-def _dangling(obj: Message) -> tuple[str, str, str] | None:
+def _dangling(obj: Obj) -> tuple[str, str, str] | None:
     for condition in obj.status.conditions:
         if condition.type == "Dangling":
             return condition.status, condition.reason, condition.message
     return None
 
 
-def _with_dangling(statuses: StatusStore, wanted: tuple[str, str, str]) -> Callable[[Message | None], Message]:
-    def updated(current: Message | None) -> Message:
+def _with_dangling(statuses: StatusStore, wanted: tuple[str, str, str]) -> Callable[[Obj | None], Obj]:
+    def updated(current: Obj | None) -> Obj:
         assert current is not None
         new = statuses.codec.copy(current)
         condition = next((c for c in new.status.conditions if c.type == "Dangling"), None)

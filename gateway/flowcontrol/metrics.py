@@ -240,7 +240,7 @@ class FlowControlMetrics:
 
     def set_read_write_limits(self, read_only: int, mutating: int) -> None:
         for (_, kind), gauge in self.read_write.items():
-            gauge.denominator = read_only if kind == READ_ONLY else mutating
+            gauge.denominator = float(read_only if kind == READ_ONLY else mutating)
 
     def note(self, phase: str, kind: str, delta: int) -> None:
         gauge = self.read_write[(phase, kind)]
@@ -361,8 +361,8 @@ class LevelObserver:
         self.m.lower.labels(name).set(limits.lower)
         self.m.upper.labels(name).set(limits.upper)
         self.m.current.labels(name).set(limits.current)
-        self.waiting_gauge.denominator = max(queue_capacity, 1)
-        self.executing_gauge.denominator = self.seats.denominator = max(limits.current, 1)
+        self.waiting_gauge.denominator = float(max(queue_capacity, 1))
+        self.executing_gauge.denominator = self.seats.denominator = float(max(limits.current, 1))
 
     def rebalanced(self, target: float) -> None:
         d = self.seat_demand
