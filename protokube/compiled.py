@@ -69,6 +69,13 @@ COMPILED = (
     "protokube.gateway.watchcache.cache",
     "protokube.gateway.watchcache.cacher",
     "protokube.gateway.watchcache.fanout",
+    # ... and the schema's JSON forms, Go-shape normalization, envelope and codec (every read and write).
+    "protokube.schema.jsonencode",
+    "protokube.schema.jsondecode",
+    "protokube.schema.goshape",
+    "protokube.schema.envelope",
+    "protokube.schema.validtext",
+    "protokube.gateway.objects.protobuf",
 )
 GROUP = "protokube.gateway._compiled"  # the shared library: gateway/_compiled__mypyc*.so
 MANIFEST = REPO / ".cache" / "compiled" / "sources.sha256"

@@ -33,6 +33,9 @@ ignore_missing_imports = True
 follow_imports = silent
 [mypy-protokube.gen.*]
 ignore_errors = True
+[mypy-protokube.schema.*]
+# A generated message's fields are attributes protobuf makes at run time: no static type has them.
+disable_error_code = attr-defined
 """
 
 

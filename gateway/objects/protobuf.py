@@ -12,12 +12,13 @@ from typing import Any
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
+from mypy_extensions import mypyc_attr
 
 from protokube.gateway.objects import cbor
-from protokube.gateway.objects.codec import DecodedObject
+from protokube.gateway.objects.codec import DecodedObject, Obj
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema import envelope, goshape, jsondecode, jsonencode, nesting
-from protokube.schema.descriptors import message_class
+from protokube.schema.descriptors import descriptor, message_class
 from protokube.schema.jsondecode import DecodeError
 from protokube.schema.registry import GroupVersionKind
 from protokube.schema.validtext import with_valid_strings
@@ -26,6 +27,7 @@ from protokube.schema.validtext import with_valid_strings
 NOT_SPEC = frozenset({"metadata", "status"})
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # conversion/base.py's ConvertedCodec (tools/compile.py)
 class ProtoCodec:
     protobuf = True
 
@@ -34,6 +36,7 @@ class ProtoCodec:
         self.list_gvk = list_gvk
         self.message = message
         self.cls = message_class(message)
+        self.descriptor = descriptor(message)
         self._json_head = f'{{"kind":"{gvk.kind}","apiVersion":"{gvk.api_version}"'.encode()
 
     # ---- objects -------------------------------------------------------------------------------
@@ -65,7 +68,7 @@ class ProtoCodec:
     def decode(self, value: bytes) -> Message:
         return envelope.decode(value, self.cls, self.gvk.api_version, self.gvk.kind)
 
-    def encode(self, obj: Message) -> bytes:
+    def encode(self, obj: Obj) -> bytes:
         """Enveloped protobuf with resourceVersion cleared; ``obj`` must be in Go shape (normalized)."""
         resource_version = obj.metadata.resourceVersion
         obj.metadata.resourceVersion = ""
@@ -83,7 +86,7 @@ class ProtoCodec:
         return with_valid_strings(self.from_own_protobuf(raw))
 
     def from_own_protobuf(self, raw: bytes) -> Message:
-        if nesting.unbounded(self.cls.DESCRIPTOR) and nesting.too_deep(raw, self.cls.DESCRIPTOR):
+        if nesting.unbounded(self.descriptor) and nesting.too_deep(raw, self.descriptor):
             raise DecodeError(f"the protobuf object exceeded max depth of {nesting.MAX_DEPTH} (this server's limit)")
         obj = self.cls()
         try:

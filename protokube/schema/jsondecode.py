@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 from google.protobuf.message import Message
+from mypy_extensions import mypyc_attr
 
 from protokube.schema import deep, goshape, nesting, quantity, wellknown
 from protokube.schema.shape import (
@@ -45,6 +46,7 @@ _INT_RANGES = {
 }
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # gateway/objects/cbordecode.py's (tools/compile.py)
 class DecodeError(ValueError):
     """The body cannot be decoded into the kind at all (upstream answers 400 BadRequest)."""
 
@@ -231,15 +233,17 @@ class _Decoder:
             if isinstance(value, JSONObject) and value.duplicates:
                 self.result.duplicates.extend(_join(path, key) for key in value.duplicates)
             container = getattr(target, f.name)
+            value_kind = f.value_kind
+            assert value_kind is not None  # a map's values have a kind
             for key, item in value.items():
                 if item is None:
-                    if f.value_kind != MESSAGE:
-                        container[key] = ZERO[f.value_kind]
+                    if value_kind != MESSAGE:
+                        container[key] = ZERO[value_kind]
                     continue
-                if f.value_kind == MESSAGE:
+                if value_kind == MESSAGE:
                     self.into_message(item, f, parent, container[key], _join(path, key))
                 else:
-                    container[key] = self.scalar(item, f.value_kind, f, parent, path)
+                    container[key] = self.scalar(item, value_kind, f, parent, path)
         elif f.repeated:
             if not isinstance(value, list):
                 raise DecodeError(self._type_error(value, parent, path, _go_type(f)))
@@ -371,7 +375,11 @@ def _json_kind(value: Any) -> str:
 
 
 def _go_scalar_type(f: FieldShape) -> str:
-    fd = f.descriptor.message_type.fields_by_name["value"] if f.is_map else f.descriptor
+    fd = f.descriptor
+    if f.is_map:
+        entry = fd.message_type
+        assert entry is not None  # a map field's entry message
+        fd = entry.fields_by_name["value"]
     return _GO_SCALARS.get(fd.type, "string")
 
 

@@ -17,7 +17,6 @@ from typing import Any
 
 import cbor2
 import orjson
-from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 
 from protokube.schema import deep, descriptors, wellknown
@@ -49,7 +48,7 @@ Step = tuple[str, str, int, int, JSONValue, bool, FieldShape]
 class _Encoder:
     def __init__(self, raw_bytes: bool) -> None:
         self.raw_bytes = raw_bytes
-        self._plans: dict[Descriptor, tuple[Step, ...]] = {}
+        self._plans: dict[object, tuple[Step, ...]] = {}  # by the message's descriptor
 
     def to_dict(self, message: Message) -> dict[str, JSONValue]:
         plan = self._plans.get(message.DESCRIPTOR)
