@@ -363,8 +363,8 @@ class FieldManager:
             raise errors.not_a_status(f"failed to create typed live object ({_object_gvknn(live)}): {e}") from None
         try:
             return self._updater(subresource).apply(live, applied, self.api_version, fields, identifier, force)
-        except (typed.TypedError, typed.ItemError) as e:
-            raise errors.not_a_status(str(e)) from None
+        except (typed.TypedError, typed.ItemError) as failure:  # a name of its own: compiled, a name has one type
+            raise errors.not_a_status(str(failure)) from None
 
 
 def _strip(fields: dict[str, VersionedSet], manager: str) -> None:

@@ -53,9 +53,9 @@ class ErrorFunnel:
             response = await self.next(request)
         except StatusError as err:
             response = self._status(request, err)
-        except StorageError as err:
-            log.warning("request %s: storage error: %s", request.request_id, err)
-            response = self._status(request, storage_error(err))
+        except StorageError as failure:  # a name of its own: compiled, a name has one type
+            log.warning("request %s: storage error: %s", request.request_id, failure)
+            response = self._status(request, storage_error(failure))
         except Exception:
             log.exception("request %s failed", request.request_id)
             message = (

@@ -154,8 +154,8 @@ def _decode_protobuf(body: bytes, codec: Codec, known: Registry) -> DecodedObjec
     _check_kind(type_meta.apiVersion, type_meta.kind, expected, known)
     try:
         obj = codec.from_protobuf(unknown.raw)
-    except DecodeError as err:
+    except DecodeError as problem:  # a name of its own: compiled, a name has one type
         raise errors.bad_request(
-            f'{expected.kind} in version "{expected.version}" cannot be handled as a {expected.kind}: {err}'
+            f'{expected.kind} in version "{expected.version}" cannot be handled as a {expected.kind}: {problem}'
         ) from None
     return DecodedObject(obj, type_meta.apiVersion, type_meta.kind)

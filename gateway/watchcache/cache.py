@@ -161,8 +161,10 @@ class WatchCache:
                 log.warning("watch cache of %s relists: %s", self.resource.plural, err)
                 loaded = False
                 self.close_watchers()
-            except StorageError as err:
-                log.warning("watch cache of %s resumes from revision %d: %s", self.resource.plural, self.revision, err)
+            except StorageError as failure:  # a name of its own: compiled, a name has one type
+                log.warning(
+                    "watch cache of %s resumes from revision %d: %s", self.resource.plural, self.revision, failure
+                )
             finally:
                 self._watch = None
                 self._requests.clear()  # their readers are asked for again once the watch resumes
