@@ -215,7 +215,6 @@ class Batch:
         self.leases_granted: dict[int, int] = {}  # id -> ttl
         self.leases_revoked: set[int] = set()
         self.meta: dict[str, int] = {}
-        self.after_commit: list[Callable[[], None]] = []
 
     def has_writes(self) -> bool:
         return bool(self.rows or self.leases_granted or self.leases_revoked or self.meta)
@@ -225,7 +224,6 @@ class WriteView:
     """What one write request sees and changes: the store, plus earlier requests of its batch."""
 
     __slots__ = (
-        "after_commit",
         "batch",
         "changes",
         "events",
@@ -245,7 +243,6 @@ class WriteView:
         self.leases_granted: dict[int, int] = {}
         self.leases_revoked: set[int] = set()
         self.meta: dict[str, int] = {}
-        self.after_commit: list[Callable[[], None]] = []
 
     @property
     def current_rev(self) -> int:
@@ -322,11 +319,11 @@ class WriteView:
                 else:
                     rows.append((ev.rev, sub, ev.key, e.create, e.version, e.lease, 0, e.value))
             batch.events.append((self.rev, self.events))
-        if self.leases_granted or self.leases_revoked or self.meta or self.after_commit:
+        if self.leases_granted or self.leases_revoked or self.meta:
             self._commit_rest_to_batch()
 
     def _commit_rest_to_batch(self) -> None:
-        """Lease grants and revokes, meta counters and hooks (most requests have none)."""
+        """Lease grants and revokes, meta counters (most requests have none)."""
         batch = self.batch
         for lease_id, ttl in self.leases_granted.items():
             batch.leases_revoked.discard(lease_id)
@@ -335,7 +332,6 @@ class WriteView:
             batch.leases_granted.pop(lease_id, None)
             batch.leases_revoked.add(lease_id)
         batch.meta.update(self.meta)
-        batch.after_commit += self.after_commit
 
 
 def _unique(pairs: Iterable[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:

@@ -65,7 +65,7 @@ class Quota:
             return
         if (self.member_id, NOSPACE) in self.alarms:
             raise errors.no_space()
-        if self.backend.disk_bytes() + cost >= self.limit:
+        if self.backend.disk_bytes + cost >= self.limit:
             self._set((self.member_id, NOSPACE), True)
             raise errors.no_space()
 

@@ -41,7 +41,7 @@ class FailingSecondApply(MvccStore):
 
 async def put(committer: GroupCommitter, key: bytes) -> object:
     request = pb.PutRequest(key=key, value=b"v")
-    return await asyncio.wait_for(committer.submit(lambda view: apply.evaluate_put(view, request)), 10)
+    return await asyncio.wait_for(committer.submit(apply.evaluate_put, request), 10)
 
 
 def keys_on_disk(data_dir: Path) -> list[bytes]:
