@@ -62,6 +62,8 @@ def exit_inconsistent(err: BaseException) -> NoReturn:
 
 
 class GroupCommitter:
+    _loop: asyncio.AbstractEventLoop  # the running loop, from start() on
+
     def __init__(
         self,
         store: MvccStore,
@@ -78,7 +80,6 @@ class GroupCommitter:
         self.on_inconsistent = on_inconsistent
         self.writes = 0  # write requests committed
         self._waiting: deque[tuple[Evaluate, object, asyncio.Future]] = deque()
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._running = False
         self._committing = False  # a commit is with the writer thread (or being evaluated)
         self._scheduled = False  # a commit is due at the loop's next turn

@@ -49,7 +49,7 @@ class StorageMetrics:
             registry=registry,
         )
         self._http: WSGIServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: threading.Thread | None = None
 
     def watch_state(self, gauges: list[tuple[str, str, Callable[[], float]]]) -> None:
         """Report these values of the running store at each scrape."""
@@ -62,7 +62,7 @@ class StorageMetrics:
     def serve(self, listen: str) -> str:
         """Serve /metrics on HOST:PORT (port 0: any) in a thread; returns the address bound."""
         host, _, port = listen.rpartition(":")
-        self._http, self._thread = start_http_server(int(port), addr=host.strip("[]"), registry=self.registry)
+        self._http, self._serving = start_http_server(int(port), addr=host.strip("[]"), registry=self.registry)
         return f"{host}:{self._http.server_port}"
 
     def stop(self) -> None:

@@ -96,7 +96,8 @@ def _log_failure(stored: asyncio.Future) -> None:
 
 
 def _members(keys: Iterable[tuple[int, int]]) -> list[rpc_pb2.AlarmMember]:
-    return [rpc_pb2.AlarmMember(memberID=member, alarm=kind) for member, kind in keys]
+    # protobuf takes an enum field's number, which its stubs do not say
+    return [rpc_pb2.AlarmMember(memberID=member, alarm=kind) for member, kind in keys]  # type: ignore[arg-type]
 
 
 def put_cost(request: rpc_pb2.PutRequest) -> int:
