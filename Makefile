@@ -43,8 +43,9 @@ $(STAMP): $(RUNTIME)
 	rm -f $(VENV)/.dev-*
 	touch $@
 
-# The modules protokube/compiled.py lists, compiled with mypyc (tools/compile.py): again only
-# when their sources changed; a module edited since runs from its source until then.
+# The modules protokube/compiled.py lists, compiled with mypyc (tools/compile.py) in two groups, the
+# gateway's and the storage's: a group again only when its sources changed; a group with a module edited
+# since runs from its sources until then.
 compile: $(STAMP) debs
 	$(BIN)/python -m tools.compile --if-stale
 

@@ -7,11 +7,14 @@ durable. A StorageError raised here fails only that request.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from protokube.gen.etcdserverpb import rpc_pb2
 from protokube.server import errors
 from protokube.server.lessor import MAX_LEASE_TTL
 from protokube.server.mvcc import (
     PastView,
+    RangeView,
     SortOrder,
     SortTarget,
     WriteView,
@@ -23,6 +26,7 @@ from protokube.server.mvcc import (
 from protokube.server.records import Entry, put_response
 
 MAX_TXN_OPS = 128  # etcd's --max-txn-ops default
+Comparable = TypeVar("Comparable", bytes, int)  # what a Compare compares: a value, or a revision, version, lease
 
 Compare = rpc_pb2.Compare
 # The enums' known values, taken once: an enum wrapper's values() builds a new list at each call
@@ -152,7 +156,7 @@ def evaluate_delete(view: WriteView, req: rpc_pb2.DeleteRangeRequest) -> rpc_pb2
     rev = view.rev if deleted else view.current_rev
     resp = rpc_pb2.DeleteRangeResponse(header=view.store.header(rev), deleted=len(deleted))
     if req.prev_kv:
-        resp.prev_kvs.extend(e.message() for e in deleted)
+        resp.prev_kvs.extend([e.message() for e in deleted])
     return resp
 
 
@@ -194,7 +198,7 @@ def _run_txn(view: WriteView, req: rpc_pb2.TxnRequest, path: list[bool], resp: r
         if kind == "request_range":
             r = op.request_range
             end = range_end(r.range_end)
-            source = view
+            source: RangeView = view
             if r.revision > 0 and r.revision != view.current_rev:
                 source = _past_view(view, r, end)
             out.response_range.MergeFromString(build_range(r, source, end, b""))
@@ -207,7 +211,7 @@ def _run_txn(view: WriteView, req: rpc_pb2.TxnRequest, path: list[bool], resp: r
             deleted = _delete(view, op.request_delete_range)
             out.response_delete_range.deleted = len(deleted)
             if op.request_delete_range.prev_kv:
-                out.response_delete_range.prev_kvs.extend(e.message() for e in deleted)
+                out.response_delete_range.prev_kvs.extend([e.message() for e in deleted])
         else:
             _run_txn(view, op.request_txn, path, out.response_txn)
 
@@ -234,7 +238,7 @@ def _set_inner_revisions(resp: rpc_pb2.TxnResponse, rev: int) -> None:
             getattr(out, kind).header.revision = rev
 
 
-def compare_holds(view, cmp: rpc_pb2.Compare) -> bool:
+def compare_holds(view: RangeView, cmp: rpc_pb2.Compare) -> bool:
     """etcd's compare: over a range every key must satisfy it; a missing key compares as
     zeros, except that a VALUE compare on a missing key always fails."""
     entries = list(view.entries(cmp.key, range_end(cmp.range_end)))
@@ -248,8 +252,8 @@ def compare_holds(view, cmp: rpc_pb2.Compare) -> bool:
 def _compare_one(cmp: rpc_pb2.Compare, e: Entry | None) -> bool:
     target = cmp.target
     if target == Compare.VALUE:
-        have, want = (e.value if e else b""), cmp.value
-    elif target == Compare.VERSION:
+        return _holds(cmp.result, e.value if e else b"", cmp.value)
+    if target == Compare.VERSION:
         have, want = (e.version if e else 0), cmp.version
     elif target == Compare.CREATE:
         have, want = (e.create if e else 0), cmp.create_revision
@@ -257,7 +261,10 @@ def _compare_one(cmp: rpc_pb2.Compare, e: Entry | None) -> bool:
         have, want = (e.mod if e else 0), cmp.mod_revision
     else:
         have, want = (e.lease if e else 0), cmp.lease
-    result = cmp.result
+    return _holds(cmp.result, have, want)
+
+
+def _holds(result: int, have: Comparable, want: Comparable) -> bool:
     if result == Compare.EQUAL:
         return have == want
     if result == Compare.NOT_EQUAL:

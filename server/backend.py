@@ -135,7 +135,9 @@ class SqliteBackend:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self.commits = 0  # SQLite write transactions committed (group commit makes this << writes)
-        self._disk_bytes = self._file_bytes(("", "-wal"))  # measured again by the writer thread after each write
+        # The database and its write-ahead log's size, measured again by the writer thread after each write
+        # (as bbolt's size, it changes only when a write commits): the quota's check of each put reads it.
+        self.disk_bytes = self._file_bytes(("", "-wal"))
 
     def _file(self) -> sqlite3.Connection:
         return _connect(self.path)
@@ -289,12 +291,7 @@ class SqliteBackend:
     def _measure(self) -> None:
         """Measure the size after a write, on the writer thread: before the write's caller hears of it, and
         off the event loop's thread, whose quota checks (one per put) then only read it."""
-        self._disk_bytes = self._file_bytes(("", "-wal"))
-
-    def disk_bytes(self) -> int:
-        """The database and its write-ahead log's size, measured after each write (as bbolt's size, it
-        changes only when a write commits)."""
-        return self._disk_bytes
+        self.disk_bytes = self._file_bytes(("", "-wal"))
 
     def sizes(self) -> tuple[int, int]:
         """(bytes of the database files, bytes of pages in use)."""

@@ -54,7 +54,7 @@ class Compactor:
     async def compact(self, revision: int, *, physical: bool = False) -> rpc_pb2.CompactionResponse:
         """Compact to `revision`; with physical=True return once the history is removed."""
         request = rpc_pb2.CompactionRequest(revision=revision)
-        response = await self.committer.submit(lambda view: apply.evaluate_compact(view, request))
+        response = await self.committer.submit(apply.evaluate_compact, request)
         self._kick.set()
         if physical:
             async with self._progress:

@@ -92,7 +92,7 @@ def no_space() -> StorageError:
     return StorageError(StatusCode.RESOURCE_EXHAUSTED, "etcdserver: mvcc: database space exceeded")
 
 
-def commit_failed(exc: Exception) -> StorageError:
+def commit_failed(exc: BaseException) -> StorageError:
     """A commit the disk refused: no space (as etcd's NOSPACE), a read-only data directory, or else."""
     text = str(exc).lower()
     if "full" in text or "no space" in text:

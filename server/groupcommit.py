@@ -34,7 +34,7 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from protokube.server import errors
 from protokube.server.backend import CommitBatch, SqliteBackend
@@ -45,8 +45,9 @@ from protokube.server.watchhub import WatchHub
 
 log = logging.getLogger(__name__)
 
+R = TypeVar("R")
 T = TypeVar("T")
-Evaluate = Callable[[WriteView], object]
+Evaluate = Callable[[WriteView, Any], object]  # an apply.evaluate_* function: (view, request) -> response
 Answered = list[tuple[asyncio.Future, object]]  # the requests a batch answers, with their responses
 
 MAX_BATCH = 1024  # requests per commit
@@ -61,6 +62,8 @@ def exit_inconsistent(err: BaseException) -> NoReturn:
 
 
 class GroupCommitter:
+    _loop: asyncio.AbstractEventLoop  # the running loop, from start() on
+
     def __init__(
         self,
         store: MvccStore,
@@ -76,8 +79,7 @@ class GroupCommitter:
         self.batching = batching
         self.on_inconsistent = on_inconsistent
         self.writes = 0  # write requests committed
-        self._waiting: deque[tuple[Evaluate, asyncio.Future]] = deque()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiting: deque[tuple[Evaluate, object, asyncio.Future]] = deque()
         self._running = False
         self._committing = False  # a commit is with the writer thread (or being evaluated)
         self._scheduled = False  # a commit is due at the loop's next turn
@@ -97,18 +99,19 @@ class GroupCommitter:
             self._timer.cancel()
             self._timer = None
         while self._waiting:
-            _, fut = self._waiting.popleft()
+            _, _, fut = self._waiting.popleft()
             if not fut.done():
                 fut.set_exception(errors.stopped())
 
-    def submit(self, evaluate: Callable[[WriteView], T]) -> asyncio.Future[T]:
-        """Queue a write; the returned future settles with its response once its commit is durable.
+    def submit(self, evaluate: Callable[[WriteView, R], T], request: R) -> asyncio.Future[T]:
+        """Queue a write, ``evaluate(view, request)`` in its batch; the returned future settles with its
+        response once its commit is durable.
 
         A plain function, not a coroutine: callers await the future itself (one coroutine less per write)."""
         if not self._running:
             raise errors.stopped()
         fut = self._loop.create_future()
-        self._waiting.append((evaluate, fut))
+        self._waiting.append((evaluate, request, fut))
         self._next()
         return fut
 
@@ -155,16 +158,16 @@ class GroupCommitter:
         finally:
             self._committed(count, started)
 
-    def _evaluate(self, items: list[tuple[Evaluate, asyncio.Future]]) -> tuple[Batch, Answered]:
+    def _evaluate(self, items: list[tuple[Evaluate, object, asyncio.Future]]) -> tuple[Batch, Answered]:
         """Evaluate the requests in order against one batch; fail those that fail on their own."""
         batch = Batch(self.store)
         answered: Answered = []
-        for evaluate, fut in items:
+        for evaluate, request, fut in items:
             if fut.done():  # the client went away before we got to it
                 continue
             view = WriteView(batch)
             try:
-                response = evaluate(view)
+                response = evaluate(view, request)
             except StorageError as exc:
                 fut.set_exception(exc)
                 continue
@@ -212,8 +215,6 @@ class GroupCommitter:
                 fut.set_result(response)
         if batch.events:
             self.hub.publish(batch.events)
-        for hook in batch.after_commit:
-            hook()
 
     def _committed(self, count: int, started: float) -> None:
         """The writer is free: aim the next commit and start it when it is due."""

@@ -36,12 +36,12 @@ class KVService:
         self._check_size(request)
         apply.check_put(request)
         self.quota.check(put_cost(request))
-        return self.committer.submit(lambda view: apply.evaluate_put(view, request))
+        return self.committer.submit(apply.evaluate_put, request)
 
     async def DeleteRange(self, request: rpc_pb2.DeleteRangeRequest, context) -> rpc_pb2.DeleteRangeResponse:
         self._check_size(request)
         apply.check_delete(request)
-        return await self.committer.submit(lambda view: apply.evaluate_delete(view, request))
+        return await self.committer.submit(apply.evaluate_delete, request)
 
     async def Txn(self, request: rpc_pb2.TxnRequest, context) -> rpc_pb2.TxnResponse:
         self._check_size(request)
@@ -50,7 +50,7 @@ class KVService:
             # Reads only: evaluated at once on the committed state, no commit needed.
             return apply.evaluate_txn(WriteView(Batch(self.store)), request)
         self.quota.check(txn_cost(request))
-        return await self.committer.submit(lambda view: apply.evaluate_txn(view, request))
+        return await self.committer.submit(apply.evaluate_txn, request)
 
     async def Compact(self, request: rpc_pb2.CompactionRequest, context) -> rpc_pb2.CompactionResponse:
         return await self.compactor.compact(request.revision, physical=request.physical)

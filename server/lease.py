@@ -31,10 +31,10 @@ class LeaseService:
 
     async def LeaseGrant(self, request: rpc_pb2.LeaseGrantRequest, context) -> rpc_pb2.LeaseGrantResponse:
         self.quota.check(LEASE_COST)
-        return await self.committer.submit(lambda view: apply.evaluate_lease_grant(view, request))
+        return await self.committer.submit(apply.evaluate_lease_grant, request)
 
     async def LeaseRevoke(self, request: rpc_pb2.LeaseRevokeRequest, context) -> rpc_pb2.LeaseRevokeResponse:
-        return await self.committer.submit(lambda view: apply.evaluate_lease_revoke(view, request.ID))
+        return await self.committer.submit(apply.evaluate_lease_revoke, request.ID)
 
     async def LeaseKeepAlive(self, request_iterator, context: grpc.aio.ServicerContext) -> None:
         while True:
@@ -86,7 +86,7 @@ class LeaseService:
 
     async def _revoke_expired(self, lease_id: int) -> None:
         try:
-            await self.committer.submit(lambda view: apply.evaluate_lease_revoke(view, lease_id))
+            await self.committer.submit(apply.evaluate_lease_revoke, lease_id)
         except StorageError as exc:
             lease = self.lessor.leases.get(lease_id)
             if lease is not None:  # still there: try again at the next check

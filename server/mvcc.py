@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from sortedcontainers import SortedDict
 
@@ -25,7 +26,7 @@ RAFT_TERM = 1
 
 SortOrder = rpc_pb2.RangeRequest.SortOrder
 SortTarget = rpc_pb2.RangeRequest.SortTarget
-SORT_KEYS: dict[int, Callable[[Entry], object]] = {
+SORT_KEYS: dict[int, Callable[[Entry], bytes | int]] = {
     SortTarget.KEY: lambda e: e.key,
     SortTarget.VERSION: lambda e: e.version,
     SortTarget.CREATE: lambda e: e.create,
@@ -91,8 +92,7 @@ class MvccStore:
             entry = self.state.get(key)
             return iter((entry,) if entry is not None else ())
         state = self.state
-        keys = state.irange(key, end or None, inclusive=(True, False))
-        return (state[k] for k in keys)
+        return map(state.__getitem__, state.irange(key, end or None, inclusive=(True, False)))
 
     def count(self, key: bytes, end: bytes | None) -> int:
         if end is None:
@@ -140,6 +140,16 @@ class MvccStore:
         self.rev = rev
 
 
+class RangeView(Protocol):
+    """What a range reads: the store, a write's view of it, or keys loaded from history."""
+
+    def entries(self, key: bytes, end: bytes | None) -> Iterator[Entry]:
+        """The live keys in the range, in key order."""
+
+    def count(self, key: bytes, end: bytes | None) -> int:
+        """How many live keys the range has."""
+
+
 class PastView:
     """A read-only view over keys loaded from history (entries in key order)."""
 
@@ -153,7 +163,7 @@ class PastView:
         return len(self._entries)
 
 
-def build_range(req: rpc_pb2.RangeRequest, view, end: bytes | None, header: bytes) -> bytes:
+def build_range(req: rpc_pb2.RangeRequest, view: RangeView, end: bytes | None, header: bytes) -> bytes:
     """Evaluate a RangeRequest over a view; returns the serialized RangeResponse.
 
     As etcd: `count` is the number of keys in the range before the mod/create-revision
@@ -215,7 +225,6 @@ class Batch:
         self.leases_granted: dict[int, int] = {}  # id -> ttl
         self.leases_revoked: set[int] = set()
         self.meta: dict[str, int] = {}
-        self.after_commit: list[Callable[[], None]] = []
 
     def has_writes(self) -> bool:
         return bool(self.rows or self.leases_granted or self.leases_revoked or self.meta)
@@ -225,7 +234,6 @@ class WriteView:
     """What one write request sees and changes: the store, plus earlier requests of its batch."""
 
     __slots__ = (
-        "after_commit",
         "batch",
         "changes",
         "events",
@@ -245,7 +253,6 @@ class WriteView:
         self.leases_granted: dict[int, int] = {}
         self.leases_revoked: set[int] = set()
         self.meta: dict[str, int] = {}
-        self.after_commit: list[Callable[[], None]] = []
 
     @property
     def current_rev(self) -> int:
@@ -271,9 +278,18 @@ class WriteView:
         pending = self._pending_keys(key, end) if (self.batch.overlay or self.changes) else []
         if not pending:
             return self.store.entries(key, end)
-        base = self.store.state.irange(key, end or None, inclusive=(True, False))
-        merged = (k for k, _ in _unique(heapq.merge(((k, 0) for k in base), ((k, 1) for k in pending))))
-        return (e for e in map(self.get, merged) if e is not None)
+        return self._merged(self.store.state.irange(key, end or None, inclusive=(True, False)), pending)
+
+    def _merged(self, committed: Iterator[bytes], pending: list[bytes]) -> Iterator[Entry]:
+        """The live entries of both sorted key lists, in key order, as this request sees them."""
+        last: bytes | None = None
+        for key in heapq.merge(committed, pending):
+            if key == last:
+                continue
+            last = key
+            entry = self.get(key)
+            if entry is not None:
+                yield entry
 
     def count(self, key: bytes, end: bytes | None) -> int:
         if not (self.batch.overlay or self.changes):
@@ -322,11 +338,11 @@ class WriteView:
                 else:
                     rows.append((ev.rev, sub, ev.key, e.create, e.version, e.lease, 0, e.value))
             batch.events.append((self.rev, self.events))
-        if self.leases_granted or self.leases_revoked or self.meta or self.after_commit:
+        if self.leases_granted or self.leases_revoked or self.meta:
             self._commit_rest_to_batch()
 
     def _commit_rest_to_batch(self) -> None:
-        """Lease grants and revokes, meta counters and hooks (most requests have none)."""
+        """Lease grants and revokes, meta counters (most requests have none)."""
         batch = self.batch
         for lease_id, ttl in self.leases_granted.items():
             batch.leases_revoked.discard(lease_id)
@@ -335,12 +351,3 @@ class WriteView:
             batch.leases_granted.pop(lease_id, None)
             batch.leases_revoked.add(lease_id)
         batch.meta.update(self.meta)
-        batch.after_commit += self.after_commit
-
-
-def _unique(pairs: Iterable[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:
-    last = None
-    for pair in pairs:
-        if pair[0] != last:
-            last = pair[0]
-            yield pair

@@ -65,7 +65,7 @@ class Quota:
             return
         if (self.member_id, NOSPACE) in self.alarms:
             raise errors.no_space()
-        if self.backend.disk_bytes() + cost >= self.limit:
+        if self.backend.disk_bytes + cost >= self.limit:
             self._set((self.member_id, NOSPACE), True)
             raise errors.no_space()
 
@@ -96,7 +96,8 @@ def _log_failure(stored: asyncio.Future) -> None:
 
 
 def _members(keys: Iterable[tuple[int, int]]) -> list[rpc_pb2.AlarmMember]:
-    return [rpc_pb2.AlarmMember(memberID=member, alarm=kind) for member, kind in keys]
+    # protobuf takes an enum field's number, which its stubs do not say
+    return [rpc_pb2.AlarmMember(memberID=member, alarm=kind) for member, kind in keys]  # type: ignore[arg-type]
 
 
 def put_cost(request: rpc_pb2.PutRequest) -> int:

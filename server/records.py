@@ -7,6 +7,8 @@ generated classes would produce (fields in number order, proto3 defaults omitted
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from protokube.gen.mvccpb import kv_pb2
 
 PUT = 0
@@ -135,7 +137,7 @@ def range_response(header: bytes, kvs: list[bytes], more: bool, count: int) -> b
 def watch_response(
     header: bytes,
     watch_id: int,
-    events: list[bytes] = (),  # type: ignore[assignment]
+    events: Sequence[bytes] = (),
     *,
     created: bool = False,
     canceled: bool = False,

@@ -73,13 +73,13 @@ async def _abort(
 
 def _guard_unary(method: MethodDescriptor, fn: Callable, calls: MethodCalls):
     async def handler(request, context: grpc.aio.ServicerContext):
-        calls.started()
+        calls.start()
         try:
             require_valid(request)
             response = await fn(request, context)
         except BaseException as exc:
             await _abort(exc, method, context, calls)
-        calls.handled(grpc.StatusCode.OK)
+        calls.handled_ok()
         return response
 
     return handler
@@ -87,12 +87,12 @@ def _guard_unary(method: MethodDescriptor, fn: Callable, calls: MethodCalls):
 
 def _guard_stream(method: MethodDescriptor, fn: Callable, calls: MethodCalls):
     async def handler(request_iterator, context: grpc.aio.ServicerContext):
-        calls.started()
+        calls.start()
         try:
             await fn(request_iterator, context)
         except BaseException as exc:
             await _abort(exc, method, context, calls)
-        calls.handled(grpc.StatusCode.OK)
+        calls.handled_ok()
 
     return handler
 

@@ -273,7 +273,7 @@ class WatchHub:
     def slow_watcher_count(self) -> int:
         """Watchers not synced: catching up from a past revision, or paced behind a slow client
         (etcd's etcd_debugging_mvcc_slow_watcher_total counts its unsynced watchers and victims)."""
-        watchers = [*self._ranges, *(w for ws in self._by_key.values() for w in ws)]
+        watchers = [*self._ranges, *[w for ws in self._by_key.values() for w in ws]]
         return sum(not w.synced for w in watchers)
 
     def queued_bytes(self) -> int:
@@ -461,7 +461,9 @@ class WatchHub:
         also carries its previous value): a page never floods the stream it waited room on."""
         budget = self.stream_buffer_bytes // (8 if w.prev_kv else 4)
         rows, last = self.backend.events(w.key, w.end, first, last, budget)
-        prevs: list[Row | None] = self.backend.previous((r[2], r[0]) for r in rows) if w.prev_kv else [None] * len(rows)
+        prevs: list[Row | None] = (
+            self.backend.previous([(r[2], r[0]) for r in rows]) if w.prev_kv else [None] * len(rows)
+        )
         events = []
         for row, prev_row in zip(rows, prevs, strict=True):
             rev, _sub, k, create, version, lease, deleted, value = row

@@ -37,9 +37,7 @@ async def _commits(backend: GatedBackend) -> None:
     committer.start()
 
     def put(key: bytes) -> asyncio.Future:
-        return asyncio.ensure_future(
-            committer.submit(lambda view: apply.evaluate_put(view, pb.PutRequest(key=key, value=b"v")))
-        )
+        return asyncio.ensure_future(committer.submit(apply.evaluate_put, pb.PutRequest(key=key, value=b"v")))
 
     try:
         first = put(b"/a")

@@ -1,8 +1,8 @@
 """A durable commit that cannot be applied in memory ends the storage process (as etcd panics), so that
 it never serves from a memory that no longer matches its disk, and starts again from the disk.
 
-The store below fails to apply its second commit: the fault injected is in memory only, the SQLite
-database and the committer are the real ones."""
+The store below fails to apply its second commit: the fault injected is in its memory only (the state
+that takes the committed keys), the SQLite database, the store and the committer are the real ones."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sortedcontainers import SortedDict
 
 from protokube.gen.etcdserverpb import rpc_pb2 as pb
 from protokube.server import apply
@@ -27,21 +28,21 @@ from protokube.server.watchhub import WatchHub
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class FailingSecondApply(MvccStore):
-    """A store whose memory cannot take its second commit."""
+class FailingSecondKey(SortedDict):
+    """A store's state that cannot take the second key a commit sets (each commit below sets one)."""
 
-    applied = 0
+    keys_set = 0
 
-    def apply(self, overlay: dict[bytes, Entry | None], rev: int) -> None:
-        self.applied += 1
-        if self.applied == 2:
+    def __setitem__(self, key: bytes, entry: Entry) -> None:
+        self.keys_set += 1
+        if self.keys_set == 2:
             raise RuntimeError("injected: the memory cannot take this commit")
-        super().apply(overlay, rev)
+        super().__setitem__(key, entry)
 
 
 async def put(committer: GroupCommitter, key: bytes) -> object:
     request = pb.PutRequest(key=key, value=b"v")
-    return await asyncio.wait_for(committer.submit(lambda view: apply.evaluate_put(view, request)), 10)
+    return await asyncio.wait_for(committer.submit(apply.evaluate_put, request), 10)
 
 
 def keys_on_disk(data_dir: Path) -> list[bytes]:
@@ -53,9 +54,10 @@ def keys_on_disk(data_dir: Path) -> list[bytes]:
 
 
 def failing_committer(data_dir: Path, **options: Any) -> tuple[GroupCommitter, SqliteBackend]:
-    """A started committer over the real database in ``data_dir`` and a FailingSecondApply store."""
+    """A started committer over the real database in ``data_dir`` and a store whose state is FailingSecondKey."""
     backend = SqliteBackend(data_dir)
-    store = FailingSecondApply(backend, Lessor(), cluster_id=1, member_id=1)
+    store = MvccStore(backend, Lessor(), cluster_id=1, member_id=1)
+    store.state = FailingSecondKey()
     committer = GroupCommitter(store, WatchHub(store), **options)
     committer.start()
     return committer, backend

@@ -50,7 +50,7 @@ async def _turns_to_answer(tmp_path: Path) -> list[int]:
     try:
         for n in range(5):
             request = pb.PutRequest(key=b"/k%d" % n, value=b"v")
-            await committer.submit(lambda view, request=request: apply.evaluate_put(view, request))
+            await committer.submit(apply.evaluate_put, request)
             waited.append(loop.turns - loop.outcome_turns[-1])
     finally:
         ticker.cancel()
