@@ -321,22 +321,28 @@ class Controller:
         return all(_dangling(objects[n]) == wanted for n, wanted in self.status_wanted.items() if n in objects)
 
     async def run_status(self, statuses: StatusStore) -> None:
-        """Writes the Dangling condition of every FlowSchema whose stored condition differs."""
+        """Writes the Dangling condition of every FlowSchema whose stored condition differs, all at once:
+        storage commits them together (one after another, the bootstrap's 15 took ~0.1 s of the start)."""
         while True:
             await self._status_changed.wait()
             self._status_changed.clear()
-            for name, wanted in list(self.status_wanted.items()):
-                obj = self.stored_schemas.objects.get(name)
-                if obj is None or _dangling(obj) == wanted:
-                    continue
-                try:
-                    await statuses.update(
-                        "", name, _with_dangling(statuses, wanted), WriteOptions(field_manager=STATUS_FIELD_MANAGER)
-                    )
-                except (StatusError, StorageError) as err:
-                    log.warning("status of FlowSchema %s not written: %s", name, err)
-                    self._status_changed.set()
-                    await asyncio.sleep(1)
+            stored = self.stored_schemas.objects
+            stale = [(n, w) for n, w in self.status_wanted.items() if n in stored and _dangling(stored[n]) != w]
+            written = await asyncio.gather(*(self._write_status(statuses, n, w) for n, w in stale))
+            if not all(written):
+                self._status_changed.set()
+                await asyncio.sleep(1)
+
+    async def _write_status(self, statuses: StatusStore, name: str, wanted: tuple[str, str, str]) -> bool:
+        """Whether the FlowSchema's Dangling condition was written (a failure is logged)."""
+        try:
+            await statuses.update(
+                "", name, _with_dangling(statuses, wanted), WriteOptions(field_manager=STATUS_FIELD_MANAGER)
+            )
+        except (StatusError, StorageError) as err:
+            log.warning("status of FlowSchema %s not written: %s", name, err)
+            return False
+        return True
 
 
 def _dangling(obj: Obj) -> tuple[str, str, str] | None:
