@@ -6,8 +6,10 @@ being measured. Modes:
 
 - ``writes``: ``clients`` concurrent writers create configmaps for ``seconds``, then update (PUT with the
   resourceVersion of the last write) the ones they created for ``seconds``, then patch them (strategic
-  merge) and apply them (server-side apply) for ``seconds`` each: rate and latency of each phase. Every
-  write changes its object (a patch never sets a value the update phase left there: a no-op is not written).
+  merge) and apply them (server-side apply) for ``seconds`` each, then patch them with what they already
+  hold (no-op patches: a storage read confirms the watch cache's copy, nothing is written): rate and latency
+  of each phase. Every other write changes its object (a patch never sets a value the update phase left
+  there).
 - ``watch``: ``watchers`` concurrent watches of ``path``; prints ``ready`` once all are open, then records the
   delay between the send time a writer put into each object (``"sent":"<unix time>"``) and its arrival, until
   a line ``stop`` on stdin (or ``max_seconds``). With ``tls`` as for ``gets``.
@@ -174,6 +176,13 @@ async def writes(cfg: dict) -> dict:
         status, _ = await conns[n].request("PATCH", f"{collection}/{name}", body, STRATEGIC_MERGE)
         return status == 200
 
+    async def unchanged(n: int, i: int) -> bool:
+        """A strategic merge patch setting the key every object has held since its create."""
+        name, _ = created[n][i % len(created[n])]
+        body = json.dumps({"data": {"key": payload["key"]}}).encode()
+        status, _ = await conns[n].request("PATCH", f"{collection}/{name}", body, STRATEGIC_MERGE)
+        return status == 200
+
     async def apply(n: int, i: int) -> bool:
         """Server-side apply of the same key by one field manager (it owns it from the first apply)."""
         name, _ = created[n][i % len(created[n])]
@@ -187,6 +196,7 @@ async def writes(cfg: dict) -> dict:
         await phase("update", update)
         await phase("patch", patch)
         await phase("apply", apply)
+        await phase("noop", unchanged)
     for c in conns:
         c.close()
     return result

@@ -1,5 +1,5 @@
-"""Writes end to end: configmap creates, then updates, patches and applies of them, through the gateway
-at 1 and 32 clients.
+"""Writes end to end: configmap creates, then updates, patches, applies and no-op patches of them, through
+the gateway at 1 and 32 clients.
 
 The load client (``bench.loadgen writes``) runs in its own process. Each update is a PUT carrying the
 resourceVersion of the client's last write of that object (no conflicts). The limits: upstream's SLO
@@ -20,7 +20,13 @@ from bench.storage import put_load
 CLIENTS = (1, 32)
 SLO_MS = 1000.0
 GOAL = 0.5  # "well under" the SLO: p99 at most half of it
-PLURALS = {"create": "creates", "update": "updates", "patch": "patches", "apply": "applies"}
+PHASES = {  # the load's phases: their names in the rows, plural and singular
+    "create": ("creates", "create"),
+    "update": ("updates", "update"),
+    "patch": ("patches", "patch"),
+    "apply": ("applies", "apply"),
+    "noop": ("no-op patches", "no-op patch"),
+}
 PATCH_GOAL = 0.7  # patch throughput at least this share of create's
 APPLY_GOAL = 2.0  # apply p99 at most this multiple of patch p99
 CREATE_GOAL = 0.5  # creates/s at 32 clients at least this share of the storage's own puts/s (issue 30)
@@ -34,7 +40,7 @@ def run(quick: bool) -> dict:
         loadgen("writes", {**base, "clients": 4, "seconds": 0.5, "tag": "warm"}, 60)
         for clients in CLIENTS:
             config = {**base, "clients": clients, "seconds": seconds, "tag": f"c{clients}"}
-            results["clients"][str(clients)] = loadgen("writes", config, seconds * 4 + 60)
+            results["clients"][str(clients)] = loadgen("writes", config, seconds * len(PHASES) + 60)
         results["storage_puts_32"] = asyncio.run(put_load(gw.storage, 32, min(seconds, 3.0)))
     return results
 
@@ -43,29 +49,29 @@ def rows(results: dict) -> list[Row]:
     out = []
     storage = results["storage_puts_32"]["puts_per_s"]
     for clients, phases in results["clients"].items():
-        for phase in ("create", "update", "patch", "apply"):
+        for phase, (plural, singular) in PHASES.items():
             r = phases.get(phase)
             if r is None:
-                out.append(Row("writes", f"{PLURALS[phase]}, {clients_text(clients)}", "not run (creates failed)"))
+                out.append(Row("writes", f"{plural}, {clients_text(clients)}", "not run (creates failed)"))
                 continue
             errors = f", {r['errors']} errors" if r["errors"] else ""
             goal = (at_least, CREATE_GOAL) if phase == "create" and clients == str(max(CLIENTS)) else ()
             out.append(
                 ratio_row(
                     "writes",
-                    f"{PLURALS[phase]}/s, {clients_text(clients)}{errors}",
+                    f"{plural}/s, {clients_text(clients)}{errors}",
                     fmt_rate(r["per_s"]),
                     f"storage puts 32c {fmt_rate(storage)}",
                     r["per_s"] / storage,
                     *goal,
                 )
             )
-            out.append(Row("writes", f"{phase} p50, {clients_text(clients)}", fmt_ms(r["p50_ms"])))
+            out.append(Row("writes", f"{singular} p50, {clients_text(clients)}", fmt_ms(r["p50_ms"])))
             check = at_most if clients == str(max(CLIENTS)) else None
             out.append(
                 ratio_row(
                     "writes",
-                    f"{phase} p99, {clients_text(clients)}",
+                    f"{singular} p99, {clients_text(clients)}",
                     fmt_ms(r["p99_ms"]),
                     "SLO 1 s",
                     r["p99_ms"] / SLO_MS,
