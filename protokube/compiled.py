@@ -158,11 +158,6 @@ def source_of(module: str) -> Path:
     return REPO.joinpath(folder, *parts[1:-1], parts[-1] + ".py")
 
 
-def built() -> bool:
-    """Whether this checkout holds compiled modules (a group's shared library)."""
-    return any(group.built() for group in GROUPS)
-
-
 class SourcesFirst(importlib.abc.MetaPathFinder):
     """Imports a group's modules from their sources when the group is out of date, decided once, at the
     first import of one of them."""
@@ -182,7 +177,7 @@ class SourcesFirst(importlib.abc.MetaPathFinder):
     def _is_stale(self, group: Group) -> bool:
         stale = self._stale.get(group)
         if stale is None:
-            stale = self._stale[group] = not (group.built() and group.manifest_matches())
+            stale = self._stale[group] = not group.current()
             if stale:
                 print(
                     f"protokube: the compiled modules of {group.name} are older than their sources; "
