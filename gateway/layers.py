@@ -13,13 +13,15 @@ app.py registers it into registry/validation's table. A new folder or top module
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # Errors (metav1.Status), string syntax, the user a request is made by, the event loop's lanes and deadlines,
-    # request attributes, patch formats, managed fields, selectors: nothing of the gateway's own below.
+    # Errors (metav1.Status), string syntax, random UUIDs, the user a request is made by, the event loop's lanes
+    # and deadlines, request attributes, patch formats, managed fields, selectors: nothing of the gateway's own
+    # below.
     (
         "foundation",
         (
             "errors",
             "syntax",
+            "uuids",
             "security",
             "user",
             "loophistogram",

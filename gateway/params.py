@@ -14,7 +14,11 @@ from typing import Any
 
 from protokube.gateway import errors
 from protokube.gateway.errors import FieldError
-from protokube.gateway.fieldmanager.options import patch_options_errors, validate_field_manager
+from protokube.gateway.fieldmanager.options import (
+    manager_or_user_agent,
+    patch_options_errors,
+    validate_field_manager,
+)
 from protokube.gateway.requestinfo import parse_bool
 from protokube.gateway.user import LOOPBACK_USER, UserInfo
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
@@ -109,10 +113,18 @@ def _dry_run(query: Mapping[str, list[str]], kind: str) -> bool:
     return bool(values)
 
 
-def write_options(query: Mapping[str, list[str]], kind: str, patch_type: str = "") -> WriteOptions:
+def write_options(
+    query: Mapping[str, list[str]],
+    kind: str,
+    patch_type: str = "",
+    *,
+    user_agent: str = "",
+    user: UserInfo = LOOPBACK_USER,
+    authorize_create: Callable[[], None] | None = None,
+) -> WriteOptions:
     """Parse create/update/patch options as upstream validates them (every problem at once, in
     upstream's order); ``kind`` is CreateOptions, UpdateOptions or PatchOptions, ``patch_type`` the
-    PATCH's Content-Type."""
+    PATCH's Content-Type. Without ``?fieldManager=`` the manager is the User-Agent's product."""
     single = {k: v[0] for k, v in query.items() if v}
     validation = single.get("fieldValidation", "")
     manager = single.get("fieldManager", "")
@@ -127,7 +139,12 @@ def write_options(query: Mapping[str, list[str]], kind: str, patch_type: str = "
     if problems:
         raise errors.invalid_options(kind, problems)
     return WriteOptions(
-        dry_run=bool(query.get("dryRun")), field_manager=manager, field_validation=validation, force=force
+        dry_run=bool(query.get("dryRun")),
+        field_manager=manager_or_user_agent(manager, user_agent),
+        field_validation=validation,
+        force=force,
+        user=user,
+        authorize_create=authorize_create,
     )
 
 

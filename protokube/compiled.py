@@ -86,6 +86,7 @@ GATEWAY = Group(
         "protokube.gateway.syntax",
         "protokube.gateway.negotiation.mediatypes",
         "protokube.gateway.filters.auditid",
+        "protokube.gateway.uuids",
         "protokube.gateway.filters.unreadbody",
         "protokube.gateway.filters.instrumentation",
         "protokube.gateway.filters.errorfunnel",

@@ -12,6 +12,7 @@ checks on managedFields that clients or admission send.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,9 +76,11 @@ def patch_options_errors(field_manager: str, force: bool | None, is_apply: bool)
     return errors + validate_field_manager(field_manager)
 
 
+@functools.lru_cache(maxsize=256)
 def prefix_from_user_agent(user_agent: str) -> str:
     """upstream's prefixFromUserAgent: what precedes the first ``/``, printable characters only,
-    cut to 128 bytes (``kubectl/v1.32.0 (linux/amd64) kubernetes/abc`` → ``kubectl``)."""
+    cut to 128 bytes (``kubectl/v1.32.0 (linux/amd64) kubernetes/abc`` → ``kubectl``). Remembered:
+    a server sees few user agents, each in every write of its client."""
     out: list[str] = []
     size = 0
     for c in user_agent.split("/", 1)[0]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable
 
 from protokube.gateway import errors
 from protokube.gateway.auth.authorization import CreateAuthorization
-from protokube.gateway.fieldmanager.options import manager_or_user_agent
 from protokube.gateway.negotiation import negotiate
 from protokube.gateway.negotiation.bodies import read_body
 from protokube.gateway.objects.codec import DecodedObject
@@ -57,16 +55,23 @@ def field_validation_warnings(decoded: DecodedObject, options: WriteOptions, sco
     return violations
 
 
-def request_write_options(request: ApiRequest, kind: str, patch_type: str = "") -> WriteOptions:
+def request_write_options(
+    request: ApiRequest, kind: str, patch_type: str = "", authorize_create: Callable[[], None] | None = None
+) -> WriteOptions:
     """The create/update/patch options of a request, its field manager resolved as upstream does:
     ?fieldManager=, else the product of its User-Agent (apply requires fieldManager)."""
-    options = write_options(request.query_lists(), kind, patch_type)
-    manager = manager_or_user_agent(options.field_manager, request.header("User-Agent"))
-    return dataclasses.replace(options, field_manager=manager, user=request.user)
+    return write_options(
+        request.query_lists(),
+        kind,
+        patch_type,
+        user_agent=request.header("User-Agent"),
+        user=request.user,
+        authorize_create=authorize_create,
+    )
 
 
 def may_create_write_options(request: ApiRequest, scope: RequestScope, kind: str, patch_type: str = "") -> WriteOptions:
     """The options of a PUT or PATCH, which may turn into a create: the store then authorizes a
     create by the same user of the same object (upstream's withAuthorization)."""
     authorize_create = CreateAuthorization(scope.authorizer, request, info_of(request))
-    return dataclasses.replace(request_write_options(request, kind, patch_type), authorize_create=authorize_create)
+    return request_write_options(request, kind, patch_type, authorize_create)

@@ -27,9 +27,17 @@ STATUS_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
 _TEXT_FIELDS = ("manager", "operation", "apiVersion", "fieldsType", "subresource")
 
 
+_now: tuple[int, str] = (0, "")
+
+
 def now() -> str:
-    """The time of a managedFields entry: RFC 3339, seconds, UTC (wellknown's metav1.Time text)."""
-    return wellknown.format_time(int(time.time()))
+    """The time of a managedFields entry: RFC 3339, seconds, UTC (wellknown's metav1.Time text), made
+    once a second."""
+    global _now
+    seconds = int(time.time())
+    if _now[0] != seconds:
+        _now = (seconds, wellknown.format_time(seconds))
+    return _now[1]
 
 
 def reset_fields(top_level: list[str], status_is_separate: bool) -> dict[str, Set]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -30,6 +29,7 @@ from protokube.gateway.registry.validation.meta import validate_object_meta
 from protokube.gateway.selectors import FIELD_LABEL_CONVERSIONS, Filter, field_selector, label_selector
 from protokube.gateway.storage.backend import KeyExists
 from protokube.gateway.storage.objectstore import Removal
+from protokube.gateway.uuids import random_uuid
 from protokube.gateway.watchcache.cacher import Cacher, Listed, WatchStream
 from protokube.schema.registry import GroupVersionKind
 
@@ -229,7 +229,7 @@ class Store:
         """System fields, the kind's create strategy and validation (upstream's BeforeCreate)."""
         self._set_namespace(obj, namespace)
         meta = obj.metadata
-        meta.uid = str(uuid.uuid4())
+        meta.uid = random_uuid()
         meta.creationTimestamp.Clear()
         meta.creationTimestamp.seconds = now_seconds()
         for system_field in SERVER_SET_ON_CREATE:

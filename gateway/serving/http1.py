@@ -51,6 +51,7 @@ WRITES = contextvars.Context()  # the writes at the end of a turn run in no requ
 LINGER = 0.5  # seconds a closing connection reads (and drops) what the client still sends, as Go's
 CHUNKED, LENGTH, UNTIL_CLOSE, NO_BODY = range(4)  # how a response's body is framed
 NO_BODY_STATUSES = frozenset((204, 304))
+CR, LF = 13, 10  # searched for as ints: ``13 in value`` is a memchr, ``b"\r" in value`` ten times slower
 # kube-apiserver's ReadHeaderTimeout: a request's head must be complete this long after it began (a
 # new connection's first one: after the connection was made), else the connection is closed unanswered.
 HEADER_TIMEOUT = 32.0
@@ -652,7 +653,7 @@ class Request(Followed):
                 continue  # the server frames the body
             elif name == b"date":
                 date = True
-            if b"\r" in value or b"\n" in value:  # Go writes them as spaces
+            if CR in value or LF in value:  # Go writes them as spaces
                 value = value.replace(b"\r", b" ").replace(b"\n", b" ")
             head += canonical(name) + b": " + value + b"\r\n"
         if not date:

@@ -10,10 +10,10 @@ equal objects are equal bytes.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Protocol
 
 from protokube.gateway.objects.codec import Codec, Obj
@@ -67,6 +67,26 @@ class Unmeasured:
         return None
 
 
+class _Measured:
+    """A storage call's duration and outcome, observed when its ``with`` block ends (a class, not a
+    generator context manager: one per storage call)."""
+
+    __slots__ = ("metrics", "operation", "started")
+
+    def __init__(self, metrics: CallMetrics, operation: str) -> None:
+        self.metrics = metrics
+        self.operation = operation
+        self.started = time.monotonic()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.metrics.observe(self.operation, time.monotonic() - self.started, kind is not None)
+
+
 class ObjectStore:
     def __init__(self, backend: Backend, resource: Resource, codec: Codec, metrics: CallMetrics | None = None) -> None:
         self.backend = backend
@@ -76,14 +96,8 @@ class ObjectStore:
         self.metrics = metrics or Unmeasured()
         self._read_back: ReadBack | None = getattr(backend, "read_back", None)
 
-    @contextlib.contextmanager
-    def _measured(self, operation: str) -> Iterator[None]:
-        started, failed = time.monotonic(), True
-        try:
-            yield
-            failed = False
-        finally:
-            self.metrics.observe(operation, time.monotonic() - started, failed)
+    def _measured(self, operation: str) -> _Measured:
+        return _Measured(self.metrics, operation)
 
     def key(self, namespace: str, name: str) -> bytes:
         return keys.object_key(self.resource, namespace, name)

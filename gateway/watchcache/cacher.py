@@ -27,7 +27,7 @@ from protokube.gateway.storage.corrupt import CorruptObject, list_error
 from protokube.gateway.storage.objectstore import ObjectStore, Transform, Updated
 from protokube.gateway.storage.readpath import CACHE, CONSISTENT, NOT_OLDER_THAN, CacheState, ReadPlan
 from protokube.gateway.watchcache.cache import TooLargeResourceVersion, WatchCache
-from protokube.gateway.watchcache.entries import entry_fields, make_entry
+from protokube.gateway.watchcache.entries import Entry, entry_fields, make_entry
 from protokube.gateway.watchcache.watcher import BOOKMARK_INTERVAL, CacheWatcher, Item
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
@@ -134,11 +134,16 @@ class Cacher:
     # ---- the cache's view ----------------------------------------------------------------------
     def cached(self, namespace: str, name: str) -> ObjectView | None:
         """The cache's copy of an object, if the cache is ready and has one (a guess, not a read)."""
+        entry = self.cached_entry(namespace, name)
+        return entry.view if entry is not None else None
+
+    def cached_entry(self, namespace: str, name: str) -> Entry | None:
+        """The cache's entry of an object, as ``cached``: its labels and selectable fields can be read
+        without decoding it."""
         try:
-            entry = self.cache.get(namespace, name) if self.cache.ready.is_set() else None
+            return self.cache.get(namespace, name) if self.cache.ready.is_set() else None
         except CorruptObject:
             return None  # storage says so itself
-        return entry.view if entry is not None else None
 
     def _state(self) -> CacheState:
         cache = self.cache

@@ -97,19 +97,14 @@ def parse_json(data: bytes | str) -> Any:
     """
     if isinstance(data, bytes):
         data = data.decode("utf-8", "replace")
-    hooks: dict[str, Any] = {"object_pairs_hook": JSONObject, "parse_constant": _not_json, "parse_float": _go_float}
     try:
         try:
-            value = json.loads(data, **hooks)
+            value = _DECODER.decode(data)
         except RecursionError:  # nested beyond Python's decoder, maybe not beyond Go's
-            value = deep.parse(data, **hooks)
+            value = deep.parse(data, **_HOOKS)
     except ValueError as err:
         raise DecodeError(_json_syntax_message(err)) from None
     return without_lone_surrogates(value) if _ESCAPED_SURROGATE.search(data) else value
-
-
-# A \uD800-\uDFFF escape in JSON text (one of a pair, or a lone one).
-_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _not_json(constant: str) -> None:
@@ -122,6 +117,14 @@ def _go_float(text: str) -> float:
     if math.isinf(number):
         raise DecodeError(f"json: cannot unmarshal number {text} into Go value of type float64")
     return number
+
+
+_HOOKS: dict[str, Any] = {"object_pairs_hook": JSONObject, "parse_constant": _not_json, "parse_float": _go_float}
+_DECODER = json.JSONDecoder(**_HOOKS)  # made once (json.loads with hooks makes a decoder per call)
+
+
+# A \uD800-\uDFFF escape in JSON text (one of a pair, or a lone one).
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def go_values(value: Any) -> Any:

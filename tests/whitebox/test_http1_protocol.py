@@ -231,3 +231,28 @@ def test_an_idle_connection_is_closed_after_the_keep_alive_timeout_and_a_busy_on
     answered, closed_after = run(scenario)
     assert answered >= 6
     assert timeout * 0.5 <= closed_after < timeout * 10
+
+
+def test_a_header_value_with_line_breaks_goes_out_on_one_line() -> None:
+    """Carriage returns and line feeds in a response header's value are written as spaces (as Go's
+    server writes them): the value cannot end the head or start a header of its own."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        headers = [(b"content-length", b"2"), (b"x-note", b"a\r\nx-injected: 1\nb\rc"), (b"x-plain", b"ok")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"hi"})
+
+    async def scenario() -> bytes:
+        async with serving(app) as port:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+            body = await reader.readexactly(2)
+            writer.close()
+            assert body == b"hi"
+            return head
+
+    lines = run(scenario).split(b"\r\n")
+    assert b"X-Note: a  x-injected: 1 b c" in lines
+    assert b"X-Plain: ok" in lines
+    assert not any(line.lower().startswith(b"x-injected") for line in lines)

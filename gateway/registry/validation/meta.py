@@ -187,12 +187,16 @@ def object_meta_errors(
         if not metadata.generateName:
             found.append(FieldError.required(f"{path}.name", "name or generateName is required"))
     else:
-        found += invalid_each(f"{path}.name", metadata.name, name_problems(name_rule, metadata.name))
+        problems = name_problems(name_rule, metadata.name)
+        if problems:
+            found += invalid_each(f"{path}.name", metadata.name, problems)
     if namespaced or (namespaced is None and metadata.namespace):
         if not metadata.namespace:
             found.append(FieldError.required(f"{path}.namespace"))
         else:
-            found += check(f"{path}.namespace", metadata.namespace, dns1123_label_problems)
+            problems = dns1123_label_problems(metadata.namespace)
+            if problems:
+                found += invalid_each(f"{path}.namespace", metadata.namespace, problems)
     elif metadata.namespace:
         found.append(FieldError.forbidden(f"{path}.namespace", "not allowed on this type"))
     if old is not None and old.HasField("deletionTimestamp"):
@@ -201,13 +205,20 @@ def object_meta_errors(
             listed = "[]string{" + ", ".join(go_quote(name) for name in extra) + "}"
             detail = f"no new finalizers can be added if the object is being deleted, found new finalizers {listed}"
             found.append(FieldError.forbidden(f"{path}.finalizers", detail))
-    found += nonnegative(f"{path}.generation", metadata.generation)
-    found += labels_errors(dict(metadata.labels), f"{path}.labels")
-    found += annotations_errors(dict(metadata.annotations), f"{path}.annotations")
-    found += owner_references_errors(list(metadata.ownerReferences), f"{path}.ownerReferences")
-    finalizers = list(metadata.finalizers)
-    found += finalizers_errors(finalizers, f"{path}.finalizers")
-    found += managed_fields_errors(list(metadata.managedFields), f"{path}.managedFields")
-    if kube_finalizers:
+    # Each rule below finds nothing in an empty or zero field: most objects have few of them set.
+    if metadata.generation < 0:
+        found += nonnegative(f"{path}.generation", metadata.generation)
+    if metadata.labels:
+        found += labels_errors(dict(metadata.labels), f"{path}.labels")
+    if metadata.annotations:
+        found += annotations_errors(dict(metadata.annotations), f"{path}.annotations")
+    if metadata.ownerReferences:
+        found += owner_references_errors(list(metadata.ownerReferences), f"{path}.ownerReferences")
+    finalizers = list(metadata.finalizers) if metadata.finalizers else []
+    if finalizers:
+        found += finalizers_errors(finalizers, f"{path}.finalizers")
+    if metadata.managedFields:
+        found += managed_fields_errors(list(metadata.managedFields), f"{path}.managedFields")
+    if finalizers and kube_finalizers:  # core's rule, after the generic ones
         found += kube_finalizer_errors(finalizers, f"{path}.finalizers")
     return found
