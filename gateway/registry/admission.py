@@ -23,7 +23,9 @@ from protokube.schema.registry import GroupVersionKind, Resource
 CREATE, UPDATE, DELETE = "CREATE", "UPDATE", "DELETE"
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: two are made per write, and a frozen dataclass's __init__ (object.__setattr__ per field) costs
+# three times as much; nothing changes it once made.
+@dataclass(slots=True)
 class Attributes:
     operation: str  # CREATE, UPDATE or DELETE
     resource: Resource

@@ -44,7 +44,9 @@ class Removal:
 Transform = Callable[[ObjectView | None], Awaitable["Obj | Removal"]]
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one is made per write, and a frozen dataclass's __init__ (object.__setattr__ per field) costs
+# three times as much; nothing changes it once made.
+@dataclass(slots=True)
 class Updated:
     view: ObjectView  # the object as written (or as it was, when nothing changed or it was removed)
     created: bool = False
