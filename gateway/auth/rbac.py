@@ -20,8 +20,7 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 Obj = Mapping[str, Any]
 
 
-# Not frozen: one is made per request, and a frozen dataclass's __init__ (object.__setattr__ per field) costs
-# three times as much; nothing changes it once made.
+# Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
 @dataclass(slots=True)
 class Attributes:
     """What a request asks to do (upstream's authorizer.Attributes)."""

@@ -29,8 +29,7 @@ ESTIMATED_SERVICE_DURATION = 3_000_000  # G: nanoseconds a seat is guessed to be
 NS = 1_000_000_000
 
 
-# Not frozen: one is made per request, and a frozen dataclass's __init__ (object.__setattr__ per field) costs
-# three times as much; nothing changes it once made.
+# Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
 @dataclass(slots=True)
 class WorkEstimate:
     initial_seats: int

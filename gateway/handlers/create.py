@@ -25,8 +25,7 @@ from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 CREATED = 201
 
 
-# Not frozen: one is made per create, and a frozen dataclass's __init__ (object.__setattr__ per field) costs
-# three times as much; nothing changes it once made.
+# Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
 @dataclass(slots=True)
 class _Posted:
     """A create request, read: the response's target, the body's object, the options, the warnings."""

@@ -23,8 +23,7 @@ from protokube.schema.registry import GroupVersionKind, Resource
 CREATE, UPDATE, DELETE = "CREATE", "UPDATE", "DELETE"
 
 
-# Not frozen: two are made per write, and a frozen dataclass's __init__ (object.__setattr__ per field) costs
-# three times as much; nothing changes it once made.
+# Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
 @dataclass(slots=True)
 class Attributes:
     operation: str  # CREATE, UPDATE or DELETE

@@ -44,8 +44,7 @@ class Removal:
 Transform = Callable[[ObjectView | None], Awaitable["Obj | Removal"]]
 
 
-# Not frozen: one is made per write, and a frozen dataclass's __init__ (object.__setattr__ per field) costs
-# three times as much; nothing changes it once made.
+# Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
 @dataclass(slots=True)
 class Updated:
     view: ObjectView  # the object as written (or as it was, when nothing changed or it was removed)
