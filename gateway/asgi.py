@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from protokube.gateway import errors
 from protokube.gateway.handlers.watch import WatchResponse
@@ -41,7 +41,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 ApiHandler = Callable[[ApiRequest], Awaitable[Response]]
 Follow = Callable[..., None]  # serving/follow.py's Followed.follow
-DISCONNECTS = ("http.disconnect", "websocket.disconnect")
+DISCONNECTS: Final = ("http.disconnect", "websocket.disconnect")
 
 
 def mount(app: Quart, handler: ApiHandler, websocket: ASGIApp) -> None:

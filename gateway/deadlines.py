@@ -22,9 +22,9 @@ from __future__ import annotations
 import asyncio
 import math
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
-GRAIN = 0.01  # seconds: a deadline is kept to this much
+GRAIN: Final = 0.01  # seconds: a deadline is kept to this much
 
 
 class Deadline:

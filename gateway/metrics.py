@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Mapping
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -20,9 +20,9 @@ from protokube.gateway.loophistogram import LoopHistogram, LoopHistogramChild
 from protokube.gateway.request import ApiRequest
 from protokube.schema.registry import Resource
 
-COMPONENT = "apiserver"
+COMPONENT: Final = "apiserver"
 # upstream's latency buckets for apiserver_request_duration_seconds and etcd_request_duration_seconds.
-LATENCY_BUCKETS = (
+LATENCY_BUCKETS: Final = (
     0.005,
     0.025,
     0.05,
@@ -47,18 +47,18 @@ LATENCY_BUCKETS = (
     45,
     60,
 )
-RESPONSE_SIZE_BUCKETS = tuple(1000 * 10.0**n for n in range(7))  # ExponentialBuckets(1000, 10, 7)
-WATCH_EVENT_SIZE_BUCKETS = tuple(1024 * 2.0**n for n in range(8))  # 1K ... 128K
-VALID_VERBS = frozenset(
+RESPONSE_SIZE_BUCKETS: Final = tuple(1000 * 10.0**n for n in range(7))  # ExponentialBuckets(1000, 10, 7)
+WATCH_EVENT_SIZE_BUCKETS: Final = tuple(1024 * 2.0**n for n in range(8))  # 1K ... 128K
+VALID_VERBS: Final = frozenset(
     {"APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECTION", "GET", "LIST", "PATCH", "POST", "PROXY"}
     | {"PUT", "UPDATE", "WATCH", "WATCHLIST"}
 )
-CONNECT_SUBRESOURCES = frozenset({"log", "exec", "portforward", "attach", "proxy"})
-HEALTH_PATHS = frozenset({"healthz", "livez", "readyz"})
-APPLY_PATCH = "application/apply-patch+yaml"
+CONNECT_SUBRESOURCES: Final = frozenset({"log", "exec", "portforward", "attach", "proxy"})
+HEALTH_PATHS: Final = frozenset({"healthz", "livez", "readyz"})
+APPLY_PATCH: Final = "application/apply-patch+yaml"
 # A finished request's counter, duration histogram and (GET and LIST) response-size histogram.
 FinishedChildren = tuple[Counter, LoopHistogramChild, LoopHistogramChild | None]
-READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+READ_ONLY_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class RequestLabels(NamedTuple):
@@ -74,8 +74,8 @@ class RequestLabels(NamedTuple):
     component: str = COMPONENT
 
 
-RESOURCE_LABELS = RequestLabels._fields
-REQUEST_LABELS = (RESOURCE_LABELS[0], "dry_run", *RESOURCE_LABELS[1:])  # verb, dry_run, group, ...
+RESOURCE_LABELS: Final = RequestLabels._fields
+REQUEST_LABELS: Final = (RESOURCE_LABELS[0], "dry_run", *RESOURCE_LABELS[1:])  # verb, dry_run, group, ...
 
 
 def request_labels(request: ApiRequest) -> RequestLabels:

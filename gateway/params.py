@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from protokube.gateway import errors
 from protokube.gateway.errors import FieldError
@@ -23,7 +23,7 @@ from protokube.gateway.requestinfo import parse_bool
 from protokube.gateway.user import LOOPBACK_USER, UserInfo
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-FIELD_VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")
+FIELD_VALIDATION_VALUES: Final = ("", "Ignore", "Strict", "Warn")
 
 
 def _bool(query: Mapping[str, str], name: str, default: bool = False) -> bool:
@@ -35,8 +35,8 @@ def _bool(query: Mapping[str, str], name: str, default: bool = False) -> bool:
     return parse_bool(name, value)
 
 
-INT64 = (-(2**63), 2**63 - 1)
-UINT64_MAX = 2**64 - 1
+INT64: Final = (-(2**63), 2**63 - 1)
+UINT64_MAX: Final = 2**64 - 1
 
 
 def _int(query: Mapping[str, str], name: str) -> int | None:
@@ -150,11 +150,11 @@ def write_options(
     )
 
 
-APPLY_PATCH_TYPES = ("application/apply-patch+yaml", "application/apply-patch+cbor")
+APPLY_PATCH_TYPES: Final = ("application/apply-patch+yaml", "application/apply-patch+cbor")
 
 
-PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
-IGNORE_READ_ERROR = "ignoreStoreReadErrorWithClusterBreakingPotential"
+PROPAGATION_POLICIES: Final = ("Foreground", "Background", "Orphan")
+IGNORE_READ_ERROR: Final = "ignoreStoreReadErrorWithClusterBreakingPotential"
 
 
 # Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
@@ -255,8 +255,9 @@ def validate_delete_options(options: DeleteOptions) -> None:
         raise errors.invalid_options("DeleteOptions", found)
 
 
-LIST_OPTIONS = "ListOptions"
-NOT_OLDER_THAN, EXACT = "NotOlderThan", "Exact"
+LIST_OPTIONS: Final = "ListOptions"
+NOT_OLDER_THAN: Final = "NotOlderThan"
+EXACT: Final = "Exact"
 
 
 def validate_list_options(options: ListOptions) -> ListOptions:

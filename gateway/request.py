@@ -14,7 +14,7 @@ import functools
 from collections import deque
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qsl
 
 from mypy_extensions import mypyc_attr
@@ -23,16 +23,16 @@ from protokube.gateway import errors
 from protokube.gateway.requestinfo import RequestInfo, parse_bool
 from protokube.gateway.user import ANONYMOUS_USER, UserInfo
 
-PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
+PRETTY_AGENTS: Final = ("curl", "Wget", "Mozilla/5.0")
 # kube-apiserver's default limit on request bodies (3 MiB).
-MAX_BODY_BYTES = 3 * 1024 * 1024
+MAX_BODY_BYTES: Final = 3 * 1024 * 1024
 # When a request's timeout ends it (time.monotonic(); None: no timeout), set by the timeout filter
 # for the handler's task: work that would run on after the 504 stops there, as upstream's request
 # context is cancelled at its deadline (CEL evaluations on threads read it, gateway/cel/cost.py).
-REQUEST_DEADLINE: ContextVar[float | None] = ContextVar("request_deadline", default=None)
+REQUEST_DEADLINE: Final[ContextVar[float | None]] = ContextVar("request_deadline", default=None)
 # Parsed query strings are kept, up to this many of up to this length.
-MEMO_QUERIES = 1024
-MEMO_QUERY_LENGTH = 256
+MEMO_QUERIES: Final = 1024
+MEMO_QUERY_LENGTH: Final = 256
 
 
 class QueryArgs(Mapping[str, str]):
@@ -77,7 +77,7 @@ def _parse_query(query: str) -> dict[str, tuple[str, ...]]:
     return {key: tuple(values) for key, values in parsed.items()}
 
 
-_parsed_query = functools.lru_cache(maxsize=MEMO_QUERIES)(_parse_query)
+_parsed_query: Final = functools.lru_cache(maxsize=MEMO_QUERIES)(_parse_query)
 
 
 class RequestHeaders:
@@ -131,7 +131,7 @@ class RequestHeaders:
 
 # The body kept for the handler: past the API's limit it answers 413 (and the drain of an unread
 # body gives up far earlier), so what comes beyond is read and dropped.
-KEPT_BODY_BYTES = MAX_BODY_BYTES + 1
+KEPT_BODY_BYTES: Final = MAX_BODY_BYTES + 1
 
 
 class RequestBody:

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Final
 
 from protokube.gateway import errors
 
 # Subresources of a namespace object itself (not namespaced resources of that name).
-NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+NAMESPACE_SUBRESOURCES: Final = frozenset({"status", "finalize"})
 
 # Parsed paths are kept (a client asks for the same objects again), up to this many of up to this length.
-MEMO_SIZE = 4096
-MEMO_PATH_LENGTH = 256
+MEMO_SIZE: Final = 4096
+MEMO_PATH_LENGTH: Final = 256
 
 # Go's strconv.ParseBool.
-_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+_TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
 
 def parse_bool(name: str, value: str) -> bool:
@@ -102,4 +103,4 @@ def _parse(method: str, path: str, watch: bool) -> RequestInfo:
     return RequestInfo(True, path, verb, prefix, group, version, namespace, resource, name, subresource, parts, subpath)
 
 
-_memo = functools.lru_cache(maxsize=MEMO_SIZE)(_parse)
+_memo: Final = functools.lru_cache(maxsize=MEMO_SIZE)(_parse)

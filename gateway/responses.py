@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import re
 from collections.abc import Iterable
+from typing import Final
 
 from protokube.gateway.errors import PageNotFound, StatusError
 from protokube.gateway.negotiation.negotiate import Encoder
@@ -13,13 +14,13 @@ from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import GroupVersionKind
 from protokube.schema.validtext import valid_text
 
-STATUS_GVK = GroupVersionKind("", "v1", "Status")
+STATUS_GVK: Final = GroupVersionKind("", "v1", "Status")
 # APIResponseCompression: responses from this size up are gzipped (upstream's threshold, 128 KiB).
-GZIP_THRESHOLD = 128 * 1024
-GZIP_LEVEL = 4
+GZIP_THRESHOLD: Final = 128 * 1024
+GZIP_LEVEL: Final = 4
 # Upstream caps all Warning headers of a response at 4 KiB, and each at 256 runes when over it.
-WARNINGS_TOTAL_LIMIT = 4096
-WARNING_ITEM_LIMIT = 256
+WARNINGS_TOTAL_LIMIT: Final = 4096
+WARNING_ITEM_LIMIT: Final = 256
 
 
 def accepts_gzip(header: str | None) -> bool:
@@ -81,7 +82,7 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f]")
 
 
 def add_warnings(response: Response, warnings: Iterable[str]) -> None:

@@ -9,6 +9,7 @@ does not serve.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from protokube.gateway import errors
 from protokube.gateway.handlers.installer import Routes
@@ -20,9 +21,9 @@ from protokube.gateway.responses import add_warnings
 from protokube.schema.registry import Registry
 
 # Verbs a namespaced resource serves at cluster scope (/api/v1/pods): list and watch only.
-CLUSTER_WIDE_VERBS = frozenset({"list", "watch"})
+CLUSTER_WIDE_VERBS: Final = frozenset({"list", "watch"})
 # Verbs of one named object: their methods (PUT, PATCH) have no route on a collection's path.
-NAMED_VERBS = frozenset({"update", "patch"})
+NAMED_VERBS: Final = frozenset({"update", "patch"})
 # (group, version, plural, subresource) → the routes serving it.
 RoutesKey = tuple[str, str, str, str]
 

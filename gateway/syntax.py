@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Final
 
 
 def regex_error(message: str, pattern: str, *examples: str) -> str:
@@ -28,46 +29,46 @@ def inclusive_range_error(low: int, high: int) -> str:
     return f"must be between {low} and {high}, inclusive"
 
 
-_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SUBDOMAIN_FMT = _LABEL_FMT + "(\\." + _LABEL_FMT + ")*"
-_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_QUALIFIED_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE_FMT = "(" + _QUALIFIED_FMT + ")?"
-_C_IDENTIFIER_FMT = "[A-Za-z_][A-Za-z0-9_]*"
-_ENV_VAR_FMT = "[-._a-zA-Z][-._a-zA-Z0-9]*"
-_CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
-_PERCENT_FMT = "[0-9]+%"
-_HTTP_HEADER_FMT = "[-A-Za-z0-9]+"
-_WILDCARD_FMT = "\\*\\." + _SUBDOMAIN_FMT
+_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN_FMT: Final = _LABEL_FMT + "(\\." + _LABEL_FMT + ")*"
+_DNS1035_FMT: Final = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_QUALIFIED_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT: Final = "(" + _QUALIFIED_FMT + ")?"
+_C_IDENTIFIER_FMT: Final = "[A-Za-z_][A-Za-z0-9_]*"
+_ENV_VAR_FMT: Final = "[-._a-zA-Z][-._a-zA-Z0-9]*"
+_CONFIG_KEY_FMT: Final = "[-._a-zA-Z0-9]+"
+_PERCENT_FMT: Final = "[0-9]+%"
+_HTTP_HEADER_FMT: Final = "[-A-Za-z0-9]+"
+_WILDCARD_FMT: Final = "\\*\\." + _SUBDOMAIN_FMT
 
-LABEL_MSG = regex_error(
+LABEL_MSG: Final = regex_error(
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
     "and end with an alphanumeric character",
     _LABEL_FMT,
     "my-name",
     "123-abc",
 )
-SUBDOMAIN_MSG = regex_error(
+SUBDOMAIN_MSG: Final = regex_error(
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
     "must start and end with an alphanumeric character",
     _SUBDOMAIN_FMT,
     "example.com",
 )
-DNS1035_MSG = regex_error(
+DNS1035_MSG: Final = regex_error(
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
     "character, and end with an alphanumeric character",
     _DNS1035_FMT,
     "my-name",
     "abc-123",
 )
-_QUALIFIED_MSG = regex_error(
+_QUALIFIED_MSG: Final = regex_error(
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
     _QUALIFIED_FMT,
     "MyName",
     "my.name",
     "123-abc",
 )
-LABEL_VALUE_MSG = regex_error(
+LABEL_VALUE_MSG: Final = regex_error(
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
     "start and end with an alphanumeric character",
     _LABEL_VALUE_FMT,
@@ -75,7 +76,7 @@ LABEL_VALUE_MSG = regex_error(
     "my_value",
     "12345",
 )
-_C_IDENTIFIER_MSG = regex_error(
+_C_IDENTIFIER_MSG: Final = regex_error(
     "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric "
     "characters or '_'",
     _C_IDENTIFIER_FMT,
@@ -83,7 +84,7 @@ _C_IDENTIFIER_MSG = regex_error(
     "MY_NAME",
     "MyName",
 )
-_ENV_VAR_MSG = regex_error(
+_ENV_VAR_MSG: Final = regex_error(
     "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and "
     "must not start with a digit",
     _ENV_VAR_FMT,
@@ -91,20 +92,20 @@ _ENV_VAR_MSG = regex_error(
     "MY_ENV.NAME",
     "MyEnvName1",
 )
-_CONFIG_KEY_MSG = regex_error(
+_CONFIG_KEY_MSG: Final = regex_error(
     "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
     _CONFIG_KEY_FMT,
     "key.name",
     "KEY_NAME",
     "key-name",
 )
-_PERCENT_MSG = regex_error(
+_PERCENT_MSG: Final = regex_error(
     "a valid percent string must be a numeric string followed by an ending '%'", _PERCENT_FMT, "1%", "93%"
 )
-_HTTP_HEADER_MSG = regex_error(
+_HTTP_HEADER_MSG: Final = regex_error(
     "a valid HTTP header must consist of alphanumeric characters or '-'", _HTTP_HEADER_FMT, "X-Header-Name"
 )
-_WILDCARD_MSG = regex_error(
+_WILDCARD_MSG: Final = regex_error(
     "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist "
     "of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
     _WILDCARD_FMT,
@@ -128,7 +129,7 @@ _is_config_key = matcher(_CONFIG_KEY_FMT)
 is_percent = matcher(_PERCENT_FMT)
 _is_http_header = matcher(_HTTP_HEADER_FMT)
 _is_wildcard = matcher(_WILDCARD_FMT)
-_PORT_NAME_CHARS = re.compile("[-a-z0-9]+")
+_PORT_NAME_CHARS: Final = re.compile("[-a-z0-9]+")
 
 
 def dns1123_label_problems(value: str) -> list[str]:

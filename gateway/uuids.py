@@ -10,10 +10,11 @@ unique.
 from __future__ import annotations
 
 import random
+from typing import Final
 
 # A random (version 4, RFC 4122 variant) UUID's fixed bits.
-UUID4_BITS = (0x4000 << 64) | (0x8000 << 48)
-UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+UUID4_BITS: Final = (0x4000 << 64) | (0x8000 << 48)
+UUID4_CLEAR: Final = ~((0xF000 << 64) | (0xC000 << 48))
 
 
 def random_uuid() -> str:

@@ -7,7 +7,7 @@ durable. A StorageError raised here fails only that request.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from protokube.gen.etcdserverpb import rpc_pb2
 from protokube.server import errors
@@ -25,16 +25,16 @@ from protokube.server.mvcc import (
 )
 from protokube.server.records import Entry, put_response
 
-MAX_TXN_OPS = 128  # etcd's --max-txn-ops default
+MAX_TXN_OPS: Final = 128  # etcd's --max-txn-ops default
 Comparable = TypeVar("Comparable", bytes, int)  # what a Compare compares: a value, or a revision, version, lease
 
 Compare = rpc_pb2.Compare
 # The enums' known values, taken once: an enum wrapper's values() builds a new list at each call
 # (it was 2/3 of a Txn's checks).
-SORT_ORDERS = frozenset(SortOrder.values())
-SORT_TARGETS = frozenset(SortTarget.values())
-COMPARE_RESULTS = frozenset(Compare.CompareResult.values())
-COMPARE_TARGETS = frozenset(Compare.CompareTarget.values())
+SORT_ORDERS: Final = frozenset(SortOrder.values())
+SORT_TARGETS: Final = frozenset(SortTarget.values())
+COMPARE_RESULTS: Final = frozenset(Compare.CompareResult.values())
+COMPARE_TARGETS: Final = frozenset(Compare.CompareTarget.values())
 
 
 # --- checks (etcd's v3rpc checks, before a request is applied) ---------------------------

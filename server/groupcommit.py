@@ -34,7 +34,7 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 from protokube.server import errors
 from protokube.server.backend import CommitBatch, SqliteBackend
@@ -50,8 +50,8 @@ T = TypeVar("T")
 Evaluate = Callable[[WriteView, Any], object]  # an apply.evaluate_* function: (view, request) -> response
 Answered = list[tuple[asyncio.Future, object]]  # the requests a batch answers, with their responses
 
-MAX_BATCH = 1024  # requests per commit
-EXIT_INCONSISTENT = 70  # sysexits' EX_SOFTWARE: the process ended on an internal error
+MAX_BATCH: Final = 1024  # requests per commit
+EXIT_INCONSISTENT: Final = 70  # sysexits' EX_SOFTWARE: the process ended on an internal error
 
 
 def exit_inconsistent(err: BaseException) -> NoReturn:

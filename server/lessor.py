@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 import random
 import time
+from typing import Final
 
-MAX_LEASE_TTL = 9_000_000_000  # etcd's MaxLeaseTTL, in seconds
+MAX_LEASE_TTL: Final = 9_000_000_000  # etcd's MaxLeaseTTL, in seconds
 
 
 class Lease:

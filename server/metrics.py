@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from typing import Final
 from wsgiref.simple_server import WSGIServer
 
 import grpc
@@ -18,9 +19,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 # etcd's buckets for etcd_disk_backend_commit_duration_seconds: ExponentialBuckets(0.001, 2, 14).
-COMMIT_BUCKETS = tuple(0.001 * 2**n for n in range(14))
+COMMIT_BUCKETS: Final = tuple(0.001 * 2**n for n in range(14))
 # grpc-go names codes "OK", "Canceled", and the CamelCase of the rest ("InvalidArgument").
-_GO_CODE_NAMES = {grpc.StatusCode.OK: "OK", grpc.StatusCode.CANCELLED: "Canceled"}
+_GO_CODE_NAMES: Final = {grpc.StatusCode.OK: "OK", grpc.StatusCode.CANCELLED: "Canceled"}
 
 
 def go_code(code: grpc.StatusCode) -> str:

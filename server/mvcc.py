@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import Final, Protocol
 
 from sortedcontainers import SortedDict
 
@@ -22,11 +22,11 @@ from protokube.server.backend import Row, SqliteBackend
 from protokube.server.lessor import Lessor
 from protokube.server.records import DELETE, PUT, Entry, Event, field_int, range_response
 
-RAFT_TERM = 1
+RAFT_TERM: Final = 1
 
 SortOrder = rpc_pb2.RangeRequest.SortOrder
 SortTarget = rpc_pb2.RangeRequest.SortTarget
-SORT_KEYS: dict[int, Callable[[Entry], bytes | int]] = {
+SORT_KEYS: Final[dict[int, Callable[[Entry], bytes | int]]] = {
     SortTarget.KEY: lambda e: e.key,
     SortTarget.VERSION: lambda e: e.version,
     SortTarget.CREATE: lambda e: e.create,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping
+from typing import Final
 
 from protokube.gen.etcdserverpb import rpc_pb2
 from protokube.server import errors
@@ -21,14 +22,14 @@ from protokube.server.backend import CommitBatch, SqliteBackend
 
 log = logging.getLogger(__name__)
 
-DEFAULT_QUOTA = 2 * 1024**3  # etcd's default backend quota (--quota-backend-bytes 0)
-KV_OVERHEAD = 256  # etcd's estimate of a stored key-value's bookkeeping (quota.go kvOverhead)
-LEASE_COST = 64  # etcd's cost of a lease grant (quota.go: leaseOverhead)
-NOSPACE = rpc_pb2.AlarmType.Value("NOSPACE")
-NONE = rpc_pb2.AlarmType.Value("NONE")
+DEFAULT_QUOTA: Final = 2 * 1024**3  # etcd's default backend quota (--quota-backend-bytes 0)
+KV_OVERHEAD: Final = 256  # etcd's estimate of a stored key-value's bookkeeping (quota.go kvOverhead)
+LEASE_COST: Final = 64  # etcd's cost of a lease grant (quota.go: leaseOverhead)
+NOSPACE: Final = rpc_pb2.AlarmType.Value("NOSPACE")
+NONE: Final = rpc_pb2.AlarmType.Value("NONE")
 
 
-ALARM_PREFIX = "alarm/"
+ALARM_PREFIX: Final = "alarm/"
 
 
 def stored_alarms(meta: Mapping[str, int]) -> set[tuple[int, int]]:

@@ -8,11 +8,12 @@ generated classes would produce (fields in number order, proto3 defaults omitted
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from protokube.gen.mvccpb import kv_pb2
 
-PUT = 0
-DELETE = 1
+PUT: Final = 0
+DELETE: Final = 1
 
 
 def varint(n: int) -> bytes:

@@ -31,6 +31,7 @@ import itertools
 import logging
 import time
 from collections import deque
+from typing import Final
 
 from protokube.server.backend import Row, SqliteBackend
 from protokube.server.mvcc import MvccStore, in_range
@@ -38,12 +39,12 @@ from protokube.server.records import DELETE, PUT, Entry, Event, watch_response
 
 log = logging.getLogger(__name__)
 
-PROGRESS_WATCH_ID = -1  # etcd 3.5 answers a stream-wide progress request with watch_id -1
-CATCH_UP_PAGE_REVS = 1000  # revisions read from the history per query
-MAX_EVENTS_PER_RESPONSE = 1000  # a response may exceed it to keep a revision whole
-MAX_RESPONSE_BYTES = 1572864  # etcd's --max-request-bytes default: the largest response, fragments' size
-RING_MAX_BYTES = 256 * 1024 * 1024  # the ring also stops growing at this many value bytes
-STREAM_BUFFER_BYTES = 16 * 1024 * 1024  # responses queued on a stream before its watchers are paced
+PROGRESS_WATCH_ID: Final = -1  # etcd 3.5 answers a stream-wide progress request with watch_id -1
+CATCH_UP_PAGE_REVS: Final = 1000  # revisions read from the history per query
+MAX_EVENTS_PER_RESPONSE: Final = 1000  # a response may exceed it to keep a revision whole
+MAX_RESPONSE_BYTES: Final = 1572864  # etcd's --max-request-bytes default: the largest response, fragments' size
+RING_MAX_BYTES: Final = 256 * 1024 * 1024  # the ring also stops growing at this many value bytes
+STREAM_BUFFER_BYTES: Final = 16 * 1024 * 1024  # responses queued on a stream before its watchers are paced
 
 
 def _event_size(ev: Event) -> int:

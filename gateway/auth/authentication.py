@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Final, Protocol
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -31,14 +31,14 @@ from protokube.gateway.user import ANONYMOUS_USER, UNSECURED_USER, UserInfo
 
 log = logging.getLogger("protokube.authn")
 # At most one log line per this many seconds about failed authentication (never blocks a request).
-FAILURE_LOG_INTERVAL = 10.0
+FAILURE_LOG_INTERVAL: Final = 10.0
 
 
 class Unrecognized(Exception):
     """Credentials were given but are not valid (the reason is logged, never sent)."""
 
 
-CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
+CREDENTIAL_ID: Final = "authentication.kubernetes.io/credential-id"
 
 
 class Authenticator(Protocol):

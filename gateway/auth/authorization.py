@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import Final, Protocol
 
 from protokube.gateway import errors
 from protokube.gateway.auth.rbac import EVERYTHING, Attributes, Decision, Rules
@@ -18,7 +18,7 @@ from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.selectors import exact_name
 from protokube.gateway.user import MASTERS, UserInfo
 
-ALLOWED = Decision(True)  # a decision is immutable: one for every allowed request
+ALLOWED: Final = Decision(True)  # a decision is immutable: one for every allowed request
 
 
 class Authorizer(Protocol):

@@ -10,6 +10,7 @@ system:authenticated unless the request says otherwise.
 from __future__ import annotations
 
 import urllib.parse
+from typing import Final
 
 from protokube.gateway import errors
 from protokube.gateway.auth.authorization import Authorizer, forbidden
@@ -24,9 +25,12 @@ from protokube.gateway.user import (
     UserInfo,
 )
 
-USER, UID, GROUP, EXTRA_PREFIX = "Impersonate-User", "Impersonate-Uid", "Impersonate-Group", "Impersonate-Extra-"
-IMPERSONATE_PREFIX = "Impersonate-"  # of all the headers above
-AUTHENTICATION_GROUP = "authentication.k8s.io"
+USER: Final = "Impersonate-User"
+UID: Final = "Impersonate-Uid"
+GROUP: Final = "Impersonate-Group"
+EXTRA_PREFIX: Final = "Impersonate-Extra-"
+IMPERSONATE_PREFIX: Final = "Impersonate-"  # of all the headers above
+AUTHENTICATION_GROUP: Final = "authentication.k8s.io"
 
 
 # One thing to impersonate (upstream builds ObjectReferences): kind, namespace, name, api version, field path.

@@ -34,13 +34,19 @@ class Sink(Protocol):
 
 
 class Informer:
-    def __init__(self, store: Store, sink: Sink) -> None:
+    """``field_selector``: only the objects it selects (the watch cache filters the others out, so the
+    sink is not even woken for them)."""
+
+    def __init__(self, store: Store, sink: Sink, field_selector: str = "") -> None:
         self.store = store
         self.sink = sink
+        self.field_selector = field_selector
         self.synced = asyncio.Event()  # set once the sink has had every object
 
     async def run(self) -> None:
-        options = ListOptions(watch=True, send_initial_events=True, allow_watch_bookmarks=True)
+        options = ListOptions(
+            field_selector=self.field_selector, watch=True, send_initial_events=True, allow_watch_bookmarks=True
+        )
         while True:
             try:
                 await self._watch_once(options)

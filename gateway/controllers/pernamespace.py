@@ -72,12 +72,12 @@ class _Namespaces:
 
 
 class _Kept:
-    """Informer sink: a namespace whose kept object changes or goes is queued; after a new list
-    (deletions may have been missed), every namespace is."""
+    """Informer sink of the kept objects (its informer selects them by name): a namespace whose kept
+    object changes or goes is queued; after a new list (deletions may have been missed), every
+    namespace is."""
 
-    def __init__(self, queue: NamespaceQueue, name: str, namespaces: _Namespaces) -> None:
+    def __init__(self, queue: NamespaceQueue, namespaces: _Namespaces) -> None:
         self.queue = queue
-        self.name = name
         self.namespaces = namespaces
 
     def replace(self, views: Iterable[ObjectView]) -> None:
@@ -85,8 +85,7 @@ class _Kept:
             self.queue.add(namespace)
 
     def changed(self, event_type: str, view: ObjectView) -> None:
-        if view.obj.metadata.name == self.name:
-            self.queue.add(view.obj.metadata.namespace)
+        self.queue.add(view.obj.metadata.namespace)
 
 
 async def run_per_namespace(namespaces: Store, kept: Store, name: str, sync: Sync) -> None:
@@ -94,7 +93,10 @@ async def run_per_namespace(namespaces: Store, kept: Store, name: str, sync: Syn
     ``kept``, until cancelled."""
     queue = NamespaceQueue()
     namespace_sink = _Namespaces(queue)
-    informers = [Informer(namespaces, namespace_sink), Informer(kept, _Kept(queue, name, namespace_sink))]
+    informers = [
+        Informer(namespaces, namespace_sink),
+        Informer(kept, _Kept(queue, namespace_sink), field_selector=f"metadata.name={name}"),
+    ]
     tasks = [asyncio.create_task(informer.run()) for informer in informers]
     loop = asyncio.get_running_loop()
     failures: dict[str, int] = {}  # failed syncs in a row, by namespace

@@ -20,7 +20,7 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -34,7 +34,10 @@ from protokube.gateway.fieldmanager.values import (
 )
 from protokube.schema import deep
 
-FIELD, KEY, VALUE, INDEX = 0, 1, 2, 3
+FIELD: Final = 0
+KEY: Final = 1
+VALUE: Final = 2
+INDEX: Final = 3
 
 PathElement = tuple[int, Any]
 Path = tuple[PathElement, ...]
@@ -110,8 +113,8 @@ def serialize_element(pe: PathElement) -> str:
     return f"i:{payload}"
 
 
-_INT = re.compile(r"[+-]?[0-9]+\Z")
-_DECODER = json.JSONDecoder()
+_INT: Final = re.compile(r"[+-]?[0-9]+\Z")
+_DECODER: Final = json.JSONDecoder()
 
 
 class _Unknown(Exception):
@@ -468,7 +471,7 @@ class _SetCache:
         self._sets.clear()
 
 
-_CACHE = _SetCache()
+_CACHE: Final = _SetCache()
 
 
 def _ordered(node: Set) -> list[PathElement]:

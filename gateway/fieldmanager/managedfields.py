@@ -14,17 +14,18 @@ import functools
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from protokube.gateway.fieldmanager.fieldpath import FieldsV1Error, Set
 from protokube.gateway.fieldmanager.merge import ManagedFields, VersionedSet
 from protokube.gateway.fieldmanager.values import go_json_string
 
-APPLY, UPDATE = "Apply", "Update"
-FIELDS_V1 = "FieldsV1"
+APPLY: Final = "Apply"
+UPDATE: Final = "Update"
+FIELDS_V1: Final = "FieldsV1"
 
 # The JSON fields of metav1.ManagedFieldsEntry, in Go struct order.
-_ENTRY_KEYS = ("manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource")
+_ENTRY_KEYS: Final = ("manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource")
 
 
 class DecodeError(ValueError):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import protokube.gateway.fieldmanager.lastapplied as lastapplied
 import protokube.gateway.fieldmanager.managedfields as managedfields
@@ -38,14 +38,14 @@ from protokube.schema import deep
 from protokube.schema.shape import shape
 from protokube.schema.typetree import Type
 
-DEFAULT_MAX_UPDATE_MANAGERS = 10  # internal.DefaultMaxUpdateManagers
-ANCIENT_CHANGES = "ancient-changes"  # capManagersManager.oldUpdatesManagerName
-BEFORE_FIRST_APPLY = "before-first-apply"  # skipNonAppliedManager.beforeApplyManagerName
-_CURRENT_OPERATION = "current-operation"  # managedFieldsUpdater's stand-in manager
-_UNKNOWN_MANAGER = "unknown"  # buildManagerInfo: an empty manager name
+DEFAULT_MAX_UPDATE_MANAGERS: Final = 10  # internal.DefaultMaxUpdateManagers
+ANCIENT_CHANGES: Final = "ancient-changes"  # capManagersManager.oldUpdatesManagerName
+BEFORE_FIRST_APPLY: Final = "before-first-apply"  # skipNonAppliedManager.beforeApplyManagerName
+_CURRENT_OPERATION: Final = "current-operation"  # managedFieldsUpdater's stand-in manager
+_UNKNOWN_MANAGER: Final = "unknown"  # buildManagerInfo: an empty manager name
 
 # stripMetaManager: fields that are never part of a manager's set.
-_STRIPPED = Set.of(
+_STRIPPED: Final = Set.of(
     make_path("apiVersion"),
     make_path("kind"),
     make_path("metadata"),

@@ -5,11 +5,13 @@ A client may name the request itself with an Audit-ID header; otherwise the serv
 
 from __future__ import annotations
 
+from typing import Final
+
 from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.uuids import random_uuid
 
-HEADER = "Audit-Id"
-MAX_CLIENT_ID = 128
+HEADER: Final = "Audit-Id"
+MAX_CLIENT_ID: Final = 128
 
 
 class AuditId:

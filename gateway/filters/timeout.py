@@ -18,6 +18,7 @@ WithTimeoutForNonLongRunningRequests).
 from __future__ import annotations
 
 import time
+from typing import Final
 
 from protokube.gateway import errors
 from protokube.gateway.deadlines import Deadlines
@@ -25,12 +26,12 @@ from protokube.gateway.request import REQUEST_DEADLINE, ApiRequest, Handler, Res
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.schema.wellknown import parse_duration
 
-REQUEST_TIMEOUT = 60.0  # --request-timeout
-MIN_REQUEST_TIMEOUT = 1800.0  # --min-request-timeout
-LONG_RUNNING_VERBS = frozenset({"watch", "proxy"})
-LONG_RUNNING_SUBRESOURCES = frozenset({"attach", "exec", "proxy", "log", "portforward"})
+REQUEST_TIMEOUT: Final = 60.0  # --request-timeout
+MIN_REQUEST_TIMEOUT: Final = 1800.0  # --min-request-timeout
+LONG_RUNNING_VERBS: Final = frozenset({"watch", "proxy"})
+LONG_RUNNING_SUBRESOURCES: Final = frozenset({"attach", "exec", "proxy", "log", "portforward"})
 # json.NewEncoder(w).Encode(&NewTimeoutError("request did not complete within the allotted timeout", 0).ErrStatus)
-TIMEOUT_BODY = (
+TIMEOUT_BODY: Final = (
     b'{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout",'
     b'"reason":"Timeout","details":{},"code":504}\n'
 )

@@ -10,10 +10,12 @@ response carries ``Connection: close`` so that the client does not reuse the con
 
 from __future__ import annotations
 
+from typing import Final
+
 from protokube.gateway.request import ApiRequest, Handler, Response
 
-MAX_DRAIN_BYTES = 256 * 1024  # Go's net/http maxPostHandlerReadBytes
-DRAIN_TIMEOUT = 5.0
+MAX_DRAIN_BYTES: Final = 256 * 1024  # Go's net/http maxPostHandlerReadBytes
+DRAIN_TIMEOUT: Final = 5.0
 
 
 class UnreadBody:

@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Final
 
-BORROWING_ADJUSTMENT_PERIOD = 10.0
-SEAT_DEMAND_SMOOTHING = 0.977
-MIN_TARGET = 0.001
-EPSILON = 1e-7
+BORROWING_ADJUSTMENT_PERIOD: Final = 10.0
+SEAT_DEMAND_SMOOTHING: Final = 0.977
+MIN_TARGET: Final = 0.001
+EPSILON: Final = 1e-7
 
 
 def go_round(x: float) -> int:

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from protokube.gateway.errors import StatusError
 from protokube.gateway.flowcontrol import bootstrap
@@ -48,14 +48,16 @@ from protokube.gateway.storage.backend import StorageError
 from protokube.gateway.user import UserInfo
 
 log = logging.getLogger("protokube.flowcontrol")
-STATUS_FIELD_MANAGER = "api-priority-and-fairness-config-consumer-v1"
-DEFAULT_SHARES = 30
-DEFAULT_QUEUES, DEFAULT_HAND_SIZE, DEFAULT_QUEUE_LENGTH_LIMIT = 64, 8, 50
-SAMPLE_PERIOD = 0.1
-WATERMARK_PERIOD = 1.0
-CLASSIFIED_CACHE = 4096
-FLOW_SCHEMA_UID = "X-Kubernetes-PF-FlowSchema-UID"
-PRIORITY_LEVEL_UID = "X-Kubernetes-PF-PriorityLevel-UID"
+STATUS_FIELD_MANAGER: Final = "api-priority-and-fairness-config-consumer-v1"
+DEFAULT_SHARES: Final = 30
+DEFAULT_QUEUES: Final = 64
+DEFAULT_HAND_SIZE: Final = 8
+DEFAULT_QUEUE_LENGTH_LIMIT: Final = 50
+SAMPLE_PERIOD: Final = 0.1
+WATERMARK_PERIOD: Final = 1.0
+CLASSIFIED_CACHE: Final = 4096
+FLOW_SCHEMA_UID: Final = "X-Kubernetes-PF-FlowSchema-UID"
+PRIORITY_LEVEL_UID: Final = "X-Kubernetes-PF-PriorityLevel-UID"
 
 
 @dataclass(frozen=True, slots=True)

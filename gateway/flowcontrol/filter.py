@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 from functools import partial
+from typing import Final
 
 from protokube.gateway import lanes
 from protokube.gateway.errors import StatusError
@@ -34,12 +35,12 @@ from protokube.gateway.request import ApiRequest, Handler, Response
 from protokube.gateway.requestinfo import RequestInfo
 from protokube.gateway.user import MASTERS
 
-TOO_MANY_REQUESTS = "Too many requests, please try again later.\n"
-REQUEST_TIMEOUT = 60.0  # upstream's --request-timeout
-MAX_WAIT = 60.0
-WATCH_WAIT = REQUEST_TIMEOUT / 4
-GO_DURATION = re.compile(r"((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+")
-DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+TOO_MANY_REQUESTS: Final = "Too many requests, please try again later.\n"
+REQUEST_TIMEOUT: Final = 60.0  # upstream's --request-timeout
+MAX_WAIT: Final = 60.0
+WATCH_WAIT: Final = REQUEST_TIMEOUT / 4
+GO_DURATION: Final = re.compile(r"((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+")
+DURATION_UNITS: Final = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def too_many_requests(retry_after: int, headers: tuple[tuple[str, str], ...] = ()) -> Response:

@@ -12,6 +12,7 @@ or by the sampling task), so all are LoopHistograms, each labelled child looked 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Final
 
 from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -20,17 +21,20 @@ from prometheus_client.registry import Collector
 from protokube.gateway.flowcontrol.concurrency import Limits, SeatDemand
 from protokube.gateway.loophistogram import LoopHistogram, LoopHistogramChild
 
-PREFIX = "apiserver_flowcontrol_"
-PL, FS = "priority_level", "flow_schema"
-QUEUE_LENGTH_BUCKETS = (0, 10, 25, 50, 100, 250, 500, 1000)
-DURATION_BUCKETS = (0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30)
-RATIO_BUCKETS = (0, 0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1)
-UTILIZATION_BUCKETS = (0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75, 1)
-SEAT_UTILIZATION_BUCKETS = (0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1)
-DEMAND_BUCKETS = (0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.7, 2, 2.8, 4, 6)
-WAITING, EXECUTING = "waiting", "executing"
-READ_ONLY, MUTATING = "readOnly", "mutating"
-READ_ONLY_VERBS = frozenset({"get", "list", "watch", "proxy"})
+PREFIX: Final = "apiserver_flowcontrol_"
+PL: Final = "priority_level"
+FS: Final = "flow_schema"
+QUEUE_LENGTH_BUCKETS: Final = (0, 10, 25, 50, 100, 250, 500, 1000)
+DURATION_BUCKETS: Final = (0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30)
+RATIO_BUCKETS: Final = (0, 0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1)
+UTILIZATION_BUCKETS: Final = (0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75, 1)
+SEAT_UTILIZATION_BUCKETS: Final = (0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1)
+DEMAND_BUCKETS: Final = (0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.7, 2, 2.8, 4, 6)
+WAITING: Final = "waiting"
+EXECUTING: Final = "executing"
+READ_ONLY: Final = "readOnly"
+MUTATING: Final = "mutating"
+READ_ONLY_VERBS: Final = frozenset({"get", "list", "watch", "proxy"})
 
 
 def request_kind(verb: str) -> str:
@@ -410,7 +414,7 @@ class FlowMetrics:
 
 
 # (metric, help, FlowMetrics attribute) of the gauges and counters FlowCounts reports.
-GAUGES = (
+GAUGES: Final = (
     (
         "current_inqueue_requests",
         "Number of requests currently pending in queues of the API Priority and Fairness subsystem",

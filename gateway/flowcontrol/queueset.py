@@ -25,14 +25,17 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
 from protokube.gateway.flowcontrol.seats import ESTIMATED_SERVICE_DURATION, NS, WorkEstimate
 from protokube.gateway.flowcontrol.shufflesharding import deal
 
-EXEMPT_QUEUES = -1
-HAND_CACHE = 4096
-QUEUE_FULL, CONCURRENCY_LIMIT, TIME_OUT, CANCELLED = "queue-full", "concurrency-limit", "time-out", "cancelled"
+EXEMPT_QUEUES: Final = -1
+HAND_CACHE: Final = 4096
+QUEUE_FULL: Final = "queue-full"
+CONCURRENCY_LIMIT: Final = "concurrency-limit"
+TIME_OUT: Final = "time-out"
+CANCELLED: Final = "cancelled"
 
 
 class Observer(Protocol):

@@ -14,19 +14,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from protokube.gateway.errors import StatusError
 from protokube.gateway.requestinfo import RequestInfo, parse_bool
 
-MINIMUM_SEATS = 1
-MAXIMUM_SEATS_LIMIT = 10
-OBJECTS_PER_SEAT = 100.0
-WATCHES_PER_SEAT = 10.0
-EVENT_ADDITIONAL_DURATION = 0.005  # seconds per watcher-seat
-MAX_SEATS_FRACTION = 0.15  # of a level's nominal limit
-MUTATING_VERBS = frozenset({"create", "update", "patch", "delete"})
-ESTIMATED_SERVICE_DURATION = 3_000_000  # G: nanoseconds a seat is guessed to be held (fair queuing's)
-NS = 1_000_000_000
+MINIMUM_SEATS: Final = 1
+MAXIMUM_SEATS_LIMIT: Final = 10
+OBJECTS_PER_SEAT: Final = 100.0
+WATCHES_PER_SEAT: Final = 10.0
+EVENT_ADDITIONAL_DURATION: Final = 0.005  # seconds per watcher-seat
+MAX_SEATS_FRACTION: Final = 0.15  # of a level's nominal limit
+MUTATING_VERBS: Final = frozenset({"create", "update", "patch", "delete"})
+ESTIMATED_SERVICE_DURATION: Final = 3_000_000  # G: nanoseconds a seat is guessed to be held (fair queuing's)
+NS: Final = 1_000_000_000
 
 
 # Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
@@ -48,7 +49,7 @@ class WorkEstimate:
         object.__setattr__(self, "work", work)
 
 
-ONE_SEAT = WorkEstimate(MINIMUM_SEATS)
+ONE_SEAT: Final = WorkEstimate(MINIMUM_SEATS)
 
 
 def fixed_estimate(verb: str, is_resource_request: bool) -> WorkEstimate | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from protokube.gateway.handlers.common import (
     decode_request,
@@ -22,7 +23,7 @@ from protokube.gateway.responses import STATUS_GVK, add_warnings, respond
 from protokube.gateway.scope import RequestScope
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-CREATED = 201
+CREATED: Final = 201
 
 
 # Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).

@@ -9,12 +9,13 @@ watch, ``stream=watch``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
-JSON = "application/json"
-YAML = "application/yaml"
-PROTOBUF = "application/vnd.kubernetes.protobuf"
-CBOR = "application/cbor"
-CBOR_SEQ = "application/cbor-seq"
+JSON: Final = "application/json"
+YAML: Final = "application/yaml"
+PROTOBUF: Final = "application/vnd.kubernetes.protobuf"
+CBOR: Final = "application/cbor"
+CBOR_SEQ: Final = "application/cbor-seq"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ omitempty) through protokube.schema.jsonencode; list items carry no kind or apiV
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
@@ -24,7 +24,7 @@ from protokube.schema.registry import GroupVersionKind
 from protokube.schema.validtext import with_valid_strings
 
 # Top-level fields that are not the object's "spec": metadata.generation ignores their changes.
-NOT_SPEC = frozenset({"metadata", "status"})
+NOT_SPEC: Final = frozenset({"metadata", "status"})
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # conversion/base.py's ConvertedCodec (tools/compile.py)

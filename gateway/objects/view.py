@@ -9,13 +9,14 @@ their decoded object (``keep_object=False``): the cache holds bytes, not objects
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from protokube.gateway.objects.codec import Codec, Obj
 from protokube.schema.registry import GroupVersionKind
 
-JSON_ITEM = "json-item"  # the JSON object as a list item (for protobuf kinds: without kind/apiVersion)
-CBOR_ITEM = "cbor-item"  # the same as CBOR (untagged, map keys in canonical order)
-CBOR_OBJECT = "cbor-object"  # as a single object is written (untagged)
+JSON_ITEM: Final = "json-item"  # the JSON object as a list item (for protobuf kinds: without kind/apiVersion)
+CBOR_ITEM: Final = "cbor-item"  # the same as CBOR (untagged, map keys in canonical order)
+CBOR_OBJECT: Final = "cbor-object"  # as a single object is written (untagged)
 
 
 class ObjectView:

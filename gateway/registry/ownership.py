@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from protokube.gateway.fieldmanager import scale
 from protokube.gateway.fieldmanager.fieldpath import Set, make_path
@@ -22,9 +22,9 @@ from protokube.schema.registry import Resource
 from protokube.schema.typetree import proto_type
 
 # What a status write may not change in metadata (as the status strategies reset it).
-STATUS_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
+STATUS_METADATA: Final = ("labels", "annotations", "finalizers", "ownerReferences")
 # A managedFields entry's fields that are strings (the others: time, fieldsV1).
-_TEXT_FIELDS = ("manager", "operation", "apiVersion", "fieldsType", "subresource")
+_TEXT_FIELDS: Final = ("manager", "operation", "apiVersion", "fieldsType", "subresource")
 
 
 _now: tuple[int, str] = (0, "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from mypy_extensions import mypyc_attr
 
@@ -34,11 +34,11 @@ from protokube.gateway.watchcache.cacher import Cacher, Listed, WatchStream
 from protokube.schema.registry import GroupVersionKind
 
 # upstream's generateName: 5 characters from an alphabet without vowels and look-alikes.
-NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-GENERATE_NAME_ATTEMPTS = 8
-MAX_GENERATE_PREFIX = 58
+NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
+GENERATE_NAME_ATTEMPTS: Final = 8
+MAX_GENERATE_PREFIX: Final = 58
 # Fields of metadata only the server sets.
-SERVER_SET_ON_CREATE = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
+SERVER_SET_ON_CREATE: Final = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 
 
 def generate_name(prefix: str) -> str:
@@ -58,7 +58,7 @@ def check_namespace(obj: Obj, namespace: str) -> None:
 
 
 # The field manager of writes the server makes itself (system namespaces, controllers).
-SERVER_MANAGER = "kube-apiserver"
+SERVER_MANAGER: Final = "kube-apiserver"
 
 
 class Begun(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from email.utils import formatdate
+from typing import Final
 
 from protokube.gateway.serving.reasons import REASONS
 
@@ -19,7 +20,7 @@ def status_line(code: int, version: bytes = b"1.1") -> bytes:
     return b"HTTP/%s %03d %s\r\n" % (version, code, reason(code).encode())
 
 
-STATUS_LINES = {code: status_line(code) for code in REASONS}  # the common case, made once
+STATUS_LINES: Final = {code: status_line(code) for code in REASONS}  # the common case, made once
 
 
 def go_error(code: int) -> bytes:
@@ -28,7 +29,7 @@ def go_error(code: int) -> bytes:
     return b"HTTP/1.1 " + text + b"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" + text
 
 
-_canonical: dict[bytes, bytes] = {}
+_canonical: Final[dict[bytes, bytes]] = {}
 
 
 def canonical(name: bytes) -> bytes:

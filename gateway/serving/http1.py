@@ -28,7 +28,7 @@ import logging
 import re
 from collections import deque
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Final
 from urllib.parse import unquote
 
 import httptools
@@ -41,29 +41,35 @@ log = logging.getLogger("protokube.serving")
 
 Message = dict[str, Any]
 ASGIApp = Callable[..., Coroutine[Any, Any, None]]
-ASGI = {"version": "3.0", "spec_version": "2.4"}
-WRITE_NOW = "protokube.write_now"  # the scope's extension: Request.write_now
-HIGH_WATER = 256 * 1024  # body bytes waiting for the application before reading pauses
-MAX_PIPELINE = 16  # requests parsed ahead of the one being served before reading pauses
-RAW_HEAD_SLACK = 64 * 1024  # a head is refused once this much more than the limit came without its end
-WRITE_AT_ONCE = 1 << 16  # bytes written in one turn of the loop beyond which they are handed over at once
-WRITES = contextvars.Context()  # the writes at the end of a turn run in no request's lane (lanes.py)
-LINGER = 0.5  # seconds a closing connection reads (and drops) what the client still sends, as Go's
-CHUNKED, LENGTH, UNTIL_CLOSE, NO_BODY = range(4)  # how a response's body is framed
-NO_BODY_STATUSES = frozenset((204, 304))
-CR, LF = 13, 10  # searched for as ints: ``13 in value`` is a memchr, ``b"\r" in value`` ten times slower
+ASGI: Final = {"version": "3.0", "spec_version": "2.4"}
+WRITE_NOW: Final = "protokube.write_now"  # the scope's extension: Request.write_now
+HIGH_WATER: Final = 256 * 1024  # body bytes waiting for the application before reading pauses
+MAX_PIPELINE: Final = 16  # requests parsed ahead of the one being served before reading pauses
+RAW_HEAD_SLACK: Final = 64 * 1024  # a head is refused once this much more than the limit came without its end
+WRITE_AT_ONCE: Final = 1 << 16  # bytes written in one turn of the loop beyond which they are handed over at once
+WRITES: Final = contextvars.Context()  # the writes at the end of a turn run in no request's lane (lanes.py)
+LINGER: Final = 0.5  # seconds a closing connection reads (and drops) what the client still sends, as Go's
+# how a response's body is framed
+CHUNKED: Final = 0
+LENGTH: Final = 1
+UNTIL_CLOSE: Final = 2
+NO_BODY: Final = 3
+NO_BODY_STATUSES: Final = frozenset((204, 304))
+# searched for as ints: ``13 in value`` is a memchr, ``b"\r" in value`` ten times slower
+CR: Final = 13
+LF: Final = 10
 # kube-apiserver's ReadHeaderTimeout: a request's head must be complete this long after it began (a
 # new connection's first one: after the connection was made), else the connection is closed unanswered.
-HEADER_TIMEOUT = 32.0
-BODY_HEADERS = frozenset((b"content-length", b"content-type", b"transfer-encoding"))
-COMMON_STARTS = frozenset((b"GET ", b"POST", b"PUT ", b"PATC", b"DELE", b"HEAD", b"OPTI"))
+HEADER_TIMEOUT: Final = 32.0
+BODY_HEADERS: Final = frozenset((b"content-length", b"content-type", b"transfer-encoding"))
+COMMON_STARTS: Final = frozenset((b"GET ", b"POST", b"PUT ", b"PATC", b"DELE", b"HEAD", b"OPTI"))
 # The methods llhttp knows (any other token is a method to Go, and llhttp refuses it) and PRI, HTTP/2's preface.
-LLHTTP_METHODS = frozenset(
+LLHTTP_METHODS: Final = frozenset(
     b"DELETE GET HEAD POST PUT CONNECT OPTIONS TRACE COPY LOCK MKCOL MOVE PROPFIND PROPPATCH SEARCH UNLOCK BIND "
     b"REBIND UNBIND ACL REPORT MKACTIVITY CHECKOUT MERGE M-SEARCH NOTIFY SUBSCRIBE UNSUBSCRIBE PATCH PURGE "
     b"MKCALENDAR LINK UNLINK SOURCE QUERY PRI".split()
 )
-TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+TOKEN: Final = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 class HeadTooLarge(Exception):

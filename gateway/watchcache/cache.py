@@ -18,6 +18,7 @@ import logging
 import time
 from collections import Counter, deque
 from collections.abc import Iterator
+from typing import Final
 
 from sortedcontainers import SortedDict
 
@@ -35,15 +36,16 @@ from protokube.gateway.watchcache.watcher import CacheWatcher
 log = logging.getLogger("protokube.watchcache")
 
 # How long a "not older than" or consistent read waits for the cache to catch up (upstream: 3 s).
-BLOCK_TIMEOUT = 3.0
-INITIAL_LIST_PAGE = 10_000
+BLOCK_TIMEOUT: Final = 3.0
+INITIAL_LIST_PAGE: Final = 10_000
 # Seconds between attempts to re-establish the storage watch (doubling up to the maximum).
-RETRY_MIN, RETRY_MAX = 0.2, 2.0
+RETRY_MIN: Final = 0.2
+RETRY_MAX: Final = 2.0
 # Seconds a consistent read waits for the answer to its progress request before asking again, and
 # checking storage's current revision (upstream's progressRequester asks every 100 ms). etcd 3.6
 # drops a progress request while its watcher is catching up, or when nothing was written since the
 # watch started: such a request is never answered.
-PROGRESS_RETRY = 0.1
+PROGRESS_RETRY: Final = 0.1
 
 
 def is_progress(response: object) -> bool:

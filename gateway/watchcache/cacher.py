@@ -13,7 +13,7 @@ import functools
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
 from protokube.gateway import errors
 from protokube.gateway.objects.codec import Obj
@@ -31,15 +31,15 @@ from protokube.gateway.watchcache.entries import Entry, entry_fields, make_entry
 from protokube.gateway.watchcache.watcher import BOOKMARK_INTERVAL, CacheWatcher, Item
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 
-LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
-CONTINUE_TOO_OLD = (
+LIST_TOO_OLD: Final = "The resourceVersion for the provided list is too old."
+CONTINUE_TOO_OLD: Final = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
     "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
     "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
     "modified, or deleted between the time the first chunk was returned and now may show up in the list."
 )
 # Storage pages read while filtering by selectors (upstream grows them as needed; a fixed size is enough).
-SELECTOR_PAGE = 500
+SELECTOR_PAGE: Final = 500
 
 
 @dataclass

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Final
 
 from protokube.gateway.selectors import Filter
 from protokube.gateway.watchcache.entries import CacheEvent
 from protokube.gateway.watchcache.watcher import CacheWatcher, change_type
 
-PACE_PER_WATCHER = 100e-6  # seconds
+PACE_PER_WATCHER: Final = 100e-6  # seconds
 
 
 class FanOut:

@@ -6,6 +6,8 @@ object's own protobuf bytes. Objects are stored in etcd in this form too.
 
 from __future__ import annotations
 
+from typing import Final
+
 from google._upb import _message as upb
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
@@ -14,8 +16,8 @@ from protokube.gen.k8s.io.apimachinery.pkg.runtime import types_pb2 as runtime_p
 from protokube.schema import gogoerrors
 from protokube.schema.validtext import with_valid_strings
 
-MAGIC = b"k8s\x00"
-CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+MAGIC: Final = b"k8s\x00"
+CONTENT_TYPE: Final = "application/vnd.kubernetes.protobuf"
 
 # upb writes messages nested to any depth but parses at most 100 levels unless told otherwise (its
 # one switch: up to 65,535); a CustomResourceDefinition's schema is stored deeper than 100. What is

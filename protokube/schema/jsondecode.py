@@ -15,7 +15,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from google.protobuf.message import Message
@@ -38,7 +38,7 @@ from protokube.schema.shape import (
 )
 from protokube.schema.validtext import valid_text
 
-_INT_RANGES = {
+_INT_RANGES: Final = {
     "int32": (-(2**31), 2**31 - 1),
     "int64": (-(2**63), 2**63 - 1),
     "uint32": (0, 2**32 - 1),
@@ -119,12 +119,12 @@ def _go_float(text: str) -> float:
     return number
 
 
-_HOOKS: dict[str, Any] = {"object_pairs_hook": JSONObject, "parse_constant": _not_json, "parse_float": _go_float}
-_DECODER = json.JSONDecoder(**_HOOKS)  # made once (json.loads with hooks makes a decoder per call)
+_HOOKS: Final[dict[str, Any]] = {"object_pairs_hook": JSONObject, "parse_constant": _not_json, "parse_float": _go_float}
+_DECODER: Final = json.JSONDecoder(**_HOOKS)  # made once (json.loads with hooks makes a decoder per call)
 
 
 # A \uD800-\uDFFF escape in JSON text (one of a pair, or a lone one).
-_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def go_values(value: Any) -> Any:
@@ -356,7 +356,7 @@ def _go_path(path: str) -> str:
     return _INDEX.sub("", path)
 
 
-_INDEX = re.compile(r"\[\d+\]")
+_INDEX: Final = re.compile(r"\[\d+\]")
 
 
 def _join(path: str, key: str) -> str:
@@ -386,7 +386,7 @@ def _go_scalar_type(f: FieldShape) -> str:
     return _GO_SCALARS.get(fd.type, "string")
 
 
-_GO_SCALARS = {
+_GO_SCALARS: Final = {
     1: "float64",
     2: "float32",
     3: "int64",
@@ -462,7 +462,7 @@ def _expect_str(value: Any) -> str:
     return value
 
 
-SPECIAL_DECODERS = {
+SPECIAL_DECODERS: Final = {
     "time": _set_time,
     "microtime": _set_micro_time,
     "duration": lambda v, t: setattr(t, "duration", wellknown.parse_duration(_expect_str(v))),
@@ -474,7 +474,7 @@ SPECIAL_DECODERS = {
 }
 
 
-BASE64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+BASE64_ALPHABET: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
 def go_base64(text: str) -> bytes:

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, Final
 
 import cbor2
 import orjson
@@ -35,10 +35,24 @@ def to_dict(message: Message, *, raw_bytes: bool = False) -> dict[str, JSONValue
 
 
 # How a field is written when present: a step of a message's plan (see _plan).
-_PLAIN, _SCALAR, _OBJECT, _SPECIAL, _UNION, _INLINE = range(6)  # singular (inline: written even when absent)
-_MAP_PLAIN, _MAP_SCALAR, _MAP_VALUES, _LIST_PLAIN, _LIST_SCALAR, _LIST_VALUES = range(6, 12)  # maps and lists
+# singular (inline: written even when absent)
+_PLAIN: Final = 0
+_SCALAR: Final = 1
+_OBJECT: Final = 2
+_SPECIAL: Final = 3
+_UNION: Final = 4
+_INLINE: Final = 5
+# maps and lists
+_MAP_PLAIN: Final = 6
+_MAP_SCALAR: Final = 7
+_MAP_VALUES: Final = 8
+_LIST_PLAIN: Final = 9
+_LIST_SCALAR: Final = 10
+_LIST_VALUES: Final = 11
 # What is written when it is absent: nothing, a constant (emit_empty's, a zero special form), a zero struct.
-_SKIP, _CONSTANT, _ZERO_STRUCT = range(3)
+_SKIP: Final = 0
+_CONSTANT: Final = 1
+_ZERO_STRUCT: Final = 2
 
 # A field's step: name, JSON key, how it is written (present), what when absent, the constant written
 # when absent, whether a present scalar is written even when falsy, the field.
@@ -154,8 +168,8 @@ def _step(field: FieldShape) -> Step:
     return (field.name, field.json_name, how, absent, constant, field.nullable or field.emit_empty, field)
 
 
-_TEXT = _Encoder(raw_bytes=False)
-_RAW = _Encoder(raw_bytes=True)
+_TEXT: Final = _Encoder(raw_bytes=False)
+_RAW: Final = _Encoder(raw_bytes=True)
 
 
 def object_to_dict(message: Message, kind: str, api_version: str, *, raw_bytes: bool = False) -> dict[str, JSONValue]:
@@ -180,7 +194,7 @@ def go_escape(data: bytes) -> bytes:
     return data
 
 
-_ABSENT = object()
+_ABSENT: Final = object()
 
 
 def _time(m: Message) -> str | None:
@@ -199,7 +213,7 @@ def _raw_json(raw: bytes) -> JSONValue:
     return deep.loads(raw) if raw else None
 
 
-SPECIAL_ENCODERS = {
+SPECIAL_ENCODERS: Final = {
     "time": _time,
     "microtime": _micro_time,
     "duration": lambda m: wellknown.format_duration(m.duration),

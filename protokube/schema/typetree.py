@@ -24,12 +24,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 import protokube.gen.protokube.options.v1.options_pb2 as opts
 from protokube.schema.shape import BOOL, BYTES, FLOAT, INT, MESSAGE, SCHEMA_UNIONS, STRING, FieldShape, shape
 
-SCALAR, LIST, MAP, STRUCT, UNTYPED, DEDUCED = "scalar", "list", "map", "struct", "untyped", "deduced"
-ATOMIC, SET, ASSOCIATIVE = "atomic", "set", "map"
+SCALAR: Final = "scalar"
+LIST: Final = "list"
+MAP: Final = "map"
+STRUCT: Final = "struct"
+UNTYPED: Final = "untyped"
+DEDUCED: Final = "deduced"
+ATOMIC: Final = "atomic"
+SET: Final = "set"
+ASSOCIATIVE: Final = "map"
 
 # Messages whose JSON is a single value, and the scalar each one is.
 _SCALAR_MESSAGES = {

@@ -9,12 +9,12 @@ survives being encoded again — so both become U+FFFD here, once, where they en
 from __future__ import annotations
 
 import re
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from google.protobuf.message import Message
 
 M = TypeVar("M", bound=Message)
-_LONE_SURROGATE = re.compile("[\\ud800-\\udfff]")
+_LONE_SURROGATE: Final = re.compile("[\\ud800-\\udfff]")
 
 
 def valid_text(text: str) -> str:

@@ -10,6 +10,8 @@ update, no new finalizers once deletion started.
 
 from __future__ import annotations
 
+from typing import Final
+
 import protokube.gen.protokube.options.v1.options_pb2 as opts
 from protokube.gateway.errors import FieldError, GoText, go_quote
 from protokube.gateway.registry.validation.common import (
@@ -28,9 +30,9 @@ from protokube.gateway.syntax import (
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
 from protokube.schema.registry import Resource
 
-STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
-MAX_FIELD_MANAGER_LENGTH = 128
-MAX_SUBRESOURCE_NAME_LENGTH = 256
+STANDARD_FINALIZERS: Final = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+MAX_FIELD_MANAGER_LENGTH: Final = 128
+MAX_SUBRESOURCE_NAME_LENGTH: Final = 256
 
 
 def _path_segment(value: str, prefix: bool) -> list[str]:
@@ -121,7 +123,7 @@ def finalizers_errors(finalizers: list[str], field: str) -> list[FieldError]:
 
 # Groups served by apiextensions-apiserver and kube-aggregator: their kinds' metadata is validated by
 # apimachinery's generic ValidateObjectMeta (qualified finalizer names), not core's; custom resources too.
-GENERIC_META_GROUPS = frozenset({"apiextensions.k8s.io", "apiregistration.k8s.io"})
+GENERIC_META_GROUPS: Final = frozenset({"apiextensions.k8s.io", "apiregistration.k8s.io"})
 
 
 def kube_finalizer_errors(finalizers: list[str], field: str) -> list[FieldError]:
