@@ -20,6 +20,7 @@ from protokube.gateway.auth.rbac import Attributes as Asked
 from protokube.gateway.registry.admission import CREATE, UPDATE, Attributes
 from protokube.gateway.user import MASTERS, UserInfo
 from protokube.schema import jsonencode
+from protokube.schema.registry import Resource
 
 ROLES = {"roles": "Role", "clusterroles": "ClusterRole"}
 BINDINGS = ("rolebindings", "clusterrolebindings")
@@ -39,9 +40,14 @@ class RBACEscalation:
         self.authorizer = authorizer
         self.index = index
 
+    @staticmethod
+    def handles(resource: Resource) -> bool:
+        """The RBAC group's roles and bindings only."""
+        return resource.group == RBAC_GROUP and resource.plural in (*ROLES, *BINDINGS)
+
     async def validate(self, attributes: Attributes) -> None:
-        resource = attributes.resource
-        if resource.group != RBAC_GROUP or attributes.operation not in (CREATE, UPDATE) or attributes.subresource:
+        resource = attributes.resource  # one ``handles`` takes
+        if attributes.operation not in (CREATE, UPDATE) or attributes.subresource:
             return
         if MASTERS in attributes.user.groups or attributes.obj is None:
             return

@@ -66,10 +66,11 @@ class ObjectView:
                 self._obj = obj
         return obj
 
-    def decode_once(self) -> Obj:
+    def decode_once(self, decoded: Obj | None = None) -> Obj:
         """The decoded object; for protobuf kinds its protobuf bytes are made now too, so that a view
-        that keeps no object never needs the stored bytes again (one decode for both)."""
-        obj = self.obj
+        that keeps no object never needs the stored bytes again (one decode for both). ``decoded``:
+        the object the bytes are known to decode to (a write's own), taken instead of decoding them."""
+        obj = self.obj if decoded is None else decoded
         if self._raw is None and self.codec.protobuf:
             self._raw = self.codec.protobuf_raw(obj)
             self._value = None

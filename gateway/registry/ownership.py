@@ -17,14 +17,12 @@ from protokube.gateway.fieldmanager.fieldpath import Set, make_path
 from protokube.gateway.fieldmanager.manager import FieldManager, Unchanged
 from protokube.gateway.objects.codec import Codec, Obj
 from protokube.gen.k8s.io.apimachinery.pkg.apis.meta.v1 import types_pb2 as meta
-from protokube.schema import deep, goshape, wellknown
+from protokube.schema import deep, wellknown
 from protokube.schema.registry import Resource
 from protokube.schema.typetree import proto_type
 
 # What a status write may not change in metadata (as the status strategies reset it).
 STATUS_METADATA: Final = ("labels", "annotations", "finalizers", "ownerReferences")
-# A managedFields entry's fields that are strings (the others: time, fieldsV1).
-_TEXT_FIELDS: Final = ("manager", "operation", "apiVersion", "fieldsType", "subresource")
 
 
 _now: tuple[int, str] = (0, "")
@@ -112,12 +110,19 @@ def _set_managed_fields(obj: Obj, entries: list[dict[str, Any]] | None) -> None:
 
 def _entry(values: dict[str, Any]) -> meta.ManagedFieldsEntry:
     """An entry as managedfields.encode writes it (strings, the time in RFC 3339 seconds, fieldsV1 as
-    JSON values), made as the JSON decoder makes it from them (in Go's shape)."""
-    entry = meta.ManagedFieldsEntry(**{name: values[name] for name in _TEXT_FIELDS if name in values})
+    JSON values), made as the JSON decoder makes it from them, in Go's shape: Go always writes the
+    five strings (goshape's plan of the entry sets them and nothing else), so each is set here."""
+    entry = meta.ManagedFieldsEntry(
+        manager=values.get("manager", ""),
+        operation=values.get("operation", ""),
+        apiVersion=values.get("apiVersion", ""),
+        fieldsType=values.get("fieldsType", ""),
+        subresource=values.get("subresource", ""),
+    )
     time = values.get("time")
     if time is not None:
         entry.time.seconds = wellknown.parse_time(time)[0]  # remembered: one second's writes share it
     fields = values.get("fieldsV1")
     if fields is not None:
         entry.fieldsV1.Raw = deep.dumps(fields)
-    return goshape.normalize(entry)
+    return entry

@@ -88,6 +88,16 @@ class _Measured:
         self.metrics.observe(self.operation, time.monotonic() - self.started, kind is not None)
 
 
+class WriteObserver(Protocol):
+    """Told of an object store's writes while they are in flight (the resource's watch cache)."""
+
+    def writing(self, key: bytes, value: bytes, obj: Obj) -> None:
+        """``obj``, encoded as ``value``, is being written at ``key``; it stays as it is until ``written``."""
+
+    def written(self, key: bytes, value: bytes, revision: int) -> None:
+        """The write of ``value`` at ``key`` ended, at ``revision`` (0: it failed)."""
+
+
 class ObjectStore:
     def __init__(self, backend: Backend, resource: Resource, codec: Codec, metrics: CallMetrics | None = None) -> None:
         self.backend = backend
@@ -96,6 +106,7 @@ class ObjectStore:
         self.prefix = keys.collection_prefix(resource)
         self.metrics = metrics or Unmeasured()
         self._read_back: ReadBack | None = getattr(backend, "read_back", None)
+        self.observer: WriteObserver | None = None  # the resource's watch cache
 
     def _measured(self, operation: str) -> _Measured:
         return _Measured(self.metrics, operation)
@@ -140,10 +151,7 @@ class ObjectStore:
             if (await self.backend.get(key))[0] is not None:
                 raise KeyExists(key.decode())
             return ObjectView.of(self.codec, obj, 0)
-        value = self.codec.encode(obj)
-        with self._measured("create"):
-            revision = await self.backend.create(key, value)
-        return await self._written(key, obj, revision, value)
+        return await self._put(key, obj, self.codec.encode(obj), "create")
 
     async def guaranteed_update(
         self,
@@ -212,10 +220,7 @@ class ObjectStore:
     async def _create(self, key: bytes, obj: Obj, dry_run: bool) -> Updated:
         if dry_run:
             return Updated(ObjectView.of(self.codec, obj, 0), created=True)
-        value = self.codec.encode(obj)
-        with self._measured("create"):
-            revision = await self.backend.create(key, value)
-        return Updated(await self._written(key, obj, revision, value), created=True)
+        return Updated(await self._put(key, obj, self.codec.encode(obj), "create"), created=True)
 
     async def _remove(self, key: bytes, current: ObjectView, removal: Removal, dry_run: bool) -> Updated:
         if not dry_run:
@@ -235,9 +240,25 @@ class ObjectStore:
             return Updated(current) if confirmed else None
         if dry_run:
             return Updated(ObjectView.of(self.codec, obj, current.resource_version))
-        with self._measured("update"):
-            revision = await self.backend.update(key, value, current.resource_version)
-        return Updated(await self._written(key, obj, revision, value))
+        return Updated(await self._put(key, obj, value, "update", current.resource_version))
+
+    async def _put(self, key: bytes, obj: Obj, value: bytes, operation: str, mod_revision: int = 0) -> ObjectView:
+        """Write ``value``, ``obj`` encoded, at ``key``: a create, or an update guarded by
+        ``mod_revision``; the answer. The observer is told while the write is in flight."""
+        observer = self.observer
+        if observer is not None:
+            observer.writing(key, value, obj)
+        revision = 0
+        try:
+            with self._measured(operation):
+                if operation == "create":
+                    revision = await self.backend.create(key, value)
+                else:
+                    revision = await self.backend.update(key, value, mod_revision)
+        finally:
+            if observer is not None:
+                observer.written(key, value, revision)
+        return await self._written(key, obj, revision, value)
 
     async def _written(self, key: bytes, obj: Obj, revision: int, value: bytes) -> ObjectView:
         """The answer of a write: ``obj``, or, where the backend's reads differ from what it is

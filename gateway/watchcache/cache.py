@@ -24,6 +24,7 @@ from sortedcontainers import SortedDict
 
 from protokube.gateway import lanes
 from protokube.gateway.deadlines import Deadlines
+from protokube.gateway.objects.codec import Obj
 from protokube.gateway.objects.view import ObjectView
 from protokube.gateway.selectors import Filter
 from protokube.gateway.storage.backend import Compacted, Event, KeyValue, StorageError, Watch, prefix_end
@@ -46,6 +47,10 @@ RETRY_MAX: Final = 2.0
 # drops a progress request while its watcher is catching up, or when nothing was written since the
 # watch started: such a request is never answered.
 PROGRESS_RETRY: Final = 0.1
+# This gateway's writes whose events have not come yet, remembered at most of each kind (a watch broken
+# meanwhile leaves some whose events never come: they are forgotten all at once past this, and on
+# every relist).
+MAX_WRITTEN: Final = 1024
 
 
 def is_progress(response: object) -> bool:
@@ -100,12 +105,66 @@ class WatchCache:
         self._retry: asyncio.TimerHandle | None = None
         self._checking: asyncio.Task[None] | None = None  # a confirmation by storage's revision
         self._deadlines = Deadlines()  # the consistent reads' waits
+        # This gateway's writes whose events have not come, by storage key: those in flight (the
+        # bytes and the object written), and those that ended (the bytes and the entry made).
+        self._writing: dict[bytes, tuple[bytes, Obj]] = {}
+        self._written: dict[bytes, tuple[bytes, Entry]] = {}
+        store.observer = self
 
     # ---- feeding ---------------------------------------------------------------------------
+    def writing(self, key: bytes, value: bytes, obj: Obj) -> None:
+        """This gateway writes ``obj``, encoded as ``value``, at ``key``: the write's event takes
+        its entry from ``obj`` instead of decoding ``value`` again (the same object: ``obj`` was
+        encoded into those bytes, and the writer leaves it as it is until ``written``)."""
+        if len(self._writing) >= MAX_WRITTEN:
+            self._writing.clear()
+        self._writing[key] = (value, obj)
+
+    def written(self, key: bytes, value: bytes, revision: int) -> None:
+        """The write of ``value`` at ``key`` ended (``revision`` 0: it failed). Its entry is made
+        now if its event has not come yet, before the writer goes on with the object."""
+        pending = self._writing.get(key)
+        if pending is None or pending[0] is not value:  # its event came, or another write took the key
+            return
+        del self._writing[key]
+        if revision > self.revision:
+            if len(self._written) >= MAX_WRITTEN:
+                self._written.clear()
+            self._written[key] = (value, self._entry_of(key, value, pending[1], revision))
+
+    def _entry_of(self, key: bytes, value: bytes, obj: Obj, revision: int) -> Entry:
+        """The entry of ``obj``, stored as ``value``, at ``revision`` (``obj`` is left as it was)."""
+        meta = obj.metadata
+        kept = meta.resourceVersion
+        meta.resourceVersion = str(revision)
+        try:
+            view = ObjectView(self.objects.codec, revision, value=value, keep_object=False)
+            return make_entry(key[len(self.prefix) :].decode(), view, self.selectable, obj)
+        finally:
+            meta.resourceVersion = kept
+
+    def _own_write(self, kv: KeyValue) -> Entry | None:
+        """The entry of an event of this gateway's write, made from the object written; None for
+        any other event."""
+        written = self._written.pop(kv.key, None)
+        if written is not None:
+            value, entry = written
+            return entry if entry.resource_version == kv.mod_revision and value == kv.value else None
+        pending = self._writing.get(kv.key)
+        if pending is None or pending[0] != kv.value:
+            return None
+        del self._writing[kv.key]
+        return self._entry_of(kv.key, kv.value, pending[1], kv.mod_revision)
+
     def _entry(self, kv: KeyValue) -> Entry | None:
         """The entry of a stored value; None for a value that cannot be decoded, which is kept
         aside as corrupt (lists report it) instead of stopping the cache."""
         key = kv.key[len(self.prefix) :].decode()
+        if self._writing or self._written:
+            own = self._own_write(kv)
+            if own is not None:
+                self.corrupt.pop(key, None)
+                return own
         view = ObjectView(self.objects.codec, kv.mod_revision, value=kv.value, keep_object=False)
         try:
             entry = make_entry(key, view, self.selectable)
@@ -121,6 +180,8 @@ class WatchCache:
         """Fill the store from a consistent paginated list; returns its revision."""
         self.store.clear()
         self.corrupt.clear()
+        self._writing.clear()
+        self._written.clear()
         end = prefix_end(self.prefix)
         start, revision = self.prefix, 0
         while True:

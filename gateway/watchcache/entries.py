@@ -43,11 +43,12 @@ class Entry:
         return self.view.resource_version
 
 
-def make_entry(key: str, view: ObjectView, selectable: Selectable) -> Entry:
-    """The entry of a view. Namespaces, labels and field values are mostly the same few strings over
-    many objects (app=web, status.phase=Running): each is interned, so that the cache holds one copy
-    of each, not one per object (a decoded message hands out a new string at every access)."""
-    obj = view.decode_once()  # decoded once here; the view keeps only bytes afterwards
+def make_entry(key: str, view: ObjectView, selectable: Selectable, decoded: Obj | None = None) -> Entry:
+    """The entry of a view (``decoded``: the object its bytes are known to decode to). Namespaces,
+    labels and field values are mostly the same few strings over many objects (app=web,
+    status.phase=Running): each is interned, so that the cache holds one copy of each, not one per
+    object (a decoded message hands out a new string at every access)."""
+    obj = view.decode_once(decoded)  # decoded once here; the view keeps only bytes afterwards
     names = selectable.names
     values = selectable.values(obj) if names else {}
     meta = obj.metadata
