@@ -85,19 +85,27 @@ def list_options(query: Mapping[str, str]) -> ListOptions:
     )
 
 
-# Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
-@dataclass(slots=True)
+# A plain class: a dataclass's generated ``__init__`` runs as Python, even compiled (README).
 class WriteOptions:
     """CreateOptions / UpdateOptions / PatchOptions: what every mutating request may carry."""
 
-    dry_run: bool = False
-    field_manager: str = ""
-    field_validation: str = ""
-    force: bool | None = None  # PatchOptions only: apply takes fields other managers own
-    user: UserInfo = LOOPBACK_USER  # who asks (upstream carries it in the request context)
-    # PUT and PATCH: raises 403 unless ``user`` may create, asked when the write turns into a
-    # create (upstream's withAuthorization); None for the server's own writes.
-    authorize_create: Callable[[], None] | None = None
+    def __init__(
+        self,
+        dry_run: bool = False,
+        field_manager: str = "",
+        field_validation: str = "",
+        force: bool | None = None,
+        user: UserInfo = LOOPBACK_USER,
+        authorize_create: Callable[[], None] | None = None,
+    ) -> None:
+        self.dry_run = dry_run
+        self.field_manager = field_manager
+        self.field_validation = field_validation
+        self.force = force  # PatchOptions only: apply takes fields other managers own
+        self.user = user  # who asks (upstream carries it in the request context)
+        # PUT and PATCH: raises 403 unless ``user`` may create, asked when the write turns into a
+        # create (upstream's withAuthorization); None for the server's own writes.
+        self.authorize_create = authorize_create
 
 
 def _dry_run_problems(values: list[str]) -> list[FieldError]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -32,12 +31,13 @@ class DecodeError(ValueError):
     """managedFields that upstream's DecodeManagedFields rejects."""
 
 
-@dataclass(slots=True)
+# A plain class: a dataclass's generated ``__init__`` runs as Python, even compiled (README).
 class Managed:
     """upstream's internal.Managed: managers' field sets and the times of their last change."""
 
-    fields: ManagedFields = field(default_factory=dict)
-    times: dict[str, str | None] = field(default_factory=dict)
+    def __init__(self, fields: ManagedFields | None = None, times: dict[str, str | None] | None = None) -> None:
+        self.fields: ManagedFields = {} if fields is None else fields
+        self.times: dict[str, str | None] = {} if times is None else times
 
 
 @functools.lru_cache(maxsize=4096)

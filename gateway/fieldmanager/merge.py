@@ -10,7 +10,6 @@ converter does (IsMissingVersionError), when ``known_versions`` is given.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 
 from mypy_extensions import mypyc_attr
 
@@ -21,14 +20,14 @@ from protokube.gateway.fieldmanager.values import JSON, MISSING, equals
 from protokube.schema.typetree import Type
 
 
-# Not frozen: made on every write, and a frozen dataclass costs three times as much to make (README).
-@dataclass(slots=True)
+# A plain class: a dataclass's generated ``__init__`` runs as Python, even compiled (README).
 class VersionedSet:
     """upstream's fieldpath.VersionedSet: a manager's fields, at an API version, applied or updated."""
 
-    set: Set
-    api_version: str
-    applied: bool
+    def __init__(self, set: Set, api_version: str, applied: bool) -> None:
+        self.set = set
+        self.api_version = api_version
+        self.applied = applied
 
 
 ManagedFields = dict[str, VersionedSet]

@@ -11,7 +11,6 @@ Results may share unchanged subtrees with the inputs: callers copy before mutati
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import protokube.gateway.fieldmanager.deduced as deduced
@@ -249,13 +248,14 @@ def _field_set(v: JSON, t: Type) -> tuple[bool, Set | None]:
 # --- comparison (compare.go) -------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+# A plain class: a dataclass's generated ``__init__`` runs as Python, even compiled (README).
 class Comparison:
     """Fields removed by the new object, modified in it, and added by it; no field is in two."""
 
-    removed: Set
-    modified: Set
-    added: Set
+    def __init__(self, removed: Set, modified: Set, added: Set) -> None:
+        self.removed = removed
+        self.modified = modified
+        self.added = added
 
     def is_same(self) -> bool:
         return self.removed.empty() and self.modified.empty() and self.added.empty()

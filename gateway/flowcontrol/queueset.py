@@ -60,30 +60,29 @@ class Observer(Protocol):
     def demand(self, seats: int, now: int) -> None: ...
 
 
-@dataclass(slots=True, eq=False)
 class Request:
-    flow: tuple[str, str]  # (FlowSchema, distinguisher)
-    estimate: WorkEstimate
-    # What the debug dump shows of a waiting request (only those are dumped): set as it joins its queue.
-    user: str = ""
-    details: tuple[str, ...] = ()  # verb, path, namespace, name, version, resource, subresource
-    arrive_time: float = 0.0  # wall-clock seconds
-    queue: Queue | None = None
-    decision: asyncio.Future[bool] | None = None  # True: execute; set when dispatched
-    on_dispatch: Callable[[], None] | None = None  # called as it leaves its queue, before its waiter wakes
-    # Set by the queue set: as it arrives, as it starts executing.
-    arrival: int = field(init=False)  # the queue set's clock (monotonic nanoseconds)
-    arrival_r: int = field(init=False)  # R (seat-nanoseconds)
-    start_ns: int = field(init=False)  # the queue set's clock
-    crowded: bool = field(init=False)  # other requests of its flow were in the level when it was dispatched
-    seats: int = field(init=False)  # the most seats it occupies
-    work: int = field(init=False)  # seat-nanoseconds (its estimate's)
+    """A request as the queue set sees it. A plain class: a dataclass's ``__init__`` with a
+    ``__post_init__`` and ``init=False`` fields is generated Python, ~3k instructions a request,
+    which mypyc does not compile."""
 
-    def __post_init__(self) -> None:
-        """What queuing reads of its estimate (upstream's completeWorkEstimate: ``work``)."""
-        estimate = self.estimate
-        self.seats = estimate.max_seats
-        self.work = estimate.work
+    def __init__(self, flow: tuple[str, str], estimate: WorkEstimate) -> None:
+        self.flow = flow  # (FlowSchema, distinguisher)
+        self.estimate = estimate
+        # What the debug dump shows of a waiting request (only those are dumped): set as it joins its queue.
+        self.user = ""
+        self.details: tuple[str, ...] = ()  # verb, path, namespace, name, version, resource, subresource
+        self.arrive_time = 0.0  # wall-clock seconds
+        self.queue: Queue | None = None
+        self.decision: asyncio.Future[bool] | None = None  # True: execute; set when dispatched
+        self.on_dispatch: Callable[[], None] | None = None  # called as it leaves its queue, before its waiter wakes
+        # Set by the queue set: as it arrives, as it starts executing.
+        self.arrival = 0  # the queue set's clock (monotonic nanoseconds)
+        self.arrival_r = 0  # R (seat-nanoseconds)
+        self.start_ns = 0  # the queue set's clock
+        self.crowded = False  # other requests of its flow were in the level when it was dispatched
+        # What queuing reads of its estimate (upstream's completeWorkEstimate: ``work``).
+        self.seats = estimate.max_seats  # the most seats it occupies
+        self.work = estimate.work  # seat-nanoseconds
 
     @property
     def flow_schema(self) -> str:
@@ -96,7 +95,8 @@ class Request:
     def complete(self, estimate: WorkEstimate) -> None:
         """Take ``estimate`` instead."""
         self.estimate = estimate
-        self.__post_init__()
+        self.seats = estimate.max_seats
+        self.work = estimate.work
 
 
 @dataclass(slots=True, eq=False)

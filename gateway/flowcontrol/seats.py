@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Final
 
 from protokube.gateway.errors import StatusError
@@ -30,23 +29,21 @@ ESTIMATED_SERVICE_DURATION: Final = 3_000_000  # G: nanoseconds a seat is guesse
 NS: Final = 1_000_000_000
 
 
-# Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
-@dataclass(slots=True)
+# A plain class: a dataclass's generated ``__init__`` runs as Python, even compiled (README).
 class WorkEstimate:
-    initial_seats: int
-    final_seats: int = 0
-    additional_latency: float = 0.0  # seconds the final seats are held after the request ends
-    watchers: int | None = None  # a write's: the watches its event may reach (None: not a write)
-    max_seats: int = field(init=False, repr=False, compare=False)  # the most seats it occupies
-    # Seat-nanoseconds, as fair queuing reckons it: the initial seats' guessed service time + the final seats' hold.
-    work: int = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "max_seats", max(self.initial_seats, self.final_seats))
-        work = self.initial_seats * ESTIMATED_SERVICE_DURATION
-        if self.final_seats:
-            work += round(self.final_seats * self.additional_latency * NS)
-        object.__setattr__(self, "work", work)
+    def __init__(
+        self, initial_seats: int, final_seats: int = 0, additional_latency: float = 0.0, watchers: int | None = None
+    ) -> None:
+        self.initial_seats = initial_seats
+        self.final_seats = final_seats
+        self.additional_latency = additional_latency  # seconds the final seats are held after the request ends
+        self.watchers = watchers  # a write's: the watches its event may reach (None: not a write)
+        self.max_seats = max(initial_seats, final_seats)  # the most seats it occupies
+        # Seat-nanoseconds, as fair queuing reckons it: the initial seats' guessed service time + the final seats' hold.
+        work = initial_seats * ESTIMATED_SERVICE_DURATION
+        if final_seats:
+            work += round(final_seats * additional_latency * NS)
+        self.work = work
 
 
 ONE_SEAT: Final = WorkEstimate(MINIMUM_SEATS)

@@ -8,7 +8,6 @@ watch, ``stream=watch``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Final
 
 JSON: Final = "application/json"
@@ -18,13 +17,16 @@ CBOR: Final = "application/cbor"
 CBOR_SEQ: Final = "application/cbor-seq"
 
 
-@dataclass(frozen=True, slots=True)
+# A plain class: a dataclass's generated ``__init__`` runs as Python, even compiled (README).
 class MediaRange:
-    type: str  # e.g. "application"
-    subtype: str  # e.g. "json"
-    params: dict[str, str] = field(default_factory=dict)
-    q: float = 1.0
-    index: int = 0  # position in the header, to keep the client's order among equal q
+    def __init__(
+        self, type: str, subtype: str, params: dict[str, str] | None = None, q: float = 1.0, index: int = 0
+    ) -> None:
+        self.type = type  # e.g. "application"
+        self.subtype = subtype  # e.g. "json"
+        self.params: dict[str, str] = {} if params is None else params
+        self.q = q
+        self.index = index  # position in the header, to keep the client's order among equal q
 
     @property
     def essence(self) -> str:

@@ -14,7 +14,6 @@ import binascii
 import json
 import math
 import re
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
@@ -55,15 +54,23 @@ class DecodeError(ValueError):
         self.path = path
 
 
-@dataclass
+# A plain class: a dataclass's generated ``__init__`` runs as Python, even compiled (README).
 class Decoded:
-    message: Message
-    # apiVersion and kind as the body states them ("" when absent).
-    api_version: str = ""
-    kind: str = ""
-    # Field-validation findings, in upstream's wording: 'unknown field "spec.foo"'.
-    unknown: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
+    def __init__(
+        self,
+        message: Message,
+        api_version: str = "",
+        kind: str = "",
+        unknown: list[str] | None = None,
+        duplicates: list[str] | None = None,
+    ) -> None:
+        self.message = message
+        # apiVersion and kind as the body states them ("" when absent).
+        self.api_version = api_version
+        self.kind = kind
+        # Field-validation findings, in upstream's wording: 'unknown field "spec.foo"'.
+        self.unknown: list[str] = [] if unknown is None else unknown
+        self.duplicates: list[str] = [] if duplicates is None else duplicates
 
     @property
     def violations(self) -> list[str]:
