@@ -42,6 +42,19 @@ def canonical(name: bytes) -> bytes:
     return found
 
 
+_field_starts: Final[dict[bytes, bytes]] = {}
+
+
+def field_start(name: bytes) -> bytes:
+    """A response header's line up to its value: ``content-type`` → ``Content-Type: ``."""
+    found = _field_starts.get(name)
+    if found is None:
+        found = canonical(name) + b": "
+        if len(_field_starts) < 1024:
+            _field_starts[name] = found
+    return found
+
+
 _date: tuple[int, bytes] = (0, b"")
 
 

@@ -34,7 +34,7 @@ from urllib.parse import unquote
 import httptools
 
 from protokube.gateway.serving.follow import FOLLOW_BODY, Arrived, Followed, Gone
-from protokube.gateway.serving.heads import STATUS_LINES, canonical, go_error, http_date, status_line
+from protokube.gateway.serving.heads import STATUS_LINES, field_start, go_error, http_date, status_line
 from protokube.gateway.serving.limits import HEADER_LIMIT
 
 log = logging.getLogger("protokube.serving")
@@ -380,15 +380,18 @@ class Http1Protocol(asyncio.Protocol):
             self.data_received(rest)
 
     # --- writing ---------------------------------------------------------------------------------
-    def write(self, *data: bytes) -> None:
-        """Write ``data`` with the loop's turn: the responses completed in it go out together, their
+    def write(self, data: bytes) -> None:
+        self.write_parts([data])
+
+    def write_parts(self, parts: list[bytes]) -> None:
+        """Write ``parts`` with the loop's turn: the responses completed in it go out together, their
         clients woken once for them rather than once for each while the server makes the next (as
         http2.py writes h2's frames); or at once past WRITE_AT_ONCE bytes, so that a transport that
         fills up is noticed (``write_paused``)."""
         if self.lost or self.ending or self.transport is None:
             return
-        self.unwritten += data
-        self.unwritten_bytes += sum(map(len, data))
+        self.unwritten += parts
+        self.unwritten_bytes += sum(map(len, parts))
         if self.unwritten_bytes >= WRITE_AT_ONCE:
             self.flush()
         elif not self.flush_scheduled:
@@ -644,7 +647,9 @@ class Request(Followed):
         head = bytearray(line or status_line(status, self.version.encode()))
         date = False
         bodyless = status in NO_BODY_STATUSES or status < 200
-        for name, value in headers:
+        for header in headers:
+            name: bytes = header[0]  # typed: the comparisons below are C's, not Python's
+            value: bytes = header[1]
             if bodyless and name in BODY_HEADERS:
                 continue  # Go's server drops them from a response that cannot have a body
             if name == b"content-length":
@@ -661,7 +666,9 @@ class Request(Followed):
                 date = True
             if CR in value or LF in value:  # Go writes them as spaces
                 value = value.replace(b"\r", b" ").replace(b"\n", b" ")
-            head += canonical(name) + b": " + value + b"\r\n"
+            head += field_start(name)  # appended in place: no intermediate bytes per header
+            head += value
+            head += b"\r\n"
         if not date:
             head += b"Date: " + http_date() + b"\r\n"
         self.head = head
@@ -718,7 +725,7 @@ class Request(Followed):
             parts.append(body)
         if not more:
             self.response_complete = True
-        self.conn.write(*parts)
+        self.conn.write_parts(parts)
 
     def counted(self, body: bytes, more: bool) -> bytes:
         """``body`` within the declared Content-Length; a response that breaks it ends the connection."""
