@@ -44,12 +44,12 @@ class Removal:
 Transform = Callable[[ObjectView | None], Awaitable["Obj | Removal"]]
 
 
-# Not frozen: made per request, and a frozen dataclass costs three times as much to make (README).
-@dataclass(slots=True)
+# A plain class: a dataclass's generated ``__init__`` runs as Python, even compiled (README).
 class Updated:
-    view: ObjectView  # the object as written (or as it was, when nothing changed or it was removed)
-    created: bool = False
-    removed: bool = False
+    def __init__(self, view: ObjectView, created: bool = False, removed: bool = False) -> None:
+        self.view = view  # the object as written (or as it was, when nothing changed or it was removed)
+        self.created = created
+        self.removed = removed
 
 
 # A backend whose reads do not give back the bytes written (a conversion webhook's CRD version: storage

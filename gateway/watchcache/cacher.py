@@ -42,10 +42,11 @@ CONTINUE_TOO_OLD: Final = (
 SELECTOR_PAGE: Final = 500
 
 
-@dataclass
+# A plain class: a dataclass's generated ``__init__`` runs as Python, even compiled (README).
 class Listed:
-    items: list[ObjectView]
-    list_meta: meta.ListMeta
+    def __init__(self, items: list[ObjectView], list_meta: meta.ListMeta) -> None:
+        self.items = items
+        self.list_meta = list_meta
 
 
 def set_continue(list_meta: meta.ListMeta, token: str) -> None:
