@@ -60,7 +60,7 @@ class Node:
             intern(meta.namespace),
             meta.name,
             meta.uid,
-            tuple(OwnerRef.of(ref) for ref in meta.ownerReferences),
+            tuple(OwnerRef.of(ref) for ref in meta.ownerReferences[:]),  # sliced: see jsonencode.to_dict
             deleting,
             deleting and ORPHAN_FINALIZER in meta.finalizers,
             deleting and FOREGROUND_FINALIZER in meta.finalizers,

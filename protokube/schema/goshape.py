@@ -100,7 +100,7 @@ def normalize(message: M) -> M:
 
 def _normalize_each(container: Any, holds: int) -> None:
     """The messages of a repeated field or a map's values."""
-    for item in container.values() if holds == _MAP else container:
+    for item in container.values() if holds == _MAP else container[:]:  # sliced: see jsonencode.to_dict
         _normalize_value(item)
 
 

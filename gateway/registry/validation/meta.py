@@ -215,12 +215,13 @@ def object_meta_errors(
     if metadata.annotations:
         found += annotations_errors(dict(metadata.annotations), f"{path}.annotations")
     if metadata.ownerReferences:
-        found += owner_references_errors(list(metadata.ownerReferences), f"{path}.ownerReferences")
-    finalizers = list(metadata.finalizers) if metadata.finalizers else []
+        # Lists by slicing, not list(): see jsonencode.to_dict.
+        found += owner_references_errors(metadata.ownerReferences[:], f"{path}.ownerReferences")
+    finalizers = metadata.finalizers[:] if metadata.finalizers else []
     if finalizers:
         found += finalizers_errors(finalizers, f"{path}.finalizers")
     if metadata.managedFields:
-        found += managed_fields_errors(list(metadata.managedFields), f"{path}.managedFields")
+        found += managed_fields_errors(metadata.managedFields[:], f"{path}.managedFields")
     if finalizers and kube_finalizers:  # core's rule, after the generic ones
         found += kube_finalizer_errors(finalizers, f"{path}.finalizers")
     return found
