@@ -6,6 +6,7 @@
 #   make fuzz   the property tests of tests/property with many examples (FUZZ_EXAMPLES, 5000 by default)
 #   make soak   about 30 minutes: a 10-minute mixed load with 200 watchers (bench/soak.py), then 50 kill -9 cycles
 #   make types  typed Python dataclasses (betterproto2) for every file of proto/: the package in types/
+#   make instructions   instructions per create and per GET of a gateway process (callgrind)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -26,7 +27,7 @@ DEBS   := etcd-client etcd-server wrk chromium protobuf-compiler libprotobuf-dev
 HOST   ?= 127.0.0.1
 PORT   ?= 6443
 
-.PHONY: venv compile gen gen-check lint test pytest test-bench test-shuffled test-clients fuzz soak run bench bench-quick stubs types debs clean
+.PHONY: venv compile gen gen-check lint test pytest test-bench test-shuffled test-clients fuzz soak run bench bench-quick instructions stubs types debs clean
 
 venv: $(STAMP)
 
@@ -162,6 +163,13 @@ bench: $(STAMP) debs compile
 
 bench-quick: $(STAMP) debs compile
 	$(BIN)/python -m bench --quick
+
+# Instructions per request of a gateway process, counted by callgrind (bench/instructions.py): what a change
+# to the request path is judged by before the timed benches, which move with the machine, confirm it.
+instructions: $(STAMP) debs compile
+	@dpkg -s valgrind >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y -qq valgrind >/dev/null 2>&1 || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq valgrind; }; }
+	$(BIN)/python -m bench.instructions $(INSTRUCTIONS_ARGS)
 
 ## kube-apiserver side by side (issue 36): anchor/build.sh builds it and etcd v3.6 from the Go module
 # proxy into .cache/anchor (about 25 minutes the first time on 2 busy cores; then nothing). anchor starts
