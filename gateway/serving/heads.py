@@ -29,24 +29,17 @@ def go_error(code: int) -> bytes:
     return b"HTTP/1.1 " + text + b"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" + text
 
 
-_canonical: Final[dict[bytes, bytes]] = {}
-
-
 def canonical(name: bytes) -> bytes:
     """Go's CanonicalMIMEHeaderKey of a header name: ``audit-id`` → ``Audit-Id``."""
-    found = _canonical.get(name)
-    if found is None:
-        found = b"-".join(part.capitalize() for part in name.split(b"-"))
-        if len(_canonical) < 1024:
-            _canonical[name] = found
-    return found
+    return b"-".join(part.capitalize() for part in name.split(b"-"))
 
 
 _field_starts: Final[dict[bytes, bytes]] = {}
 
 
 def field_start(name: bytes) -> bytes:
-    """A response header's line up to its value: ``content-type`` → ``Content-Type: ``."""
+    """A response header's line up to its value, its name in Go's canonical form: ``content-type`` →
+    ``Content-Type: `` (remembered for the first 1,024 names)."""
     found = _field_starts.get(name)
     if found is None:
         found = canonical(name) + b": "

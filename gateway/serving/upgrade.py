@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from wsproto.connection import Connection, ConnectionState, ConnectionType
 from wsproto.events import BytesMessage, CloseConnection, Ping, TextMessage
 
-from protokube.gateway.serving.heads import canonical, http_date, status_line
+from protokube.gateway.serving.heads import field_start, http_date, status_line
 
 log = logging.getLogger("protokube.serving")
 
@@ -181,7 +181,7 @@ class WebSocketSession:
         if subprotocol is not None:
             head += b"Sec-WebSocket-Protocol: " + subprotocol.encode() + b"\r\n"
         for name, value in headers:
-            head += canonical(name) + b": " + value + b"\r\n"
+            head += field_start(name) + value + b"\r\n"
         self.conn.write(bytes(head + b"\r\n"))
         self.state = OPEN
 
@@ -190,7 +190,7 @@ class WebSocketSession:
         head = bytearray(status_line(status))
         for name, value in headers:
             if name not in (b"connection", b"transfer-encoding"):
-                head += canonical(name) + b": " + value + b"\r\n"
+                head += field_start(name) + value + b"\r\n"
         head += b"Date: " + http_date() + b"\r\nConnection: close\r\n\r\n"
         self.conn.write(bytes(head))
         self.state = DENYING
