@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from protokube.gateway import errors
 from protokube.gateway.syntax import label_value_problems, qualified_name_problems
@@ -338,13 +339,13 @@ class Filter:
         return self.fields.empty or self.fields.matches(fields())
 
 
-def label_selector_text(selector: Mapping[str, object] | None) -> str:
+def label_selector_text(selector: Mapping[str, Any] | None) -> str:
     """A metav1.LabelSelector (as JSON) as upstream writes it as a selector string
     (LabelSelectorAsSelector(...).String()): requirements sorted by key, "" for none."""
     if not selector:
         return ""
-    parts = [(key, f"{key}={value}") for key, value in dict(selector.get("matchLabels") or {}).items()]  # type: ignore[union-attr]
-    for expression in selector.get("matchExpressions") or ():  # type: ignore[union-attr]
+    parts = [(key, f"{key}={value}") for key, value in dict(selector.get("matchLabels") or {}).items()]
+    for expression in selector.get("matchExpressions") or ():
         key, operator = expression.get("key", ""), expression.get("operator", "")
         values = ",".join(sorted(expression.get("values") or ()))
         text = {

@@ -119,6 +119,17 @@ GATEWAY = Group(
         "protokube.gateway.watchcache.cache",
         "protokube.gateway.watchcache.cacher",
         "protokube.gateway.watchcache.fanout",
+        # ... what every write's admission runs, and the watchers and informers each write wakes ...
+        "protokube.gateway.registry.admission",
+        "protokube.gateway.admission.namespace",
+        "protokube.gateway.admission.webhook.dispatch",
+        "protokube.gateway.admission.webhook.mutating",
+        "protokube.gateway.admission.webhook.validating",
+        "protokube.gateway.fieldmanager.schema",
+        "protokube.gateway.selectors",
+        "protokube.gateway.controllers.informer",
+        "protokube.gateway.controllers.gcgraph",
+        "protokube.gateway.controllers.garbagecollector",
         # ... and the schema's JSON forms, Go-shape normalization, envelope and codec (every read and write).
         "protokube.schema.jsonencode",
         "protokube.schema.jsondecode",

@@ -219,7 +219,8 @@ class GarbageCollector:
         group, _, version = ref.api_version.rpartition("/")
         candidates = [s for s in self._by_key.values() if s.resource.group == group and s.resource.kind == ref.kind]
         exact = [s for s in candidates if s.resource.version == version]
-        return (exact or candidates or [None])[0]
+        found = exact or candidates
+        return found[0] if found else None
 
     async def _wait_for_dependents(self, node: Node, store: Store) -> None:
         """Foreground deletion: remove the finalizer once no blocking dependent is left."""

@@ -71,7 +71,8 @@ def _message_defaults(full_name: str) -> dict[str, Any]:
     except (KeyError, LookupError):
         return defaults
     for f in fields:
-        text = f.descriptor.GetOptions().Extensions[opts.field].default_json
+        extensions: Any = f.descriptor.GetOptions().Extensions
+        text: str = extensions[opts.field].default_json
         if text:
             defaults[f.json_name] = orjson.loads(text)
     return defaults

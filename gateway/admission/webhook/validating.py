@@ -18,12 +18,13 @@ class ValidatingAdmissionWebhook(Dispatcher):
         if not invocations:
             return
         source = self.codec(attributes.resource, attributes.kind)
-        objects = {}
+        objects: dict[tuple[str, str, str], tuple[bytes | None, bytes | None]] = {}
         for _, invocation in invocations:
             if invocation.resource.key not in objects:
                 target = self.codec(invocation.resource, invocation.kind)
-                objects[invocation.resource.key] = tuple(
-                    as_json(target, convert(obj, source, target)) for obj in (attributes.obj, attributes.old)
+                objects[invocation.resource.key] = (
+                    as_json(target, convert(attributes.obj, source, target)),
+                    as_json(target, convert(attributes.old, source, target)),
                 )
         results = await asyncio.gather(
             *(
