@@ -63,11 +63,13 @@ def check_txn(req: rpc_pb2.TxnRequest, max_ops: int = MAX_TXN_OPS) -> None:
     """Op counts, each op's own checks, and no key written twice (etcd's duplicate check)."""
     if len(req.compare) > max_ops or len(req.success) > max_ops or len(req.failure) > max_ops:
         raise errors.too_many_ops()
-    for cmp in req.compare:
+    # Repeated fields are sliced, not iterated: upb's containers have no iterator of their own, and a loop
+    # over one ends with a formatted IndexError (protokube/schema/jsonencode.py says more).
+    for cmp in req.compare[:]:
         if cmp.result not in COMPARE_RESULTS or cmp.target not in COMPARE_TARGETS:
             raise errors.invalid("invalid compare")
     for branch in (req.success, req.failure):
-        for op in branch:
+        for op in branch[:]:
             kind = op.WhichOneof("request")
             if kind is None:
                 raise errors.invalid("request op is empty")
@@ -86,7 +88,7 @@ def _writes_of(ops) -> tuple[set[bytes], list[tuple[bytes, bytes | None]]]:
     """Keys put and ranges deleted by a branch; raises DUPLICATE_KEY on an overlap."""
     puts: set[bytes] = set()
     dels: list[tuple[bytes, bytes | None]] = []
-    for op in ops:
+    for op in ops[:]:
         kind = op.WhichOneof("request")
         if kind == "request_put":
             key = op.request_put.key
@@ -113,7 +115,7 @@ def _writes_of(ops) -> tuple[set[bytes], list[tuple[bytes, bytes | None]]]:
 def is_read_only(req: rpc_pb2.TxnRequest) -> bool:
     """True when neither branch (nor any nested txn) can write."""
     for branch in (req.success, req.failure):
-        for op in branch:
+        for op in branch[:]:
             kind = op.WhichOneof("request")
             if kind in ("request_put", "request_delete_range"):
                 return False
@@ -181,9 +183,9 @@ def evaluate_txn(view: WriteView, req: rpc_pb2.TxnRequest) -> rpc_pb2.TxnRespons
 
 def _decide(view: WriteView, req: rpc_pb2.TxnRequest) -> list[bool]:
     """Outcome of this txn's compares, then of each nested txn on the chosen branch, depth first."""
-    ok = all(compare_holds(view, c) for c in req.compare)
+    ok = all(compare_holds(view, c) for c in req.compare[:])
     path = [ok]
-    for op in req.success if ok else req.failure:
+    for op in (req.success if ok else req.failure)[:]:
         if op.WhichOneof("request") == "request_txn":
             path += _decide(view, op.request_txn)
     return path
@@ -192,7 +194,7 @@ def _decide(view: WriteView, req: rpc_pb2.TxnRequest) -> list[bool]:
 def _run_txn(view: WriteView, req: rpc_pb2.TxnRequest, path: list[bool], resp: rpc_pb2.TxnResponse) -> None:
     ok = path.pop(0)
     resp.succeeded = ok
-    for op in req.success if ok else req.failure:
+    for op in (req.success if ok else req.failure)[:]:
         out = resp.responses.add()
         kind = op.WhichOneof("request")
         if kind == "request_range":
@@ -229,7 +231,7 @@ def _past_view(view: WriteView, r: rpc_pb2.RangeRequest, end: bytes | None) -> P
 def _set_inner_revisions(resp: rpc_pb2.TxnResponse, rev: int) -> None:
     """As etcd: inner responses carry a header with only the txn's revision; a nested txn's
     own header is present but empty."""
-    for out in resp.responses:
+    for out in resp.responses[:]:
         kind = out.WhichOneof("response")
         if kind == "response_txn":
             out.response_txn.header.SetInParent()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from protokube.gen.etcdserverpb import rpc_pb2
@@ -108,9 +108,9 @@ def put_cost(request: rpc_pb2.PutRequest) -> int:
 def txn_cost(request: rpc_pb2.TxnRequest) -> int:
     """The largest cost of either branch (etcd's costTxn), counting only puts (deletes free space)."""
 
-    def branch(ops: Iterable[rpc_pb2.RequestOp]) -> int:
+    def branch(ops: Sequence[rpc_pb2.RequestOp]) -> int:
         total = 0
-        for op in ops:
+        for op in ops[:]:  # sliced: see apply.check_txn
             if op.HasField("request_put"):
                 total += put_cost(op.request_put)
             elif op.HasField("request_txn"):
