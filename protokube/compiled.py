@@ -154,6 +154,7 @@ SERVER = Group(
         "protokube.server.lessor",
         "protokube.server.quota",
         "protokube.server.watchhub",
+        "protokube.server.watchranges",
         "protokube.server.metrics",
     ),
 )

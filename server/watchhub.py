@@ -36,6 +36,7 @@ from typing import Final
 from protokube.server.backend import Row, SqliteBackend
 from protokube.server.mvcc import MvccStore, in_range
 from protokube.server.records import DELETE, PUT, Entry, Event, watch_response
+from protokube.server.watchranges import RangeWatchers
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +218,7 @@ class WatchHub:
         self.stream_buffer_bytes = stream_buffer_bytes
         self._streams: set[WatchStream] = set()
         self._by_key: dict[bytes, set[Watcher]] = {}
-        self._ranges: set[Watcher] = set()
+        self._ranges: RangeWatchers[Watcher] = RangeWatchers()
         self._notify: set[Watcher] = set()  # watchers with progress_notify
         self.catch_ups: set[asyncio.Task] = set()  # the watchers' catch-up tasks
         self._ticker: asyncio.Task | None = None
@@ -251,8 +252,8 @@ class WatchHub:
                 for w in by_key.get(ev.key, ()):
                     if w.synced and w.wants(ev):
                         matched.setdefault(w, []).append(ev)
-                for w in ranges:
-                    if w.synced and in_range(ev.key, w.key, w.end) and w.wants(ev):
+                for w in ranges.covering(ev.key):
+                    if w.synced and w.wants(ev):
                         matched.setdefault(w, []).append(ev)
         if not matched:
             return
