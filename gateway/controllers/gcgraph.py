@@ -23,30 +23,57 @@ ResourceKey = tuple[str, str, str]  # (group, version, plural)
 ATTEMPT_DELETE, ATTEMPT_ORPHAN = "delete", "orphan"
 
 
-@dataclass(frozen=True, slots=True)
+# OwnerRef and Node are plain classes, made for every event of every resource: a dataclass's generated
+# ``__init__`` runs as Python, even compiled, and a frozen one's sets each field through
+# ``object.__setattr__`` (README). Neither is changed once made; they compare by value.
 class OwnerRef:
-    api_version: str
-    kind: str
-    name: str
-    uid: str
-    block: bool  # blockOwnerDeletion
+    __slots__ = ("api_version", "block", "kind", "name", "uid")
+
+    def __init__(self, api_version: str, kind: str, name: str, uid: str, block: bool) -> None:
+        self.api_version = api_version
+        self.kind = kind
+        self.name = name
+        self.uid = uid
+        self.block = block  # blockOwnerDeletion
 
     @classmethod
     def of(cls, ref: metav1.OwnerReference) -> OwnerRef:
         """An object's owner reference; its strings interned (siblings name the same owner)."""
         return cls(intern(ref.apiVersion), intern(ref.kind), intern(ref.name), intern(ref.uid), ref.blockOwnerDeletion)
 
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, OwnerRef)
+            and self.uid == other.uid
+            and self.name == other.name
+            and self.kind == other.kind
+            and self.api_version == other.api_version
+            and self.block == other.block
+        )
 
-@dataclass(frozen=True, slots=True)
+
 class Node:
-    resource: ResourceKey
-    namespace: str
-    name: str
-    uid: str
-    owners: tuple[OwnerRef, ...]
-    deleting: bool  # metadata.deletionTimestamp is set
-    orphaning: bool  # ... and the orphan finalizer holds it
-    foreground: bool  # ... and the foregroundDeletion finalizer holds it
+    __slots__ = ("deleting", "foreground", "name", "namespace", "orphaning", "owners", "resource", "uid")
+
+    def __init__(
+        self,
+        resource: ResourceKey,
+        namespace: str,
+        name: str,
+        uid: str,
+        owners: tuple[OwnerRef, ...],
+        deleting: bool,
+        orphaning: bool,
+        foreground: bool,
+    ) -> None:
+        self.resource = resource
+        self.namespace = namespace
+        self.name = name
+        self.uid = uid
+        self.owners = owners
+        self.deleting = deleting  # metadata.deletionTimestamp is set
+        self.orphaning = orphaning  # ... and the orphan finalizer holds it
+        self.foreground = foreground  # ... and the foregroundDeletion finalizer holds it
 
     @classmethod
     def of(cls, resource: ResourceKey, obj: Obj) -> Node:
@@ -64,6 +91,19 @@ class Node:
             deleting,
             deleting and ORPHAN_FINALIZER in meta.finalizers,
             deleting and FOREGROUND_FINALIZER in meta.finalizers,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Node)
+            and self.uid == other.uid
+            and self.name == other.name
+            and self.namespace == other.namespace
+            and self.resource == other.resource
+            and self.owners == other.owners
+            and self.deleting == other.deleting
+            and self.orphaning == other.orphaning
+            and self.foreground == other.foreground
         )
 
 
