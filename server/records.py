@@ -14,6 +14,9 @@ from protokube.gen.mvccpb import kv_pb2
 
 PUT: Final = 0
 DELETE: Final = 1
+# Every byte below 0x80 as bytes of its own: a one-byte varint, and every tag byte these messages have
+# (``bytes((n,))`` builds a tuple and calls the bytes type each time).
+_SMALL: Final = tuple(bytes((n,)) for n in range(0x80))
 
 
 def varint(n: int) -> bytes:
@@ -21,7 +24,7 @@ def varint(n: int) -> bytes:
     if n < 0:
         n += 1 << 64
     if n < 0x80:
-        return bytes((n,))
+        return _SMALL[n]
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -32,12 +35,12 @@ def varint(n: int) -> bytes:
 
 def field_bytes(tag: int, data: bytes) -> bytes:
     """A length-delimited field: tag byte, length, data."""
-    return bytes((tag,)) + varint(len(data)) + data
+    return _SMALL[tag] + varint(len(data)) + data
 
 
 def field_int(tag: int, n: int) -> bytes:
     """A varint field, omitted when zero (proto3)."""
-    return bytes((tag,)) + varint(n) if n else b""
+    return _SMALL[tag] + varint(n) if n else b""
 
 
 class Entry:
